@@ -1,0 +1,69 @@
+"""The `AgentAdapter` protocol and the errors every adapter raises.
+
+An adapter is one chat surface (HTTP, WebSocket, Telegram, ...). It knows nothing of
+benchmarks or recordings: it opens a session, sends a message and returns the settled reply,
+starts a new session, and closes. Errors inherit builtins too, so a caller may catch
+`TimeoutError` or `ConnectionError` without importing ours.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+
+class AdapterError(Exception):
+    """The agent could not be reached or answered unusably."""
+
+    kind = "adapter_error"
+
+
+class AgentTimeout(AdapterError, TimeoutError):
+    kind = "timeout"
+
+
+class AgentConnectionError(AdapterError, ConnectionError):
+    kind = "connection"
+
+
+class AgentHTTPError(AdapterError):
+    kind = "http_status"
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(f"HTTP {status}: {message}")
+        self.status = status
+
+
+class AgentProtocolError(AdapterError, ValueError):
+    """The agent answered, but not in the shape its profile says (garbled frame, no reply)."""
+
+    kind = "protocol"
+
+
+class AdapterConfigError(AdapterError, ValueError):
+    kind = "config"
+
+
+@dataclass
+class SessionState:
+    """A session to continue after a restart: its id and, for stateless surfaces that need
+    the whole history on every call, the turns so far as (user, assistant) pairs."""
+
+    id: str
+    turns: list[tuple[str, str]] = field(default_factory=list)
+
+
+class AgentAdapter(Protocol):
+    async def open(self, resume: SessionState | None = None) -> str:
+        """Connect; continue `resume` if given, else start a session. Returns the session id."""
+        ...
+
+    async def send(self, text: str) -> str:
+        """Send one user message; return the agent's settled reply text."""
+        ...
+
+    async def new_session(self) -> str:
+        """Start a new session (the agent keeps its long-term memory). Returns the new id."""
+        ...
+
+    async def close(self) -> None: ...

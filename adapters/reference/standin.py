@@ -1,0 +1,178 @@
+"""The offline model stand-in: a rule-based server that speaks the Anthropic Messages API.
+
+It is **not** a language model. It lets the reference agent (and the whole platform) run
+offline, with the same wire format a real provider uses — `POST /v1/messages`, streamed
+(server-sent events) or not, with `tool_use`, `tool_result` and usage — so that every path
+the agent takes against a real model is exercised. Its rules:
+
+- a user statement → one `memory_write` call per line stated;
+- a user question → `memory_search`, then an answer built from the notes found
+  (or "you haven't told me" when nothing matched);
+- a summarisation request (its system prompt mentions summarizing) → a lossy summary;
+- after a `memory_write` result → a short acknowledgement.
+
+Reports name it as the stand-in wherever it was used.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+from aiohttp import web
+
+STANDIN_NAME = "offline rule-based stand-in (not an LLM)"
+_QUESTION_START = re.compile(
+    r"^(what|how|when|where|who|whom|which|why|did|do|does|is|are|was|were|can|could|have|has|list|"
+    r"какой|какая|какое|какие|сколько|когда|где|кто|что|как|почему|зачем|чей|чья|куда|откуда|"
+    r"помнишь|назови|перечисли)\b",
+    re.IGNORECASE,
+)
+
+
+def is_question(text: str) -> bool:
+    t = text.strip()
+    return t.endswith("?") or bool(_QUESTION_START.match(t))
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(str(b.get("text", "")) for b in content if isinstance(b, dict) and b.get("type") == "text")
+    return ""
+
+
+def _system_text(system: Any) -> str:
+    return _text_of(system) if not isinstance(system, str) else system
+
+
+def _estimate(value: Any) -> int:
+    return max(1, len(json.dumps(value, ensure_ascii=False)) // 4)
+
+
+def decide(body: dict[str, Any]) -> tuple[list[dict[str, Any]], str]:
+    """The rules: request body → (content blocks, stop_reason)."""
+    messages = body.get("messages") or []
+    system = _system_text(body.get("system", ""))
+    if re.search(r"summari[sz]", system, re.IGNORECASE):
+        return [{"type": "text", "text": _summary(messages)}], "end_turn"
+    last = messages[-1] if messages else {"role": "user", "content": ""}
+    content = last.get("content")
+    results = [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"] if isinstance(content, list) else []
+    if results:
+        calls = _tool_calls(messages[-2]) if len(messages) >= 2 else {}
+        searched = [r for r in results if calls.get(r.get("tool_use_id")) == "memory_search"]
+        if searched:
+            return [{"type": "text", "text": _answer(_text_of(searched[0].get("content")) or str(searched[0].get("content", "")))}], "end_turn"
+        return [{"type": "text", "text": "Noted, I saved that."}], "end_turn"
+    text = _text_of(content).strip()
+    tools = {t.get("name") for t in body.get("tools") or [] if isinstance(t, dict)}
+    if is_question(text) and "memory_search" in tools:
+        return [_tool_use("memory_search", {"query": text})], "tool_use"
+    statements = [ln.strip(" -•\t") for ln in text.splitlines() if ln.strip(" -•\t") and not ln.rstrip().endswith(":")]
+    if statements and "memory_write" in tools:
+        return [_tool_use("memory_write", {"text": s}) for s in statements], "tool_use"
+    return [{"type": "text", "text": "OK."}], "end_turn"
+
+
+def _tool_use(name: str, args: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "tool_use", "id": f"toolu_{uuid.uuid4().hex[:20]}", "name": name, "input": args}
+
+
+def _tool_calls(message: dict[str, Any]) -> dict[str, str]:
+    content = message.get("content")
+    if not isinstance(content, list):
+        return {}
+    return {b["id"]: b["name"] for b in content if isinstance(b, dict) and b.get("type") == "tool_use"}
+
+
+def _answer(found: str) -> str:
+    notes = list(dict.fromkeys(ln[2:].strip() for ln in found.splitlines() if ln.startswith("- ")))
+    if not notes:
+        return "I have no notes about that — you haven't told me."
+    return "From my notes: " + " ".join(n if n.endswith((".", "!", "?")) else n + "." for n in notes[:2])
+
+
+def _summary(messages: list[dict[str, Any]]) -> str:
+    said = " ".join(_text_of(m.get("content")) for m in messages if m.get("role") == "user")
+    said = re.sub(r"\s+", " ", said)
+    return "The user talked about: " + (said[:400] + "…" if len(said) > 400 else said)
+
+
+def message_json(body: dict[str, Any], blocks: list[dict[str, Any]], stop: str) -> dict[str, Any]:
+    return {
+        "id": f"msg_{uuid.uuid4().hex[:24]}",
+        "type": "message",
+        "role": "assistant",
+        "model": str(body.get("model", "standin-1")),
+        "content": blocks,
+        "stop_reason": stop,
+        "stop_sequence": None,
+        "usage": {
+            "input_tokens": _estimate(body.get("messages")) + _estimate(body.get("system", "")),
+            "output_tokens": _estimate(blocks),
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 0,
+        },
+    }
+
+
+async def stream_events(message: dict[str, Any]) -> AsyncIterator[tuple[str, dict[str, Any]]]:
+    """The message as Anthropic's streaming events, text and tool input split into deltas."""
+    usage = message["usage"]
+    start = dict(message, content=[], stop_reason=None, usage=dict(usage, output_tokens=1))
+    yield "message_start", {"type": "message_start", "message": start}
+    yield "ping", {"type": "ping"}
+    for index, block in enumerate(message["content"]):
+        if block["type"] == "text":
+            yield "content_block_start", {"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}}
+            text = block["text"]
+            for i in range(0, len(text), 24):
+                delta = {"type": "text_delta", "text": text[i : i + 24]}
+                yield "content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}
+        else:
+            head = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
+            yield "content_block_start", {"type": "content_block_start", "index": index, "content_block": head}
+            raw = json.dumps(block["input"], ensure_ascii=False)
+            for i in range(0, len(raw), 16):
+                delta = {"type": "input_json_delta", "partial_json": raw[i : i + 16]}
+                yield "content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}
+        yield "content_block_stop", {"type": "content_block_stop", "index": index}
+    delta = {"stop_reason": message["stop_reason"], "stop_sequence": None}
+    yield "message_delta", {"type": "message_delta", "delta": delta, "usage": {"output_tokens": usage["output_tokens"]}}
+    yield "message_stop", {"type": "message_stop"}
+
+
+def _error(status: int, kind: str, message: str) -> web.Response:
+    return web.json_response({"type": "error", "error": {"type": kind, "message": message}}, status=status)
+
+
+async def handle_messages(request: web.Request) -> web.StreamResponse:
+    if not request.headers.get("x-api-key") and not request.headers.get("authorization"):
+        return _error(401, "authentication_error", "x-api-key header is required")
+    try:
+        body = await request.json()
+    except ValueError:
+        return _error(400, "invalid_request_error", "body is not JSON")
+    if not isinstance(body, dict) or not isinstance(body.get("messages"), list) or "max_tokens" not in body:
+        return _error(400, "invalid_request_error", "messages and max_tokens are required")
+    blocks, stop = decide(body)
+    message = message_json(body, blocks, stop)
+    if not body.get("stream"):
+        return web.json_response(message)
+    response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
+    await response.prepare(request)
+    async for name, data in stream_events(message):
+        await response.write(f"event: {name}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n".encode())
+    await response.write_eof()
+    return response
+
+
+def standin_app() -> web.Application:
+    app = web.Application()
+    app.router.add_post("/v1/messages", handle_messages)
+    return app

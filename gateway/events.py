@@ -1,0 +1,188 @@
+"""The typed records of a run log (design §6).
+
+The log on disk is a stream of msgpack maps; these dataclasses are what code reads and writes.
+Each event class has a `type` tag; its fields are the map's keys (plus `seq` and `ts`, which
+the writer stamps). A reader meeting a tag it doesn't know keeps it as `UnknownEvent` rather
+than failing, so older tools can still show newer logs' known parts.
+
+Callers may rely on: `seq` increasing by one from 0 within a log; `ts` being Unix seconds.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+MAGIC = "marathonbench.events"
+FORMAT_VERSION = 1
+
+
+@dataclass
+class Event:
+    type: ClassVar[str] = ""
+    seq: int = field(default=-1, kw_only=True)
+    ts: float = field(default=0.0, kw_only=True)
+
+    def to_record(self) -> dict[str, Any]:
+        record = {"t": self.type}
+        record.update({f.name: getattr(self, f.name) for f in dataclasses.fields(self)})
+        return record
+
+
+@dataclass
+class Header(Event):
+    """First record of every log: what ran, with which tool and format."""
+
+    type: ClassVar[str] = "header"
+    magic: str = MAGIC
+    format: int = FORMAT_VERSION
+    tool_version: str = ""
+    run_id: str = ""
+    created: float = 0.0
+    benchmark: dict[str, Any] = field(default_factory=dict)
+    persona: dict[str, Any] = field(default_factory=dict)
+    agent: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class RunStart(Event):
+    """Each start of the runner on this log; `resumed` when earlier events existed."""
+
+    type: ClassVar[str] = "run_start"
+    resumed: bool = False
+    replayed_events: int = 0
+
+
+@dataclass
+class PhaseEntered(Event):
+    type: ClassVar[str] = "phase"
+    index: int = 0
+    chapter: str = ""
+    title: str = ""
+    require_all_facts: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Said(Event):
+    """A persona message sent to the agent. `purpose`: fact | line | update | nudge.
+
+    `resent` marks a message re-sent on resume because no reply was logged before a crash.
+    """
+
+    type: ClassVar[str] = "say"
+    text: str = ""
+    purpose: str = "line"
+    fact_ids: list[str] = field(default_factory=list)
+    question_id: str | None = None
+    resent: bool = False
+
+
+@dataclass
+class Asked(Event):
+    """A question of the exam sent to the agent (attempt 2 = after the search-memory nudge)."""
+
+    type: ClassVar[str] = "question"
+    question_id: str = ""
+    text: str = ""
+    expected: str = ""
+    tags: list[str] = field(default_factory=list)
+    resent: bool = False
+
+
+@dataclass
+class Replied(Event):
+    """The agent's settled reply to the last `say` / `question`."""
+
+    type: ClassVar[str] = "reply"
+    text: str = ""
+    elapsed: float = 0.0
+
+
+@dataclass
+class FactTold(Event):
+    type: ClassVar[str] = "fact_told"
+    file: str = ""
+    fact_id: str = ""
+
+
+@dataclass
+class FactEdited(Event):
+    """A live fact copy changed (`new` of `—` = deleted). Benchmark files never change."""
+
+    type: ClassVar[str] = "fact_edit"
+    file: str = ""
+    fact_id: str = ""
+    old: str | None = None
+    new: str = ""
+
+
+@dataclass
+class SessionChanged(Event):
+    type: ClassVar[str] = "session"
+    action: str = "new_session"
+    detail: str = ""
+
+
+@dataclass
+class Evaluation(Event):
+    """The final grade of one question (written once per question)."""
+
+    type: ClassVar[str] = "evaluation"
+    question_id: str = ""
+    score: float = 0.0
+    reason: str = ""
+    attempts: int = 1
+    first_score: float = 0.0
+    answer: str = ""
+    grader: str = ""
+
+
+@dataclass
+class ErrorEvent(Event):
+    """Something went wrong. `source`: agent | runner | benchmark. Agent errors are reported apart
+    from memory failures."""
+
+    type: ClassVar[str] = "error"
+    source: str = "runner"
+    kind: str = ""
+    message: str = ""
+    fatal: bool = False
+
+
+@dataclass
+class RunEnded(Event):
+    """`reason` is a `TerminationReason` value; `interrupted` runs are resumable."""
+
+    type: ClassVar[str] = "end"
+    reason: str = ""
+    detail: str = ""
+
+
+@dataclass
+class UnknownEvent(Event):
+    type: ClassVar[str] = "unknown"
+    tag: str = ""
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+EVENT_TYPES: dict[str, type[Event]] = {
+    cls.type: cls
+    for cls in (Header, RunStart, PhaseEntered, Said, Asked, Replied, FactTold, FactEdited,
+                SessionChanged, Evaluation, ErrorEvent, RunEnded)
+}
+
+
+def event_from_record(record: dict[str, Any]) -> Event:
+    """A decoded msgpack map → its typed event; unknown tags and bad fields → `UnknownEvent`."""
+    tag = record.get("t")
+    cls = EVENT_TYPES.get(tag) if isinstance(tag, str) else None
+    seq = record.get("seq", -1)
+    ts = record.get("ts", 0.0)
+    if cls is None:
+        return UnknownEvent(tag=str(tag), data=record, seq=seq if isinstance(seq, int) else -1)
+    names = {f.name for f in dataclasses.fields(cls)}
+    try:
+        return cls(**{k: v for k, v in record.items() if k in names})
+    except TypeError:
+        return UnknownEvent(tag=str(tag), data=record, seq=seq if isinstance(seq, int) else -1, ts=ts if isinstance(ts, float) else 0.0)

@@ -1,0 +1,94 @@
+"""What a persona driver asks the runner to do, and what the runner hands back.
+
+`persona` knows no transport and no log format: a driver returns these actions, the runner
+performs them (sends, starts sessions) and logs them. Actions that need the agent's answer
+(`Say`, `Ask`) are answered with the next call's `AgentReply`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class AgentReply:
+    """The agent's settled reply; `error` says why there is none (timeout, HTTP 500, ...)."""
+
+    text: str
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class EnterPhase:
+    index: int
+    chapter: str
+    title: str
+    require_all_facts: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Say:
+    """A message to the agent. `purpose`: fact | line | update | nudge.
+
+    `fact_ids` are `file:id` of the facts this message states; they count as told once the
+    message was delivered.
+    """
+
+    text: str
+    purpose: str
+    fact_ids: tuple[str, ...] = ()
+    question_id: str | None = None
+
+
+@dataclass(frozen=True)
+class Ask:
+    """An exam question, asked verbatim."""
+
+    question_id: str
+    text: str
+    expected: str
+    tags: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class NewSession:
+    pass
+
+
+@dataclass(frozen=True)
+class Compact:
+    """Ask the agent to compact its context (`await bench.compact();`)."""
+
+
+@dataclass(frozen=True)
+class EditFact:
+    """A live fact copy changes; `new` of `—` deletes it."""
+
+    file: str
+    fact_id: str
+    old: str | None
+    new: str
+
+
+@dataclass(frozen=True)
+class Evaluate:
+    """The final grade of one question; `score` already includes the retry rule's ×0.5."""
+
+    question_id: str
+    score: float
+    reason: str
+    answer: str
+    attempts: int = 1
+    first_score: float = 0.0
+    grader: str = "exact"
+
+
+@dataclass(frozen=True)
+class Finish:
+    reason: str = "completed"
+    detail: str = field(default="")
+
+
+type PersonaAction = EnterPhase | Say | Ask | NewSession | Compact | EditFact | Evaluate | Finish
+
+NEEDS_REPLY = (Say, Ask)

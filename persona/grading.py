@@ -1,0 +1,206 @@
+"""Grading an answer against the expected one: the `Grader` protocol and the exact grader.
+
+Scores are 0–10 (MarathonMemBench): a single expected value scores 0 or 10, a list scores in
+proportion to the items found. The exact grader works offline and is deliberately strict:
+the specific value must be in the answer (numbers compared as numbers, units checked when
+both sides name one; text by normalised key terms). It never raises on odd text and always
+says why it gave a score; the LLM judge (a later grader) re-grades what it cannot.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Protocol
+
+from persona.benchmark import Question
+from persona.never_told import says_never_told
+
+
+@dataclass(frozen=True)
+class Grade:
+    score: float
+    reason: str
+    never_told: bool = False
+
+    @property
+    def correct(self) -> bool:
+        return self.score >= 10
+
+
+class Grader(Protocol):
+    """Question, expected answer, agent's answer → score with a reason. Must never raise."""
+
+    def grade(self, question: Question, expected: str, answer: str) -> Grade: ...
+
+
+# -- numbers ---------------------------------------------------------------------------------
+
+_NUM_WORDS = {
+    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+    "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "twice": 2, "once": 1,
+    "ноль": 0, "один": 1, "одна": 1, "одно": 1, "два": 2, "две": 2, "двое": 2, "двух": 2,
+    "три": 3, "трое": 3, "трёх": 3, "трех": 3, "четыре": 4, "четверо": 4, "пять": 5, "шесть": 6,
+    "семь": 7, "восемь": 8, "девять": 9, "десять": 10, "одиннадцать": 11, "двенадцать": 12,
+}
+_UNITS = {
+    "km": "km", "км": "km", "kilometers": "km", "kilometres": "km", "километров": "km",
+    "kg": "kg", "кг": "kg", "kilograms": "kg", "килограммов": "kg",
+    "m2": "m2", "м2": "m2", "m²": "m2", "м²": "m2", "sqm": "m2",
+    "m": "m", "м": "m", "meters": "m", "metres": "m", "метров": "m",
+    "€": "eur", "eur": "eur", "euro": "eur", "euros": "eur", "евро": "eur",
+    "$": "usd", "usd": "usd", "dollars": "usd", "долларов": "usd",
+    "₽": "rub", "rub": "rub", "руб": "rub", "рублей": "rub",
+    "£": "gbp", "gbp": "gbp", "pounds": "gbp", "₾": "gel", "gel": "gel", "лари": "gel",
+    "%": "pct", "percent": "pct", "процентов": "pct",
+    "mi": "mi", "miles": "mi", "миль": "mi", "мили": "mi",
+    "min": "min", "minutes": "min", "мин": "min", "минут": "min",
+    "h": "h", "hours": "h", "ч": "h", "часов": "h", "часа": "h",
+    "days": "day", "дней": "day", "дня": "day", "weeks": "week", "недель": "week", "недели": "week",
+    "years": "year", "лет": "year", "года": "year", "год": "year",
+}
+_SEP = r"[ \u00a0\u202f',]"
+_NUMBER = re.compile(
+    r"(?<![\w.,])(?P<time>\d{1,2}:\d{2}(?::\d{2})?)"
+    r"|(?<![\w])(?P<num>\d{1,3}(?:" + _SEP + r"\d{3})+(?:[.,]\d+)?(?!\d)|\d+(?:[.,]\d+)?)"
+)
+_UNIT_AFTER = re.compile(r"\s*([€$₽£₾%]|[^\W\d_]{1,12}[²2]?)", re.UNICODE)
+_UNIT_BEFORE = re.compile(r"([€$₽£₾])\s*$")
+
+
+@dataclass(frozen=True)
+class Quantity:
+    value: float | str
+    unit: str | None
+
+    def matches(self, other: Quantity) -> bool:
+        if isinstance(self.value, str) or isinstance(other.value, str):
+            if self.value != other.value:
+                return False
+        elif not math.isclose(self.value, other.value, rel_tol=1e-9, abs_tol=1e-9):
+            return False
+        return self.unit is None or other.unit is None or self.unit == other.unit
+
+
+def _to_number(text: str) -> float:
+    """`1,840` / `1 840` / `1.234.567,5` / `3,5` → a float (comma + 3 digits = thousands)."""
+    compact = re.sub(r"[ \u00a0\u202f']", "", text)
+    if re.fullmatch(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?", compact):
+        return float(compact.replace(",", ""))
+    if re.fullmatch(r"\d{1,3}(?:\.\d{3}){2,}(?:,\d+)?", compact):
+        return float(compact.replace(".", "").replace(",", "."))
+    return float(compact.replace(",", "."))
+
+
+def extract_quantities(text: str) -> list[Quantity]:
+    """Every number in `text` (digits or small number words) with the unit written beside it."""
+    out: list[Quantity] = []
+    for m in _NUMBER.finditer(text):
+        if m.group("time"):
+            parts = m.group("time").split(":")
+            out.append(Quantity(":".join(f"{int(p):02d}" if i else str(int(p)) for i, p in enumerate(parts)), None))
+            continue
+        try:
+            value = _to_number(m.group("num"))
+        except ValueError:
+            continue
+        unit = None
+        if before := _UNIT_BEFORE.search(text[: m.start()]):
+            unit = _UNITS.get(before.group(1).lower())
+        if unit is None and (after := _UNIT_AFTER.match(text, m.end())):
+            unit = _UNITS.get(after.group(1).lower())
+        out.append(Quantity(value, unit))
+    for word in re.findall(r"[^\W\d_]+", text.lower()):
+        if word in _NUM_WORDS:
+            out.append(Quantity(float(_NUM_WORDS[word]), None))
+    return out
+
+
+# -- text --------------------------------------------------------------------------------
+
+_STOPWORDS = set(
+    """a an the and or of to in on at for with by from is are was were be been it its this that
+    these those my your his her our their me you i we he she they them as about into than then so
+    do does did has have had not no yes what which who whom when where how why
+    и или в во на с со к ко по о об от до из за для у же ли не ни а но что это как так то
+    мой моя моё мое мои твой твоя ваш ваша вы ты я он она они мы его её ее их мне меня""".split()
+)
+
+
+def key_terms(text: str) -> list[str]:
+    """Normalised content words: lower case, `ё`→`е`, no punctuation, numbers and stopwords."""
+    words = re.findall(r"[^\W\d_]+", text.lower().replace("ё", "е"))
+    return [w for w in words if w not in _STOPWORDS and len(w) > 1 and w not in _NUM_WORDS]
+
+
+def terms_match(a: str, b: str) -> bool:
+    """Same word up to a short inflected ending (Лена/Лены, dentist/dentists)."""
+    if a == b:
+        return True
+    prefix = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        prefix += 1
+    return prefix >= 3 and prefix >= min(len(a), len(b)) - 2
+
+
+_LIST_SPLIT = re.compile(r"\s*;\s*|,\s+(?!\d{3}\b)|\s+(?:and|и)\s+", re.IGNORECASE)
+
+
+def split_items(expected: str) -> list[str]:
+    """A list answer ("Лена, Аня и Босс") → its items; a single value stays one item."""
+    items = [i.strip(" .") for i in _LIST_SPLIT.split(expected)]
+    return [i for i in items if i] or [expected.strip()]
+
+
+# -- the grader --------------------------------------------------------------------------
+
+
+class ExactGrader:
+    """Offline grading by numbers and key terms; strict, explainable, never raises."""
+
+    def grade(self, question: Question, expected: str, answer: str) -> Grade:
+        try:
+            return self._grade(question, expected, answer)
+        except Exception as exc:  # odd text must never crash a marathon
+            return Grade(0.0, f"exact grader could not read the answer ({type(exc).__name__}); scored 0")
+
+    def _grade(self, question: Question, expected: str, answer: str) -> Grade:
+        never = says_never_told(answer)
+        if question.abstain:
+            if never:
+                return Grade(10.0, "correctly said it was never told", never_told=True)
+            return Grade(0.0, "should have said it was never told; answered instead", never_told=False)
+        if not answer.strip():
+            return Grade(0.0, "empty answer", never_told=never)
+        items = split_items(expected)
+        answer_qty = extract_quantities(answer)
+        answer_terms = key_terms(answer)
+        found: list[str] = []
+        missing: list[str] = []
+        for item in items:
+            (found if _item_found(item, answer_qty, answer_terms) else missing).append(item)
+        score = round(10.0 * len(found) / len(items), 1)
+        if not missing:
+            reason = "all expected found" if len(items) > 1 else f"found {items[0]!r}"
+        elif not found:
+            reason = f"missing {'; '.join(repr(m) for m in missing)}"
+            if never:
+                reason += " (agent said it was never told)"
+        else:
+            reason = f"{len(found)} of {len(items)} items; missing {'; '.join(repr(m) for m in missing)}"
+        return Grade(score, reason, never_told=never and score < 10)
+
+
+def _item_found(item: str, answer_qty: list[Quantity], answer_terms: list[str]) -> bool:
+    wanted_qty = extract_quantities(item)
+    if not all(any(w.matches(a) for a in answer_qty) for w in wanted_qty):
+        return False
+    terms = [t for t in key_terms(item) if t not in _UNITS]
+    if not terms:
+        return bool(wanted_qty)
+    hits = sum(1 for t in terms if any(terms_match(t, a) for a in answer_terms))
+    needed = math.ceil(len(terms) / 2) if wanted_qty else math.ceil(len(terms) * 2 / 3)
+    return hits >= needed

@@ -1,0 +1,144 @@
+"""The scripted persona: no LLM, every word taken from the benchmark (design §4).
+
+It tells facts verbatim in small batches, says `> ` lines, applies `✎` updates to its live
+fact copies (and tells the new text), asks each `❓` verbatim, grades with the exact grader and
+applies the retry rule: an agent that says it was never told is asked once to search its
+memory, and a correct second answer counts ×0.5. It is deterministic — same replies in, same
+actions out — which is what lets a run resume by replaying its log, and what makes the
+evidence utterances identical across runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import json5
+
+from persona.actions import (
+    AgentReply,
+    Ask,
+    Compact,
+    EditFact,
+    EnterPhase,
+    Evaluate,
+    Finish,
+    NewSession,
+    PersonaAction,
+    Say,
+)
+from persona.benchmark import Benchmark, FactUpdate, Question, Utterance
+from persona.facts import LiveFacts
+from persona.grading import ExactGrader, Grade, Grader
+
+type Script = Generator[PersonaAction, AgentReply | None, None]
+
+RETRY_WEIGHT = 0.5
+
+
+@cache
+def _phrases() -> dict[str, dict[str, str]]:
+    data: dict[str, dict[str, str]] = json5.loads(
+        (Path(__file__).parent / "prompts" / "scripted-phrases.json5").read_text(encoding="utf-8")
+    )
+    return data
+
+
+def phrases_for(language: str) -> dict[str, str]:
+    table = _phrases()
+    return table.get(language.split("-")[0].lower(), table["en"])
+
+
+class ScriptedDriver:
+    name = "scripted"
+    deterministic = True
+
+    def __init__(self, benchmark: Benchmark, *, facts_per_message: int = 3, grader: Grader | None = None) -> None:
+        self.benchmark = benchmark
+        self.facts_per_message = max(1, facts_per_message)
+        self.grader = grader or ExactGrader()
+        self.facts = LiveFacts(benchmark)
+        self.phrases = phrases_for(benchmark.language)
+        self._script: Script = self._run()
+        self._started = False
+        self._finished = False
+
+    @staticmethod
+    def settings(options: dict[str, Any]) -> dict[str, Any]:
+        return {"driver": "scripted", "facts_per_message": int(options.get("facts_per_message", 3))}
+
+    async def next_action(self, reply: AgentReply | None) -> PersonaAction:
+        if self._finished:
+            return Finish()
+        try:
+            if not self._started:
+                self._started = True
+                action = next(self._script)
+            else:
+                action = self._script.send(reply)
+        except StopIteration:
+            action = Finish()
+        if isinstance(action, Finish):
+            self._finished = True
+        return action
+
+    # -- the script ------------------------------------------------------------------------
+
+    def _run(self) -> Script:
+        for phase in self.benchmark.phases:
+            yield EnterPhase(phase.index, phase.chapter, phase.title, phase.require_all_facts)
+            for action in phase.actions:
+                yield NewSession() if action == "new_session" else Compact()
+            for file in phase.require_all_facts:
+                yield from self._tell_file(file)
+            for item in phase.items:
+                if isinstance(item, Utterance):
+                    yield Say(item.text, "line")
+                elif isinstance(item, FactUpdate):
+                    yield from self._update(item)
+                elif isinstance(item, Question):
+                    yield from self._examine(item)
+        yield Finish()
+
+    def _tell_file(self, file: str) -> Script:
+        topic = self.facts.titles.get(file, file)
+        while untold := self.facts.untold(file):
+            batch = untold[: self.facts_per_message]
+            lines = "\n".join(f"- {text}" for _, text in batch)
+            keys = tuple(f"{file}:{fid}" for fid, _ in batch)
+            yield Say(f"{self.phrases['facts_intro'].format(topic=topic)}\n{lines}", "fact", keys)
+            self.facts.mark_told(keys)
+
+    def _update(self, update: FactUpdate) -> Script:
+        old = self.facts.edit(update.file, update.fact_id, update.text)
+        yield EditFact(update.file, update.fact_id, old, update.text)
+        if not update.deletes:
+            key = f"{update.file}:{update.fact_id}"
+            yield Say(self.phrases["update"].format(text=update.text), "update", (key,))
+            self.facts.mark_told((key,))
+
+    def _examine(self, q: Question) -> Script:
+        reply = yield Ask(q.id, q.text, q.expected, q.tags)
+        first = self._grade(q, reply)
+        answer = reply.text if reply else ""
+        if first.correct or not first.never_told or q.abstain:
+            yield Evaluate(q.id, first.score, first.reason, answer, 1, first.score, self._grader_name)
+            return
+        nudge = self.phrases["nudge"].format(question=q.text)
+        second_reply = yield Say(nudge, "nudge", question_id=q.id)
+        second = self._grade(q, second_reply)
+        score = round(second.score * RETRY_WEIGHT, 2)
+        reason = f"after a search-memory nudge: {second.reason} (×{RETRY_WEIGHT}); first try: {first.reason}"
+        yield Evaluate(q.id, score, reason, second_reply.text if second_reply else "", 2, first.score, self._grader_name)
+
+    @property
+    def _grader_name(self) -> str:
+        return type(self.grader).__name__
+
+    def _grade(self, q: Question, reply: AgentReply | None) -> Grade:
+        if reply is None or reply.error is not None:
+            why = reply.error if reply else "no reply"
+            return Grade(0.0, f"agent error: {why}")
+        return self.grader.grade(q, q.expected, reply.text)
