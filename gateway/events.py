@@ -52,6 +52,7 @@ class RunStart(Event):
     type: ClassVar[str] = "run_start"
     resumed: bool = False
     replayed_events: int = 0
+    session_id: str = ""
 
 
 @dataclass
@@ -168,8 +169,20 @@ class UnknownEvent(Event):
 
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.type: cls
-    for cls in (Header, RunStart, PhaseEntered, Said, Asked, Replied, FactTold, FactEdited,
-                SessionChanged, Evaluation, ErrorEvent, RunEnded)
+    for cls in (
+        Header,
+        RunStart,
+        PhaseEntered,
+        Said,
+        Asked,
+        Replied,
+        FactTold,
+        FactEdited,
+        SessionChanged,
+        Evaluation,
+        ErrorEvent,
+        RunEnded,
+    )
 }
 
 
@@ -185,4 +198,9 @@ def event_from_record(record: dict[str, Any]) -> Event:
     try:
         return cls(**{k: v for k, v in record.items() if k in names})
     except TypeError:
-        return UnknownEvent(tag=str(tag), data=record, seq=seq if isinstance(seq, int) else -1, ts=ts if isinstance(ts, float) else 0.0)
+        return UnknownEvent(
+            tag=str(tag),
+            data=record,
+            seq=seq if isinstance(seq, int) else -1,
+            ts=ts if isinstance(ts, float) else 0.0,
+        )

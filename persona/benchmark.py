@@ -187,11 +187,15 @@ class _Loader:
 
         chapters = settings.get("chapters")
         if not isinstance(chapters, list) or not chapters or not all(isinstance(c, str) for c in chapters):
-            self.error(config_path, _key_line(raw, "chapters"), 'expected "chapters": a non-empty list of file names')
+            self.error(
+                config_path, _key_line(raw, "chapters"), 'expected "chapters": a non-empty list of file names'
+            )
             chapters = []
         markers = settings.get("answer_markers", [])
         if not isinstance(markers, list) or not all(isinstance(m, str) and m for m in markers):
-            self.error(config_path, _key_line(raw, "answer_markers"), '"answer_markers" must be a list of strings')
+            self.error(
+                config_path, _key_line(raw, "answer_markers"), '"answer_markers" must be a list of strings'
+            )
             markers = []
         answer_markers = tuple(dict.fromkeys([*markers, *DEFAULT_ANSWER_MARKERS]))
 
@@ -208,7 +212,11 @@ class _Loader:
         for q in (q for p in phases for q in p.questions):
             if q.id in seen:
                 first = seen[q.id]
-                self.error(self.root / q.chapter, q.line, f"question id {q.id} is already used at {first.chapter}:{first.line}")
+                self.error(
+                    self.root / q.chapter,
+                    q.line,
+                    f"question id {q.id} is already used at {first.chapter}:{first.line}",
+                )
             else:
                 seen[q.id] = q
         if chapters and not phases and not self.errors:
@@ -270,7 +278,9 @@ class _Loader:
             return None
         return self._read(path, rel)
 
-    def _load_facts(self, settings: dict[str, Any], raw: str, config_path: Path, chapters: set[str]) -> dict[str, FactsFile]:
+    def _load_facts(
+        self, settings: dict[str, Any], raw: str, config_path: Path, chapters: set[str]
+    ) -> dict[str, FactsFile]:
         listed = settings.get("facts")
         if listed is not None:
             if not isinstance(listed, list) or not all(isinstance(x, str) for x in listed):
@@ -329,13 +339,21 @@ class _Loader:
                 fact_id = f"{m.group(1)}.{m.group(2)}"
                 body = (m.group(3) or "").strip()
                 if section is None:
-                    self.error(path, lineno, f"fact {fact_id} is outside a section; expected a `## {m.group(1)}. Subtopic` heading above it")
+                    self.error(
+                        path,
+                        lineno,
+                        f"fact {fact_id} is outside a section; expected a `## {m.group(1)}. Subtopic` heading above it",
+                    )
                     continue
                 if m.group(1) != section:
-                    self.error(path, lineno, f"fact {fact_id} is under section {section}; expected an id {section}.N")
+                    self.error(
+                        path, lineno, f"fact {fact_id} is under section {section}; expected an id {section}.N"
+                    )
                     continue
                 if fact_id in lines_of:
-                    self.error(path, lineno, f"duplicate fact id {fact_id} (first at line {lines_of[fact_id]})")
+                    self.error(
+                        path, lineno, f"duplicate fact id {fact_id} (first at line {lines_of[fact_id]})"
+                    )
                     continue
                 lines_of[fact_id] = lineno
                 if not body:
@@ -390,12 +408,20 @@ class _Loader:
                 lang = fence.group(1).lower()
                 if lang in ("js", "javascript"):
                     if current is None:
-                        self.error(path, lineno, "directive block before the first `## ` phase; directives belong to a phase")
+                        self.error(
+                            path,
+                            lineno,
+                            "directive block before the first `## ` phase; directives belong to a phase",
+                        )
                     elif current["items"] or current["description"]:
-                        self.error(path, lineno, "directive block must open the phase (before any other content)")
+                        self.error(
+                            path, lineno, "directive block must open the phase (before any other content)"
+                        )
                     else:
                         try:
-                            current["directives"].extend(parse_directives(lines[i + 1 : end], path, lineno + 1))
+                            current["directives"].extend(
+                                parse_directives(lines[i + 1 : end], path, lineno + 1)
+                            )
                         except BenchmarkError as exc:
                             self.errors.append(exc)
                 elif current is not None:
@@ -404,7 +430,13 @@ class _Loader:
                 continue
             if stripped.startswith("## "):
                 close()
-                current = {"title": stripped[3:].strip(), "line": lineno, "directives": [], "items": [], "description": []}
+                current = {
+                    "title": stripped[3:].strip(),
+                    "line": lineno,
+                    "directives": [],
+                    "items": [],
+                    "description": [],
+                }
             elif stripped.startswith("❓"):
                 if current is None:
                     self.error(path, lineno, "question before the first `## ` phase")
@@ -440,7 +472,11 @@ class _Loader:
                     for v in values:
                         if not isinstance(v, str) or _facts_name(v) not in facts:
                             known = ", ".join(sorted(facts)) or "none"
-                            self.error(path, d.line, f"require_all_facts names unknown facts file {v!r}; known: {known}")
+                            self.error(
+                                path,
+                                d.line,
+                                f"require_all_facts names unknown facts file {v!r}; known: {known}",
+                            )
                 elif isinstance(d, SetVar):
                     self.warnings.append(f"{path}:{d.line}: vars.{d.name} is not used by marathonbench")
         return phases
@@ -457,7 +493,11 @@ class _Loader:
         split = marker_re.search(rest)
         if not split:
             shown = " / ".join(f"{mk}:" for mk in markers)
-            self.error(path, lineno, f"question {qid} has no answer marker; expected one of {shown} followed by the answer")
+            self.error(
+                path,
+                lineno,
+                f"question {qid} has no answer marker; expected one of {shown} followed by the answer",
+            )
             return None
         question, expected = rest[: split.start()], rest[split.end() :]
         tags = tuple(dict.fromkeys(t.lower() for t in _TAG.findall(question + " " + expected)))
@@ -471,14 +511,20 @@ class _Loader:
             return None
         return Question(qid, question, expected, tags, chapter, lineno)
 
-    def _parse_update(self, line: str, path: Path, lineno: int, facts: dict[str, FactsFile]) -> FactUpdate | None:
+    def _parse_update(
+        self, line: str, path: Path, lineno: int, facts: dict[str, FactsFile]
+    ) -> FactUpdate | None:
         m = _UPDATE.match(line)
         if not m:
             self.error(path, lineno, "expected `✎ <facts file> <N.M> <new text or —>`")
             return None
         name = _facts_name(m.group(1))
         if name not in facts:
-            self.error(path, lineno, f"✎ names unknown facts file {m.group(1)!r}; known: {', '.join(sorted(facts)) or 'none'}")
+            self.error(
+                path,
+                lineno,
+                f"✎ names unknown facts file {m.group(1)!r}; known: {', '.join(sorted(facts)) or 'none'}",
+            )
             return None
         return FactUpdate(name, m.group(2), m.group(3).strip(), lineno)
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from persona.errors import BenchmarkError, SourceLocation
 
-type Literal = str | int | float | bool | None | list[Literal]
+type Literal = str | int | float | bool | list[Literal] | None
 
 BENCH_ACTIONS = {"newSession": "new_session", "compact": "compact"}
 

@@ -35,7 +35,9 @@ class LiveFacts:
         return old
 
     def untold(self, file: str) -> list[tuple[str, str]]:
-        return [(fid, text) for fid, text in self.files.get(file, {}).items() if f"{file}:{fid}" not in self.told]
+        return [
+            (fid, text) for fid, text in self.files.get(file, {}).items() if f"{file}:{fid}" not in self.told
+        ]
 
     def mark_told(self, fact_keys: tuple[str, ...] | list[str]) -> None:
         self.told.update(fact_keys)

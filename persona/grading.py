@@ -38,27 +38,109 @@ class Grader(Protocol):
 # -- numbers ---------------------------------------------------------------------------------
 
 _NUM_WORDS = {
-    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
-    "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "twice": 2, "once": 1,
-    "ноль": 0, "один": 1, "одна": 1, "одно": 1, "два": 2, "две": 2, "двое": 2, "двух": 2,
-    "три": 3, "трое": 3, "трёх": 3, "трех": 3, "четыре": 4, "четверо": 4, "пять": 5, "шесть": 6,
-    "семь": 7, "восемь": 8, "девять": 9, "десять": 10, "одиннадцать": 11, "двенадцать": 12,
+    "zero": 0,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "twice": 2,
+    "once": 1,
+    "ноль": 0,
+    "один": 1,
+    "одна": 1,
+    "одно": 1,
+    "два": 2,
+    "две": 2,
+    "двое": 2,
+    "двух": 2,
+    "три": 3,
+    "трое": 3,
+    "трёх": 3,
+    "трех": 3,
+    "четыре": 4,
+    "четверо": 4,
+    "пять": 5,
+    "шесть": 6,
+    "семь": 7,
+    "восемь": 8,
+    "девять": 9,
+    "десять": 10,
+    "одиннадцать": 11,
+    "двенадцать": 12,
 }
 _UNITS = {
-    "km": "km", "км": "km", "kilometers": "km", "kilometres": "km", "километров": "km",
-    "kg": "kg", "кг": "kg", "kilograms": "kg", "килограммов": "kg",
-    "m2": "m2", "м2": "m2", "m²": "m2", "м²": "m2", "sqm": "m2",
-    "m": "m", "м": "m", "meters": "m", "metres": "m", "метров": "m",
-    "€": "eur", "eur": "eur", "euro": "eur", "euros": "eur", "евро": "eur",
-    "$": "usd", "usd": "usd", "dollars": "usd", "долларов": "usd",
-    "₽": "rub", "rub": "rub", "руб": "rub", "рублей": "rub",
-    "£": "gbp", "gbp": "gbp", "pounds": "gbp", "₾": "gel", "gel": "gel", "лари": "gel",
-    "%": "pct", "percent": "pct", "процентов": "pct",
-    "mi": "mi", "miles": "mi", "миль": "mi", "мили": "mi",
-    "min": "min", "minutes": "min", "мин": "min", "минут": "min",
-    "h": "h", "hours": "h", "ч": "h", "часов": "h", "часа": "h",
-    "days": "day", "дней": "day", "дня": "day", "weeks": "week", "недель": "week", "недели": "week",
-    "years": "year", "лет": "year", "года": "year", "год": "year",
+    "km": "km",
+    "км": "km",
+    "kilometers": "km",
+    "kilometres": "km",
+    "километров": "km",
+    "kg": "kg",
+    "кг": "kg",
+    "kilograms": "kg",
+    "килограммов": "kg",
+    "m2": "m2",
+    "м2": "m2",
+    "m²": "m2",
+    "м²": "m2",
+    "sqm": "m2",
+    "m": "m",
+    "м": "m",
+    "meters": "m",
+    "metres": "m",
+    "метров": "m",
+    "€": "eur",
+    "eur": "eur",
+    "euro": "eur",
+    "euros": "eur",
+    "евро": "eur",
+    "$": "usd",
+    "usd": "usd",
+    "dollars": "usd",
+    "долларов": "usd",
+    "₽": "rub",
+    "rub": "rub",
+    "руб": "rub",
+    "рублей": "rub",
+    "£": "gbp",
+    "gbp": "gbp",
+    "pounds": "gbp",
+    "₾": "gel",
+    "gel": "gel",
+    "лари": "gel",
+    "%": "pct",
+    "percent": "pct",
+    "процентов": "pct",
+    "mi": "mi",
+    "miles": "mi",
+    "миль": "mi",
+    "мили": "mi",
+    "min": "min",
+    "minutes": "min",
+    "мин": "min",
+    "минут": "min",
+    "h": "h",
+    "hours": "h",
+    "ч": "h",
+    "часов": "h",
+    "часа": "h",
+    "days": "day",
+    "дней": "day",
+    "дня": "day",
+    "weeks": "week",
+    "недель": "week",
+    "недели": "week",
+    "years": "year",
+    "лет": "year",
+    "года": "year",
+    "год": "year",
 }
 _SEP = r"[ \u00a0\u202f',]"
 _NUMBER = re.compile(
@@ -99,7 +181,9 @@ def extract_quantities(text: str) -> list[Quantity]:
     for m in _NUMBER.finditer(text):
         if m.group("time"):
             parts = m.group("time").split(":")
-            out.append(Quantity(":".join(f"{int(p):02d}" if i else str(int(p)) for i, p in enumerate(parts)), None))
+            out.append(
+                Quantity(":".join(f"{int(p):02d}" if i else str(int(p)) for i, p in enumerate(parts)), None)
+            )
             continue
         try:
             value = _to_number(m.group("num"))
@@ -119,7 +203,7 @@ def extract_quantities(text: str) -> list[Quantity]:
 
 # -- text --------------------------------------------------------------------------------
 
-_STOPWORDS = set(
+_STOPWORDS = frozenset(
     """a an the and or of to in on at for with by from is are was were be been it its this that
     these those my your his her our their me you i we he she they them as about into than then so
     do does did has have had not no yes what which who whom when where how why

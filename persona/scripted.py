@@ -55,7 +55,9 @@ class ScriptedDriver:
     name = "scripted"
     deterministic = True
 
-    def __init__(self, benchmark: Benchmark, *, facts_per_message: int = 3, grader: Grader | None = None) -> None:
+    def __init__(
+        self, benchmark: Benchmark, *, facts_per_message: int = 3, grader: Grader | None = None
+    ) -> None:
         self.benchmark = benchmark
         self.facts_per_message = max(1, facts_per_message)
         self.grader = grader or ExactGrader()
@@ -131,7 +133,9 @@ class ScriptedDriver:
         second = self._grade(q, second_reply)
         score = round(second.score * RETRY_WEIGHT, 2)
         reason = f"after a search-memory nudge: {second.reason} (×{RETRY_WEIGHT}); first try: {first.reason}"
-        yield Evaluate(q.id, score, reason, second_reply.text if second_reply else "", 2, first.score, self._grader_name)
+        yield Evaluate(
+            q.id, score, reason, second_reply.text if second_reply else "", 2, first.score, self._grader_name
+        )
 
     @property
     def _grader_name(self) -> str:

@@ -32,7 +32,11 @@ TOOLS: list[dict[str, Any]] = [
     {
         "name": "memory_search",
         "description": "Search long-term memory; returns the best matching notes, newest first among equals.",
-        "input_schema": {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]},
+        "input_schema": {
+            "type": "object",
+            "properties": {"query": {"type": "string"}},
+            "required": ["query"],
+        },
     },
 ]
 MAX_TOOL_ROUNDS = 6
@@ -73,7 +77,9 @@ class ReferenceAgent:
     def __init__(self, config: AgentConfig) -> None:
         self.config = config
         self.memory = MemoryFolder(config.memory_dir)
-        self.client = anthropic.AsyncAnthropic(api_key=config.api_key, base_url=config.base_url, max_retries=2)
+        self.client = anthropic.AsyncAnthropic(
+            api_key=config.api_key, base_url=config.base_url, max_retries=2
+        )
         self.system = (PROMPTS / "system.md").read_text(encoding="utf-8")
         self.summary_prompt = (PROMPTS / "summary.md").read_text(encoding="utf-8")
         self.sessions: dict[str, Session] = {}
@@ -89,7 +95,9 @@ class ReferenceAgent:
                 await self._compact(session)
             return reply
 
-    async def _call(self, system: str, messages: list[dict[str, Any]], tools: bool) -> anthropic.types.Message:
+    async def _call(
+        self, system: str, messages: list[dict[str, Any]], tools: bool
+    ) -> anthropic.types.Message:
         self.stats.model_calls += 1
         kwargs: dict[str, Any] = {
             "model": self.config.model,
@@ -102,7 +110,8 @@ class ReferenceAgent:
         if self.config.stream:
             async with self.client.messages.stream(**kwargs) as stream:
                 return await stream.get_final_message()
-        return await self.client.messages.create(**kwargs)
+        message: anthropic.types.Message = await self.client.messages.create(**kwargs)
+        return message
 
     async def _tool_loop(self, session: Session) -> str:
         working = list(session.messages)
@@ -126,7 +135,12 @@ class ReferenceAgent:
             found = self.memory.search(str(params.get("query", "")))
             content = "\n".join(f"- {f}" for f in found) if found else "no matching notes"
         else:
-            return {"type": "tool_result", "tool_use_id": tool_use_id, "content": f"unknown tool {name}", "is_error": True}
+            return {
+                "type": "tool_result",
+                "tool_use_id": tool_use_id,
+                "content": f"unknown tool {name}",
+                "is_error": True,
+            }
         return {"type": "tool_result", "tool_use_id": tool_use_id, "content": content}
 
     async def _compact(self, session: Session) -> None:
@@ -137,7 +151,9 @@ class ReferenceAgent:
             return
         transcript = "\n".join(f"{m['role']}: {m['content']}" for m in old if isinstance(m["content"], str))
         message = await self._call(
-            self.summary_prompt, [{"role": "user", "content": f"<conversation>\n{transcript}\n</conversation>"}], tools=False
+            self.summary_prompt,
+            [{"role": "user", "content": f"<conversation>\n{transcript}\n</conversation>"}],
+            tools=False,
         )
         summary = "".join(b.text for b in message.content if b.type == "text")
         self.stats.compactions += 1
@@ -160,7 +176,9 @@ class ReferenceAgent:
             text = body["message"]
             session_id = str(body.get("session_id") or "default")
         except (ValueError, KeyError, TypeError):
-            return web.json_response({"error": 'expected JSON {"message": str, "session_id": str}'}, status=400)
+            return web.json_response(
+                {"error": 'expected JSON {"message": str, "session_id": str}'}, status=400
+            )
         try:
             reply = await self.chat(session_id, str(text))
         except anthropic.APIError as exc:

@@ -11,7 +11,7 @@ import re
 import time
 from pathlib import Path
 
-_STOP = set(
+_STOP = frozenset(
     """the and for with about what which when where who how did does you your are was were
     has have had that this from into can tell please again search memory answer
     что как где когда кто какой какая какие сколько мне меня мой моя мои это для при поищи

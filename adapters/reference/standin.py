@@ -6,7 +6,7 @@ offline, with the same wire format a real provider uses — `POST /v1/messages`,
 the agent takes against a real model is exercised. Its rules:
 
 - a user statement → one `memory_write` call per line stated;
-- a user question → `memory_search`, then an answer built from the notes found
+- a user question → `memory_search`, then an answer from the best note found
   (or "you haven't told me" when nothing matched);
 - a summarisation request (its system prompt mentions summarizing) → a lossy summary;
 - after a `memory_write` result → a short acknowledgement.
@@ -42,7 +42,9 @@ def _text_of(content: Any) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "\n".join(str(b.get("text", "")) for b in content if isinstance(b, dict) and b.get("type") == "text")
+        return "\n".join(
+            str(b.get("text", "")) for b in content if isinstance(b, dict) and b.get("type") == "text"
+        )
     return ""
 
 
@@ -62,18 +64,31 @@ def decide(body: dict[str, Any]) -> tuple[list[dict[str, Any]], str]:
         return [{"type": "text", "text": _summary(messages)}], "end_turn"
     last = messages[-1] if messages else {"role": "user", "content": ""}
     content = last.get("content")
-    results = [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"] if isinstance(content, list) else []
+    results = (
+        [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
+        if isinstance(content, list)
+        else []
+    )
     if results:
         calls = _tool_calls(messages[-2]) if len(messages) >= 2 else {}
-        searched = [r for r in results if calls.get(r.get("tool_use_id")) == "memory_search"]
+        searched = [r for r in results if calls.get(str(r.get("tool_use_id"))) == "memory_search"]
         if searched:
-            return [{"type": "text", "text": _answer(_text_of(searched[0].get("content")) or str(searched[0].get("content", "")))}], "end_turn"
+            return [
+                {
+                    "type": "text",
+                    "text": _answer(
+                        _text_of(searched[0].get("content")) or str(searched[0].get("content", ""))
+                    ),
+                }
+            ], "end_turn"
         return [{"type": "text", "text": "Noted, I saved that."}], "end_turn"
     text = _text_of(content).strip()
     tools = {t.get("name") for t in body.get("tools") or [] if isinstance(t, dict)}
     if is_question(text) and "memory_search" in tools:
         return [_tool_use("memory_search", {"query": text})], "tool_use"
-    statements = [ln.strip(" -•\t") for ln in text.splitlines() if ln.strip(" -•\t") and not ln.rstrip().endswith(":")]
+    statements = [
+        ln.strip(" -•\t") for ln in text.splitlines() if ln.strip(" -•\t") and not ln.rstrip().endswith(":")
+    ]
     if statements and "memory_write" in tools:
         return [_tool_use("memory_write", {"text": s}) for s in statements], "tool_use"
     return [{"type": "text", "text": "OK."}], "end_turn"
@@ -94,7 +109,8 @@ def _answer(found: str) -> str:
     notes = list(dict.fromkeys(ln[2:].strip() for ln in found.splitlines() if ln.startswith("- ")))
     if not notes:
         return "I have no notes about that — you haven't told me."
-    return "From my notes: " + " ".join(n if n.endswith((".", "!", "?")) else n + "." for n in notes[:2])
+    best = notes[0]
+    return f"From my notes: {best}" + ("" if best.endswith((".", "!", "?")) else ".")
 
 
 def _summary(messages: list[dict[str, Any]]) -> str:
@@ -129,21 +145,34 @@ async def stream_events(message: dict[str, Any]) -> AsyncIterator[tuple[str, dic
     yield "ping", {"type": "ping"}
     for index, block in enumerate(message["content"]):
         if block["type"] == "text":
-            yield "content_block_start", {"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}}
+            yield (
+                "content_block_start",
+                {
+                    "type": "content_block_start",
+                    "index": index,
+                    "content_block": {"type": "text", "text": ""},
+                },
+            )
             text = block["text"]
             for i in range(0, len(text), 24):
                 delta = {"type": "text_delta", "text": text[i : i + 24]}
                 yield "content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}
         else:
             head = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
-            yield "content_block_start", {"type": "content_block_start", "index": index, "content_block": head}
+            yield (
+                "content_block_start",
+                {"type": "content_block_start", "index": index, "content_block": head},
+            )
             raw = json.dumps(block["input"], ensure_ascii=False)
             for i in range(0, len(raw), 16):
                 delta = {"type": "input_json_delta", "partial_json": raw[i : i + 16]}
                 yield "content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}
         yield "content_block_stop", {"type": "content_block_stop", "index": index}
     delta = {"stop_reason": message["stop_reason"], "stop_sequence": None}
-    yield "message_delta", {"type": "message_delta", "delta": delta, "usage": {"output_tokens": usage["output_tokens"]}}
+    yield (
+        "message_delta",
+        {"type": "message_delta", "delta": delta, "usage": {"output_tokens": usage["output_tokens"]}},
+    )
     yield "message_stop", {"type": "message_stop"}
 
 

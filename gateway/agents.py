@@ -1,0 +1,72 @@
+"""Turning a run's `agent` settings into a live `AgentAdapter` (and whatever it needs running).
+
+`adapter: "http"` reaches an agent that is already running. `adapter: "reference"` starts the
+reference agent on a free loopback port for the run (its memory folder inside the run's
+folder, so a resumed run finds what the agent wrote before), and, unless `model_base_url` is
+given, the offline model stand-in beside it. Everything started here is stopped on exit.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from adapters.base import AdapterConfigError, AgentAdapter
+from adapters.http import HttpAdapter
+from adapters.reference.agent import AgentConfig, ReferenceAgent
+from adapters.reference.http_server import serve
+from adapters.reference.standin import STANDIN_NAME, standin_app
+from gateway.redact import redact
+
+ADAPTERS = ("http", "reference")
+
+
+def describe_agent(settings: dict[str, Any]) -> dict[str, Any]:
+    """What the log header and report record about the agent: settings, secrets redacted, and
+    the model it runs on when we know it (the stand-in is always named as such)."""
+    info = redact(settings)
+    if settings.get("adapter") == "reference":
+        if settings.get("model_base_url"):
+            info["model"] = settings.get("model", "claude-sonnet-4-5")
+        else:
+            info["model"] = STANDIN_NAME
+            info["offline_stand_in"] = True
+    return dict(info)
+
+
+@asynccontextmanager
+async def open_agent(settings: dict[str, Any], run_dir: Path) -> AsyncIterator[AgentAdapter]:
+    kind = settings.get("adapter")
+    if kind == "http":
+        yield HttpAdapter(settings)
+        return
+    if kind != "reference":
+        raise AdapterConfigError(f"unknown agent adapter {kind!r}; available: {', '.join(ADAPTERS)}")
+    async with AsyncExitStack() as stack:
+        base_url = settings.get("model_base_url")
+        api_key = "offline-stand-in"
+        if base_url:
+            api_key = os.environ.get(str(settings.get("api_key_env", "ANTHROPIC_API_KEY")), "")
+        else:
+            standin = await serve(standin_app())
+            stack.push_async_callback(standin.stop)
+            base_url = standin.url
+        agent = ReferenceAgent(
+            AgentConfig(
+                base_url=str(base_url),
+                api_key=api_key,
+                memory_dir=run_dir / "agent-state" / "memory",
+                model=str(settings.get("model", "standin-1")),
+                context_tokens=int(settings.get("context_tokens", 1200)),
+                keep_turns=int(settings.get("keep_turns", 2)),
+                stream=bool(settings.get("stream", True)),
+            )
+        )
+        served = await serve(agent.app())
+        stack.push_async_callback(served.stop)
+        yield HttpAdapter(
+            {"url": f"{served.url}/chat", "timeout": settings.get("timeout", 60), "session_prefix": "ref"}
+        )

@@ -1,0 +1,247 @@
+"""The `marathon` command line: check, run, demo, inspect.
+
+Exit codes: 0 success; 1 a run failed or a benchmark is invalid; 2 bad usage or config;
+130 interrupted (the run log stays valid and `marathon run` resumes it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+import time
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+
+from gateway import __version__
+from gateway.config import ConfigError, RunSpec, load_config
+from gateway.events import Event, UnknownEvent
+from gateway.report import summarize
+from gateway.runlog import EVENTS_FILE, RunLogFormatError, read_log
+from gateway.runner import ResumeError, RunOutcome, TerminationReason, run_spec, run_status
+from persona.benchmark import Benchmark, load_benchmark
+from persona.errors import BenchmarkErrors
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+DEMO_BENCHMARK = REPO_ROOT / "benchmarks" / "demo-en"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="marathon", description="Long-term memory marathons for unmodified chat agents."
+    )
+    parser.add_argument("--version", action="version", version=f"marathonbench {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("check", help="validate a benchmark folder and print its shape")
+    p.add_argument("benchmark", type=Path)
+    p = sub.add_parser("run", help="run (or resume) every run named in a config.jsonc")
+    p.add_argument("config", type=Path)
+    p.add_argument("--fresh", action="store_true", help="start every run over, discarding its log")
+    p.add_argument("--only", action="append", metavar="RUN_ID", help="run only this run id (repeatable)")
+    p = sub.add_parser("demo", help="offline demo: scripted persona × reference agent on the stand-in model")
+    p.add_argument("--recordings", type=Path, default=Path("recordings"))
+    p.add_argument("--fresh", action="store_true", help="start over even if an unfinished demo run exists")
+    p = sub.add_parser("inspect", help="print a run's timeline from its log")
+    p.add_argument("run", type=Path, help="a run folder or its events.msgpack")
+    p.add_argument("--limit", type=int, default=0, help="print at most this many events (0 = all)")
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "check":
+            return cmd_check(args.benchmark)
+        if args.command == "run":
+            return cmd_run(args.config, fresh=args.fresh, only=args.only)
+        if args.command == "demo":
+            return cmd_demo(args.recordings, fresh=args.fresh)
+        return cmd_inspect(args.run, args.limit)
+    except BrokenPipeError:  # `marathon inspect RUN | head`
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - keep Python from failing at exit
+        return 0
+    except KeyboardInterrupt:
+        print("\ninterrupted; the run log is intact — run the same command again to resume", file=sys.stderr)
+        return 130
+
+
+# -- check -----------------------------------------------------------------------------------
+
+
+def cmd_check(folder: Path) -> int:
+    try:
+        bench = load_benchmark(folder)
+    except BenchmarkErrors as exc:
+        for error in exc.errors:
+            print(f"error: {error}", file=sys.stderr)
+        print(f"{len(exc.errors)} error(s); the benchmark can't run", file=sys.stderr)
+        return 1
+    print(describe_benchmark(bench))
+    return 0
+
+
+def describe_benchmark(bench: Benchmark) -> str:
+    lines = [
+        f"{bench.name} ({bench.language}) — {bench.root}",
+        f"hash {bench.content_hash[:16]}",
+        "",
+        "phases:",
+    ]
+    for phase in bench.phases:
+        notes = [*phase.actions]
+        if phase.require_all_facts:
+            notes.append("require_all_facts=" + ",".join(phase.require_all_facts))
+        counts = Counter(type(item).__name__ for item in phase.items)
+        parts = [
+            f"{counts[k]} {label}"
+            for k, label in (("Utterance", "lines"), ("FactUpdate", "updates"), ("Question", "questions"))
+            if counts[k]
+        ]
+        extra = f" [{'; '.join(notes)}]" if notes else ""
+        lines.append(
+            f"  {phase.index + 1:>3}. {phase.chapter} — {phase.title}{extra}: {', '.join(parts) or 'no items'}"
+        )
+    lines += ["", "facts:"]
+    lines += [
+        f"  {name:<16} {len(ff.facts):>4} facts in {len(ff.sections)} sections ({ff.path})"
+        for name, ff in bench.facts.items()
+    ]
+    tags = Counter(tag for q in bench.questions for tag in (q.tags or ("untagged",)))
+    lines += ["", f"questions: {len(bench.questions)}"]
+    lines += [f"  {tag:<16} {n:>4}" for tag, n in sorted(tags.items())]
+    if bench.warnings:
+        lines += ["", "warnings:", *(f"  {w}" for w in bench.warnings)]
+    return "\n".join(lines)
+
+
+# -- run / demo --------------------------------------------------------------------------------
+
+
+def _run_all(specs: Sequence[RunSpec], recordings: Path, fresh: bool) -> list[RunOutcome]:
+    async def go() -> list[RunOutcome]:
+        outcomes = []
+        for spec in specs:
+            print(
+                f"[{spec.id}] {'starting fresh' if fresh else 'starting or resuming'} → {recordings / spec.id}",
+                flush=True,
+            )
+            outcomes.append(await run_spec(spec, recordings, fresh=fresh))
+        return outcomes
+
+    return asyncio.run(go())
+
+
+def _print_outcome(outcome: RunOutcome) -> None:
+    if outcome.skipped:
+        print(f"[{outcome.run_id}] already ended ({outcome.reason}); use --fresh to run it again")
+        return
+    log = read_log(outcome.run_dir / EVENTS_FILE)
+    bench = load_benchmark(log.header.benchmark["path"])
+    s = summarize(log, bench)
+    mean = "—" if s.mean is None else f"{s.mean:.2f}/10"
+    print(
+        f"[{outcome.run_id}] {outcome.reason}: mean {mean}, graded {len(s.evaluations)}/{len(s.planned)}, "
+        f"coverage {'complete' if s.coverage_complete else 'incomplete'}"
+        + (f", resumed ({outcome.resent} re-sent)" if outcome.resumed else "")
+    )
+    if s.stand_in:
+        print(f"[{outcome.run_id}] note: the agent ran on the offline rule-based stand-in, not an LLM")
+    print(f"[{outcome.run_id}] report: {outcome.report}")
+
+
+def cmd_run(config_path: Path, fresh: bool, only: list[str] | None) -> int:
+    try:
+        config = load_config(config_path)
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    specs = [s for s in config.runs if not only or s.id in only]
+    if only and len(specs) != len(set(only)):
+        print(
+            f"error: no run named {', '.join(set(only) - {s.id for s in specs})} in {config_path}",
+            file=sys.stderr,
+        )
+        return 2
+    return _run_and_report(specs, config.recordings, fresh)
+
+
+def _run_and_report(specs: Sequence[RunSpec], recordings: Path, fresh: bool) -> int:
+    try:
+        for spec in specs:  # a bad benchmark fails before any run starts
+            load_benchmark(spec.benchmark)
+        outcomes = _run_all(specs, recordings, fresh)
+    except BenchmarkErrors as exc:
+        for error in exc.errors:
+            print(f"error: {error}", file=sys.stderr)
+        return 1
+    except (ResumeError, RunLogFormatError, ValueError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    for outcome in outcomes:
+        _print_outcome(outcome)
+    ok = all(o.reason == TerminationReason.COMPLETED for o in outcomes)
+    return 0 if ok else 1
+
+
+def cmd_demo(recordings: Path, fresh: bool) -> int:
+    spec = RunSpec("demo", DEMO_BENCHMARK, {"adapter": "reference"}, {"driver": "scripted"})
+    log_path = recordings / spec.id / EVENTS_FILE
+    if not fresh and log_path.exists():
+        try:
+            status = run_status(read_log(log_path))
+        except RunLogFormatError:
+            status = TerminationReason.ERROR
+        fresh = status in (TerminationReason.COMPLETED, TerminationReason.ERROR)
+        if not fresh:
+            print("demo: resuming the unfinished demo run")
+    print(
+        "demo: scripted persona × reference agent on the offline rule-based model stand-in (no network, no key)"
+    )
+    started = time.monotonic()
+    code = _run_and_report([spec], recordings.resolve(), fresh)
+    print(f"demo: done in {time.monotonic() - started:.1f} s; all runs: {recordings.resolve() / 'report.md'}")
+    return code
+
+
+# -- inspect -----------------------------------------------------------------------------------
+
+
+def _event_line(event: Event) -> str:
+    fields = {k: v for k, v in event.to_record().items() if k not in ("t", "seq", "ts")}
+    if isinstance(event, UnknownEvent):
+        return f"{event.tag} (unknown to this version)"
+    text = fields.pop("text", None)
+    parts = [f"{k}={v}" for k, v in fields.items() if v not in (None, "", [], {}, False)]
+    if text is not None:
+        parts.append(repr(text if len(text) <= 100 else text[:97] + "..."))
+    return " ".join(parts)
+
+
+def cmd_inspect(run: Path, limit: int) -> int:
+    path = run / EVENTS_FILE if run.is_dir() else run
+    try:
+        log = read_log(path)
+    except (OSError, RunLogFormatError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    h = log.header
+    print(f"run {h.run_id} — log format {h.format}, marathonbench {h.tool_version}")
+    print(
+        f"benchmark {h.benchmark.get('name')} ({str(h.benchmark.get('hash', ''))[:16]}); "
+        f"persona {h.persona}; agent model {h.agent.get('model', '?')}"
+    )
+    if h.agent.get("offline_stand_in"):
+        print("note: the agent's model is the offline rule-based stand-in, not an LLM")
+    t0 = h.created
+    events = log.events[:limit] if limit else log.events
+    for event in events:
+        print(f"{event.seq:>6} {event.ts - t0:>9.3f}s {event.type:<11} {_event_line(event)}")
+    if limit and len(log.events) > limit:
+        print(f"... {len(log.events) - limit} more events")
+    status = run_status(log)
+    print(f"status: {status.value if status else 'running, or stopped without an end record (resumable)'}")
+    if log.torn:
+        print(f"warning: the last {log.unread_bytes} bytes are a torn or damaged record and were ignored")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

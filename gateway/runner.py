@@ -1,0 +1,381 @@
+"""The runner: one run = one persona × one agent × one benchmark, driven to its end.
+
+State is explicit: the run log is the single source of truth. A fresh run writes a header and
+goes; a resumed run reads its log, rebuilds the persona's state by replaying the logged
+replies into a fresh (deterministic) driver, re-sends a message that was sent but never
+answered (flagged `resent`), and continues. Every exit — finished, Ctrl-C, agent failure,
+crash in our code — ends with an `end` event naming a `TerminationReason` (when the log can
+still be written) and a report, in `finally`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from adapters.base import AdapterError, AgentAdapter, SessionState
+from gateway import __version__
+from gateway.agents import describe_agent, open_agent
+from gateway.config import RunSpec
+from gateway.events import (
+    Asked,
+    ErrorEvent,
+    Evaluation,
+    Event,
+    FactEdited,
+    FactTold,
+    Header,
+    PhaseEntered,
+    Replied,
+    RunEnded,
+    RunStart,
+    Said,
+    SessionChanged,
+)
+from gateway.report import write_reports
+from gateway.runlog import EVENTS_FILE, RunLog, RunLogWriteError, RunLogWriter, read_log
+from persona.actions import (
+    AgentReply,
+    Ask,
+    Compact,
+    EditFact,
+    EnterPhase,
+    Evaluate,
+    Finish,
+    NewSession,
+    PersonaAction,
+    Say,
+)
+from persona.benchmark import Benchmark, load_benchmark
+from persona.driver import PersonaDriver
+from persona.scripted import ScriptedDriver
+
+MAX_CONSECUTIVE_AGENT_ERRORS = 3
+
+
+class TerminationReason(StrEnum):
+    COMPLETED = "completed"
+    INTERRUPTED = "interrupted"  # Ctrl-C / cancelled: resumable
+    AGENT_FAILED = "agent_failed"  # the agent kept failing: resumable once it is fixed
+    LOG_FAILED = "log_failed"  # the run log could not be written: stopped, fail closed
+    ERROR = "error"  # a bug or bad state on our side
+
+
+RESUMABLE = {TerminationReason.INTERRUPTED, TerminationReason.AGENT_FAILED, TerminationReason.LOG_FAILED}
+
+
+class ResumeError(RuntimeError):
+    """The log can't be continued (other benchmark, diverging replay); `--fresh` starts over."""
+
+
+ACTION_EVENTS = (PhaseEntered, Said, Asked, SessionChanged, FactEdited, Evaluation)
+
+
+@dataclass
+class RunOutcome:
+    run_id: str
+    run_dir: Path
+    reason: TerminationReason | None
+    skipped: bool = False
+    resumed: bool = False
+    resent: int = 0
+
+    @property
+    def report(self) -> Path:
+        return self.run_dir / "report.md"
+
+
+def build_driver(settings: dict[str, Any], benchmark: Benchmark) -> PersonaDriver:
+    driver = settings.get("driver", "scripted")
+    if driver == "scripted":
+        return ScriptedDriver(benchmark, facts_per_message=int(settings.get("facts_per_message", 3)))
+    raise ValueError(f"unknown persona driver {driver!r}; available: scripted")
+
+
+def run_status(log: RunLog) -> TerminationReason | None:
+    """How the log's last start ended; None when it never wrote an `end` (killed, or running)."""
+    last_end: RunEnded | None = None
+    for event in log.events:
+        if isinstance(event, RunStart):
+            last_end = None
+        elif isinstance(event, RunEnded):
+            last_end = event
+    return TerminationReason(last_end.reason) if last_end else None
+
+
+def _same(action: PersonaAction, event: Event) -> bool:
+    """Does a replayed action match the logged event it once produced?"""
+    match action, event:
+        case EnterPhase(), PhaseEntered():
+            return action.index == event.index and action.title == event.title
+        case Say(), Said():
+            return action.text == event.text and action.purpose == event.purpose
+        case Ask(), Asked():
+            return action.question_id == event.question_id and action.text == event.text
+        case NewSession(), SessionChanged():
+            return event.action == "new_session"
+        case Compact(), SessionChanged():
+            return event.action == "compact"
+        case EditFact(), FactEdited():
+            return (action.file, action.fact_id, action.new) == (event.file, event.fact_id, event.new)
+        case Evaluate(), Evaluation():
+            return action.question_id == event.question_id and action.score == event.score
+    return False
+
+
+def _conversation(
+    events: list[Event],
+) -> tuple[list[tuple[Event, AgentReply | None]], str | None, list[tuple[str, str]]]:
+    """Action events with their answers; the current session id; its (user, agent) turns."""
+    pairs: list[tuple[Event, AgentReply | None]] = []
+    session_id: str | None = None
+    turns: list[tuple[str, str]] = []
+    for event in events:
+        if isinstance(event, RunStart) and event.session_id and session_id is None:
+            session_id = event.session_id
+        if isinstance(event, SessionChanged) and event.action == "new_session":
+            session_id, turns = event.detail, []
+        if isinstance(event, ACTION_EVENTS):
+            if isinstance(event, (Said, Asked)) and event.resent and pairs and pairs[-1][1] is None:
+                pairs.pop()  # the original send that a resume re-sent
+            pairs.append((event, None))
+        elif isinstance(event, Replied) and pairs and isinstance(pairs[-1][0], (Said, Asked)):
+            pairs[-1] = (pairs[-1][0], AgentReply(event.text))
+            sent = pairs[-1][0]
+            assert isinstance(sent, (Said, Asked))
+            turns.append((sent.text, event.text))
+        elif (
+            isinstance(event, ErrorEvent)
+            and event.source == "agent"
+            and pairs
+            and isinstance(pairs[-1][0], (Said, Asked))
+        ) and pairs[-1][1] is None:
+            pairs[-1] = (pairs[-1][0], AgentReply("", error=event.message))
+    return pairs, session_id, turns
+
+
+class Run:
+    """Drives one run; `execute()` returns how it ended. Not reusable."""
+
+    def __init__(self, spec: RunSpec, recordings: Path, *, fresh: bool = False) -> None:
+        self.spec = spec
+        self.run_dir = recordings / spec.id
+        self.log_path = self.run_dir / EVENTS_FILE
+        self.fresh = fresh
+        self.benchmark = load_benchmark(spec.benchmark)
+        self.driver = build_driver(spec.persona, self.benchmark)
+        self.writer: RunLogWriter | None = None
+        self.adapter: AgentAdapter | None = None
+        self.agent_errors_in_a_row = 0
+        self.outcome = RunOutcome(spec.id, self.run_dir, None)
+
+    def log(self, event: Event) -> Event:
+        assert self.writer is not None
+        return self.writer.append(event)
+
+    async def execute(self) -> RunOutcome:
+        previous = self._open_log()
+        if previous is not None and run_status(previous) in (
+            TerminationReason.COMPLETED,
+            TerminationReason.ERROR,
+        ):
+            self.outcome.skipped = True
+            self.outcome.reason = run_status(previous)
+            assert self.writer is not None
+            self.writer.close()
+            return self.outcome
+        reason = TerminationReason.ERROR
+        detail = ""
+        try:
+            async with open_agent(self.spec.agent, self.run_dir) as adapter:
+                self.adapter = adapter
+                try:
+                    reason = await self._drive(previous)
+                finally:
+                    await adapter.close()
+        except asyncio.CancelledError:
+            reason = TerminationReason.INTERRUPTED
+            raise
+        except RunLogWriteError as exc:
+            reason, detail = TerminationReason.LOG_FAILED, str(exc)
+            raise
+        except ResumeError as exc:
+            reason, detail = TerminationReason.ERROR, str(exc)
+            raise
+        except AdapterError as exc:
+            reason, detail = TerminationReason.AGENT_FAILED, f"{type(exc).__name__}: {exc}"
+        finally:
+            self.outcome.reason = reason
+            self._finish(reason, detail)
+        return self.outcome
+
+    def _open_log(self) -> RunLog | None:
+        if self.fresh or not self.log_path.exists():
+            header = Header(
+                tool_version=__version__,
+                run_id=self.spec.id,
+                benchmark={
+                    "name": self.benchmark.name,
+                    "path": str(self.spec.benchmark),
+                    "hash": self.benchmark.content_hash,
+                    "language": self.benchmark.language,
+                    "questions": len(self.benchmark.questions),
+                    "phases": len(self.benchmark.phases),
+                },
+                persona=dict(self.spec.persona),
+                agent=describe_agent(self.spec.agent),
+            )
+            self.run_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+            self.writer = RunLogWriter.create(self.log_path, header)
+            return None
+        self.writer, previous = RunLogWriter.resume(self.log_path)
+        if previous.header.benchmark.get("hash") != self.benchmark.content_hash:
+            self.writer.close()
+            raise ResumeError(
+                f"{self.log_path}: the benchmark {self.spec.benchmark} changed since this run started; "
+                "resuming would mix two benchmarks — use --fresh to start over"
+            )
+        return previous
+
+    async def _drive(self, previous: RunLog | None) -> TerminationReason:
+        assert self.adapter is not None
+        reply: AgentReply | None = None
+        pending: PersonaAction | None = None
+        if previous is None:
+            session = await self.adapter.open()
+            self.log(RunStart(resumed=False, session_id=session))
+        else:
+            pairs, session_id, turns = _conversation(previous.events)
+            session = await self.adapter.open(SessionState(session_id, turns) if session_id else None)
+            self.log(RunStart(resumed=True, replayed_events=len(previous.events), session_id=session))
+            self.outcome.resumed = True
+            for event, answer in pairs:
+                action = await self.driver.next_action(reply)
+                if not _same(action, event):
+                    raise ResumeError(
+                        f"{self.log_path}: replaying the log diverged at event {event.seq} "
+                        f"(logged {event.type}, the persona now does {type(action).__name__}); use --fresh"
+                    )
+                reply = answer
+                if isinstance(action, (Say, Ask)) and answer is None:
+                    pending = action
+                    break
+        if pending is not None:
+            self.outcome.resent += 1
+            reply = await self._perform(pending, resent=True)
+        while True:
+            action = await self.driver.next_action(reply)
+            if isinstance(action, Finish):
+                return (
+                    TerminationReason(action.reason)
+                    if action.reason in TerminationReason
+                    else TerminationReason.COMPLETED
+                )
+            reply = await self._perform(action)
+            if self.agent_errors_in_a_row >= MAX_CONSECUTIVE_AGENT_ERRORS:
+                return TerminationReason.AGENT_FAILED
+
+    async def _perform(self, action: PersonaAction, resent: bool = False) -> AgentReply | None:
+        assert self.adapter is not None
+        match action:
+            case EnterPhase():
+                self.log(
+                    PhaseEntered(
+                        index=action.index,
+                        chapter=action.chapter,
+                        title=action.title,
+                        require_all_facts=list(action.require_all_facts),
+                    )
+                )
+            case Say():
+                self.log(
+                    Said(
+                        text=action.text,
+                        purpose=action.purpose,
+                        fact_ids=list(action.fact_ids),
+                        question_id=action.question_id,
+                        resent=resent,
+                    )
+                )
+                reply = await self._send(action.text)
+                if reply.error is None:
+                    for key in action.fact_ids:
+                        file, _, fact_id = key.partition(":")
+                        self.log(FactTold(file=file, fact_id=fact_id))
+                return reply
+            case Ask():
+                self.log(
+                    Asked(
+                        question_id=action.question_id,
+                        text=action.text,
+                        expected=action.expected,
+                        tags=list(action.tags),
+                        resent=resent,
+                    )
+                )
+                return await self._send(action.text)
+            case NewSession():
+                session = await self.adapter.new_session()
+                self.log(SessionChanged(action="new_session", detail=session))
+            case Compact():
+                compact = getattr(self.adapter, "compact", None)
+                if compact is None:
+                    self.log(
+                        ErrorEvent(
+                            source="runner",
+                            kind="unsupported",
+                            message="bench.compact(): this agent's adapter can't ask it to compact",
+                        )
+                    )
+                else:
+                    await compact()
+                self.log(SessionChanged(action="compact", detail="" if compact else "unsupported"))
+            case EditFact():
+                self.log(FactEdited(file=action.file, fact_id=action.fact_id, old=action.old, new=action.new))
+            case Evaluate():
+                self.log(
+                    Evaluation(
+                        question_id=action.question_id,
+                        score=action.score,
+                        reason=action.reason,
+                        attempts=action.attempts,
+                        first_score=action.first_score,
+                        answer=action.answer,
+                        grader=action.grader,
+                    )
+                )
+        return None
+
+    async def _send(self, text: str) -> AgentReply:
+        assert self.adapter is not None
+        started = time.monotonic()
+        try:
+            answer = await self.adapter.send(text)
+        except AdapterError as exc:
+            self.agent_errors_in_a_row += 1
+            self.log(ErrorEvent(source="agent", kind=exc.kind, message=str(exc)))
+            return AgentReply("", error=f"{exc.kind}: {exc}")
+        self.agent_errors_in_a_row = 0
+        self.log(Replied(text=answer, elapsed=round(time.monotonic() - started, 4)))
+        return AgentReply(answer)
+
+    def _finish(self, reason: TerminationReason, detail: str) -> None:
+        if self.writer is None:
+            return
+        try:
+            self.log(RunEnded(reason=reason.value, detail=detail))
+        except RunLogWriteError:
+            pass  # the log is what failed; the report below still says what we have
+        finally:
+            self.writer.close()
+        with contextlib.suppress(OSError):
+            write_reports(read_log(self.log_path), self.benchmark, self.run_dir)
+
+
+async def run_spec(spec: RunSpec, recordings: Path, *, fresh: bool = False) -> RunOutcome:
+    return await Run(spec, recordings, fresh=fresh).execute()
