@@ -16,7 +16,6 @@ from typing import Any
 
 from adapters.base import AdapterConfigError, AgentAdapter
 from adapters.http import HttpAdapter
-from adapters.reference.agent import AgentConfig, ReferenceAgent
 from adapters.reference.http_server import serve
 from adapters.reference.standin import STANDIN_NAME, standin_app
 from gateway.redact import redact
@@ -45,6 +44,9 @@ async def open_agent(settings: dict[str, Any], run_dir: Path) -> AsyncIterator[A
         return
     if kind != "reference":
         raise AdapterConfigError(f"unknown agent adapter {kind!r}; available: {', '.join(ADAPTERS)}")
+    # imported here: the anthropic SDK takes ~2 s to import, and only this agent needs it
+    from adapters.reference.agent import AgentConfig, ReferenceAgent
+
     async with AsyncExitStack() as stack:
         base_url = settings.get("model_base_url")
         api_key = "offline-stand-in"
@@ -65,6 +67,7 @@ async def open_agent(settings: dict[str, Any], run_dir: Path) -> AsyncIterator[A
                 stream=bool(settings.get("stream", True)),
             )
         )
+        stack.push_async_callback(agent.close)
         served = await serve(agent.app())
         stack.push_async_callback(served.stop)
         yield HttpAdapter(

@@ -297,6 +297,8 @@ class _Loader:
             )
         out: dict[str, FactsFile] = {}
         for rel in names:
+            if listed is None and not _looks_like_facts(self.root / rel):
+                continue  # found by looking, not named: a chapter left out of `chapters`, notes, ...
             text = self._read_inside(rel, config_path, _key_line(raw, "facts"), "facts")
             if text is None:
                 continue
@@ -527,6 +529,17 @@ class _Loader:
             )
             return None
         return FactUpdate(name, m.group(2), m.group(3).strip(), lineno)
+
+
+def _looks_like_facts(path: Path) -> bool:
+    """A facts file has `## N.` sections or `N.M` lines, and no questions or directives."""
+    try:
+        lines = [ln.strip() for ln in path.read_text(encoding="utf-8").splitlines()]
+    except (OSError, UnicodeDecodeError):
+        return True  # let the reader report it
+    if any(ln.startswith(("❓", "```js", "✎")) for ln in lines):
+        return False
+    return any(_FACT_SECTION.match(ln) or _FACT_LINE.match(ln) for ln in lines)
 
 
 def _facts_name(ref: str) -> str:

@@ -145,10 +145,34 @@ _UNITS = {
 _SEP = r"[ \u00a0\u202f',]"
 _NUMBER = re.compile(
     r"(?<![\w.,])(?P<time>\d{1,2}:\d{2}(?::\d{2})?)"
-    r"|(?<![\w])(?P<num>\d{1,3}(?:" + _SEP + r"\d{3})+(?:[.,]\d+)?(?!\d)|\d+(?:[.,]\d+)?)"
+    r"|(?<![\w])(?P<num>\d{1,3}(?:\.\d{3}){2,}(?:,\d+)?(?!\d)|\d{1,3}(?:"
+    + _SEP
+    + r"\d{3})+(?:[.,]\d+)?(?!\d)"
+    r"|\d+(?:[.,]\d+)?)"
 )
 _UNIT_AFTER = re.compile(r"\s*([€$₽£₾%]|[^\W\d_]{1,12}[²2]?)", re.UNICODE)
 _UNIT_BEFORE = re.compile(r"([€$₽£₾])\s*$")
+
+
+_IDENTIFIER = re.compile(r"(?<![\w-])[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*(?![\w-])")
+
+
+def extract_identifiers(text: str) -> set[str]:
+    """Codes mixing letters and digits (LH1173, 32K, K-20417), upper-cased, hyphens dropped.
+
+    They must match exactly: a flight or booking code one character off is a wrong answer.
+    A number glued to a unit (`10km`) is a quantity, not a code.
+    """
+    out = set()
+    for m in _IDENTIFIER.finditer(text):
+        token = m.group(0)
+        if not (re.search(r"\d", token) and re.search(r"[A-Za-z]", token)):
+            continue
+        glued = re.fullmatch(r"\d+(?:[.,]\d+)?([A-Za-z]+)", token)
+        if glued and glued.group(1).lower() in _UNITS:
+            continue
+        out.add(token.replace("-", "").upper())
+    return out
 
 
 @dataclass(frozen=True)
@@ -262,10 +286,11 @@ class ExactGrader:
         items = split_items(expected)
         answer_qty = extract_quantities(answer)
         answer_terms = key_terms(answer)
+        answer_ids = extract_identifiers(answer)
         found: list[str] = []
         missing: list[str] = []
         for item in items:
-            (found if _item_found(item, answer_qty, answer_terms) else missing).append(item)
+            (found if _item_found(item, answer_qty, answer_terms, answer_ids) else missing).append(item)
         score = round(10.0 * len(found) / len(items), 1)
         if not missing:
             reason = "all expected found" if len(items) > 1 else f"found {items[0]!r}"
@@ -278,13 +303,20 @@ class ExactGrader:
         return Grade(score, reason, never_told=never and score < 10)
 
 
-def _item_found(item: str, answer_qty: list[Quantity], answer_terms: list[str]) -> bool:
+def _item_found(item: str, answer_qty: list[Quantity], answer_terms: list[str], answer_ids: set[str]) -> bool:
+    wanted_ids = extract_identifiers(item)
+    if not wanted_ids <= answer_ids:
+        return False
+    if wanted_ids:
+        item = _IDENTIFIER.sub(
+            lambda m: "" if m.group(0).replace("-", "").upper() in wanted_ids else m.group(0), item
+        )
     wanted_qty = extract_quantities(item)
     if not all(any(w.matches(a) for a in answer_qty) for w in wanted_qty):
         return False
     terms = [t for t in key_terms(item) if t not in _UNITS]
     if not terms:
-        return bool(wanted_qty)
+        return bool(wanted_qty or wanted_ids)
     hits = sum(1 for t in terms if any(terms_match(t, a) for a in answer_terms))
     needed = math.ceil(len(terms) / 2) if wanted_qty else math.ceil(len(terms) * 2 / 3)
     return hits >= needed

@@ -163,6 +163,10 @@ class ReferenceAgent:
             *recent,
         ]
 
+    async def close(self) -> None:
+        """Release the model client's connections (call before the event loop ends)."""
+        await self.client.close()
+
     def app(self) -> web.Application:
         app = web.Application()
         app.router.add_post("/chat", self._handle_chat)

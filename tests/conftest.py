@@ -1,0 +1,49 @@
+"""Shared test world: a tiny benchmark written into a temp folder, file by file."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+DEMO = REPO / "benchmarks" / "demo-en"
+ARTICLE_RU = REPO / "tests" / "persona" / "fixtures" / "article-ru"
+
+TINY = {
+    "benchmark.json": '{\n  name: "tiny",\n  language: "en",\n  chapters: ["ch1.md", "ch2.md"],\n}\n',
+    "profile.md": "# Me\n\n## 1. Basics\n1.1 My name is Ada and I am 36\n1.2 I live in Porto\n",
+    "pets.md": "# Pets\n\n## 1. Cat\n1.1 My cat is called Miso\n1.2 Miso is 4 years old\n1.3 Miso eats tuna\n",
+    "ch1.md": (
+        '# One\n\n## Intro\n```js\nvars.require_all_facts = "profile";\n```\n> Hello!\n\n'
+        '## Pets\n```js\nvars.require_all_facts = ["pets"]; // all of them\n```\n'
+        "✎ pets 1.2 Miso turned 5 years old\n"
+    ),
+    "ch2.md": (
+        "# Two\n\n## Exam\n```js\nawait bench.newSession();\n```\n"
+        "❓ q1 What is my cat called? Correct answer: Miso\n"
+        "❓ q2 [update] How old is Miso? Correct answer: 5\n"
+        "❓ q3 [abstain] What is my dog called? Correct answer: [abstain]\n"
+    ),
+}
+
+type BenchFactory = Callable[..., Path]
+
+
+@pytest.fixture
+def make_benchmark(tmp_path: Path) -> BenchFactory:
+    """Write TINY (with overrides; a value of None removes the file) and return its folder."""
+
+    def make(**files: str | None) -> Path:
+        root = tmp_path / "bench"
+        root.mkdir(exist_ok=True)
+        for name, text in {**TINY, **{k.replace("__", "."): v for k, v in files.items()}}.items():
+            path = root / name
+            if text is None:
+                path.unlink(missing_ok=True)
+            else:
+                path.write_text(text, encoding="utf-8")
+        return root
+
+    return make

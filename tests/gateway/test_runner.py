@@ -1,0 +1,175 @@
+"""Whole runs: the scripted persona against agents on loopback, fresh and resumed."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp import web
+
+from adapters.reference.http_server import serve
+from gateway.config import RunSpec
+from gateway.events import Asked, ErrorEvent, Evaluation, Event, Replied, RunEnded, RunStart, Said
+from gateway.runlog import EVENTS_FILE, iter_records, read_log
+from gateway.runner import ResumeError, TerminationReason, run_spec
+from tests.conftest import BenchFactory
+
+REFERENCE = {"adapter": "reference"}
+
+
+def spec(bench: Path, agent: dict[str, Any] | None = None, run_id: str = "r1") -> RunSpec:
+    return RunSpec(run_id, bench, agent or REFERENCE, {"driver": "scripted", "facts_per_message": 2})
+
+
+def graded(path: Path) -> Counter[str]:
+    return Counter(e.question_id for e in read_log(path).events if isinstance(e, Evaluation))
+
+
+async def test_a_fresh_run_completes_and_reports(make_benchmark: BenchFactory, tmp_path: Path) -> None:
+    recordings = tmp_path / "recordings"
+    outcome = await run_spec(spec(make_benchmark()), recordings)
+    assert outcome.reason == TerminationReason.COMPLETED
+    log = read_log(recordings / "r1" / EVENTS_FILE)
+    assert log.header.agent["offline_stand_in"] is True
+    assert graded(log.path) == {"q1": 1, "q2": 1, "q3": 1}
+    scores = {e.question_id: e.score for e in log.events if isinstance(e, Evaluation)}
+    assert scores["q1"] == 10  # the reference agent found Miso in its memory folder
+    assert isinstance(log.events[-1], RunEnded) and log.events[-1].reason == "completed"
+    report = (recordings / "r1" / "report.md").read_text()
+    assert "Offline stand-in" in report and "questions graded: 3/3" in report
+    assert "r1: tiny @ offline rule-based stand-in" in (recordings / "report.md").read_text()
+
+
+async def test_a_finished_run_is_not_run_again_unless_fresh(
+    make_benchmark: BenchFactory, tmp_path: Path
+) -> None:
+    bench = make_benchmark()
+    await run_spec(spec(bench), tmp_path)
+    again = await run_spec(spec(bench), tmp_path)
+    assert again.skipped and again.reason == TerminationReason.COMPLETED
+    fresh = await run_spec(spec(bench), tmp_path, fresh=True)
+    assert not fresh.skipped and graded(tmp_path / "r1" / EVENTS_FILE) == {"q1": 1, "q2": 1, "q3": 1}
+
+
+def answered(events: list[Event]) -> list[str]:
+    """The messages the agent answered, in order."""
+    out = []
+    for sent, nxt in itertools.pairwise(events):
+        if isinstance(sent, (Said, Asked)) and isinstance(nxt, Replied):
+            out.append(sent.text)
+    return out
+
+
+def cut_after(path: Path, kind: str, nth: int) -> None:
+    """Simulate a crash right after the nth record of `kind` reached the disk."""
+    seen = 0
+    for end, record in iter_records(path):
+        if record.get("t") == kind:
+            seen += 1
+            if seen == nth:
+                with open(path, "r+b") as f:
+                    f.truncate(end)
+                return
+    raise AssertionError(f"fewer than {nth} {kind} records")
+
+
+@pytest.mark.parametrize(
+    ("kind", "nth"), [("say", 1), ("say", 4), ("question", 2), ("evaluation", 1), ("phase", 3)]
+)
+async def test_resume_after_a_crash_re_sends_and_grades_once(
+    make_benchmark: BenchFactory, tmp_path: Path, kind: str, nth: int
+) -> None:
+    bench = make_benchmark()
+    await run_spec(spec(bench), tmp_path)
+    path = tmp_path / "r1" / EVENTS_FILE
+    full = read_log(path)
+    cut_after(path, kind, nth)
+    with open(path, "ab") as f:
+        f.write(b"\x85\xa1t\xa3say")  # and a torn half-record after it
+    outcome = await run_spec(spec(bench), tmp_path)
+    assert outcome.reason == TerminationReason.COMPLETED and outcome.resumed
+    log = read_log(path)
+    assert not log.torn
+    assert graded(path) == {"q1": 1, "q2": 1, "q3": 1}
+    starts = [e for e in log.events if isinstance(e, RunStart)]
+    assert [s.resumed for s in starts] == [False, True]
+    resent = [e for e in log.events if isinstance(e, (Said, Asked)) and e.resent]
+    # nothing the persona had to say was lost or doubled: the answered messages are the full run's
+    assert answered(log.events) == answered(full.events)
+    assert len(resent) == (1 if kind in ("say", "question") else 0)
+
+
+async def test_resuming_a_changed_benchmark_is_refused(make_benchmark: BenchFactory, tmp_path: Path) -> None:
+    bench = make_benchmark()
+    await run_spec(spec(bench), tmp_path)
+    cut_after(tmp_path / "r1" / EVENTS_FILE, "say", 2)
+    make_benchmark(pets__md="# Pets\n\n## 1. Cat\n1.1 My cat is called Mochi\n1.2 x\n1.3 y\n")
+    with pytest.raises(ResumeError, match="changed since this run started"):
+        await run_spec(spec(bench), tmp_path)
+
+
+async def test_an_http_agent_that_keeps_failing_pauses_the_run(
+    make_benchmark: BenchFactory, tmp_path: Path
+) -> None:
+    healthy = False
+
+    async def handler(request: web.Request) -> web.Response:
+        if not healthy:
+            return web.Response(status=500, text="agent crashed")
+        body = await request.json()
+        return web.json_response({"reply": "Miso" if "cat" in body["message"] else "ok"})
+
+    app = web.Application()
+    app.router.add_post("/chat", handler)
+    served = await serve(app)
+    agent = {"adapter": "http", "url": f"{served.url}/chat", "retries": 0}
+    try:
+        first = await run_spec(spec(make_benchmark(), agent), tmp_path)
+        assert first.reason == TerminationReason.AGENT_FAILED
+        log = read_log(tmp_path / "r1" / EVENTS_FILE)
+        errors = [e for e in log.events if isinstance(e, ErrorEvent)]
+        assert len(errors) == 3 and all(e.source == "agent" and "HTTP 500" in e.message for e in errors)
+        report = (tmp_path / "r1" / "report.md").read_text()
+        assert "Errors (apart from memory failures)" in report and "agent_failed" in report
+        healthy = True
+        second = await run_spec(spec(make_benchmark(), agent), tmp_path)
+    finally:
+        await served.stop()
+    assert second.reason == TerminationReason.COMPLETED
+    assert graded(tmp_path / "r1" / EVENTS_FILE) == {"q1": 1, "q2": 1, "q3": 1}
+
+
+async def test_cancelling_leaves_a_resumable_log(make_benchmark: BenchFactory, tmp_path: Path) -> None:
+    release = asyncio.Event()
+    replies = 0
+
+    async def handler(request: web.Request) -> web.Response:
+        nonlocal replies
+        replies += 1
+        if replies == 3:
+            await release.wait()
+        return web.json_response({"reply": "ok"})
+
+    app = web.Application()
+    app.router.add_post("/chat", handler)
+    served = await serve(app)
+    agent = {"adapter": "http", "url": f"{served.url}/chat"}
+    try:
+        task = asyncio.create_task(run_spec(spec(make_benchmark(), agent), tmp_path))
+        while replies < 3:
+            await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        release.set()
+        log = read_log(tmp_path / "r1" / EVENTS_FILE)
+        assert isinstance(log.events[-1], RunEnded) and log.events[-1].reason == "interrupted"
+        assert sum(isinstance(e, Replied) for e in log.events) == 2
+        outcome = await run_spec(spec(make_benchmark(), agent), tmp_path)
+    finally:
+        await served.stop()
+    assert outcome.reason == TerminationReason.COMPLETED and outcome.resent == 1
