@@ -36,14 +36,22 @@ def describe_agent(settings: dict[str, Any]) -> dict[str, Any]:
     return dict(info)
 
 
+def check_agent_settings(settings: dict[str, Any]) -> None:
+    """Raise `AdapterConfigError` (a ValueError) for settings that can't work, before a run starts:
+    an unknown adapter, a bad URL, a secret named from an unset environment variable."""
+    kind = settings.get("adapter")
+    if kind not in ADAPTERS:
+        raise AdapterConfigError(f"unknown agent adapter {kind!r}; available: {', '.join(ADAPTERS)}")
+    if kind == "http":
+        HttpAdapter(settings)
+
+
 @asynccontextmanager
 async def open_agent(settings: dict[str, Any], run_dir: Path) -> AsyncIterator[AgentAdapter]:
-    kind = settings.get("adapter")
-    if kind == "http":
+    check_agent_settings(settings)
+    if settings["adapter"] == "http":
         yield HttpAdapter(settings)
         return
-    if kind != "reference":
-        raise AdapterConfigError(f"unknown agent adapter {kind!r}; available: {', '.join(ADAPTERS)}")
     # imported here: the anthropic SDK takes ~2 s to import, and only this agent needs it
     from adapters.reference.agent import AgentConfig, ReferenceAgent
 

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from gateway import __version__
+from gateway.agents import check_agent_settings
 from gateway.config import ConfigError, RunSpec, load_config
 from gateway.events import Event, UnknownEvent
 from gateway.report import summarize
@@ -165,8 +166,9 @@ def cmd_run(config_path: Path, fresh: bool, only: list[str] | None) -> int:
 
 def _run_and_report(specs: Sequence[RunSpec], recordings: Path, fresh: bool) -> int:
     try:
-        for spec in specs:  # a bad benchmark fails before any run starts
+        for spec in specs:  # a bad benchmark or agent setting fails before any run starts
             load_benchmark(spec.benchmark)
+            check_agent_settings(spec.agent)
         outcomes = _run_all(specs, recordings, fresh)
     except BenchmarkErrors as exc:
         for error in exc.errors:
@@ -182,14 +184,16 @@ def _run_and_report(specs: Sequence[RunSpec], recordings: Path, fresh: bool) -> 
 
 
 def cmd_demo(recordings: Path, fresh: bool) -> int:
-    spec = RunSpec("demo", DEMO_BENCHMARK, {"adapter": "reference"}, {"driver": "scripted"})
+    # a small context window, so the reference agent compacts its context while being told facts
+    agent = {"adapter": "reference", "context_tokens": 400}
+    spec = RunSpec("demo", DEMO_BENCHMARK, agent, {"driver": "scripted"})
     log_path = recordings / spec.id / EVENTS_FILE
     if not fresh and log_path.exists():
         try:
             status = run_status(read_log(log_path))
         except RunLogFormatError:
-            status = TerminationReason.ERROR
-        fresh = status in (TerminationReason.COMPLETED, TerminationReason.ERROR)
+            status = TerminationReason.COMPLETED  # unreadable: nothing to resume, start over
+        fresh = status == TerminationReason.COMPLETED
         if not fresh:
             print("demo: resuming the unfinished demo run")
     print(

@@ -1,5 +1,7 @@
 """The runner: one run = one persona × one agent × one benchmark, driven to its end.
 
+Only a `completed` run is final; every other ending can be resumed by running it again.
+
 State is explicit: the run log is the single source of truth. A fresh run writes a header and
 goes; a resumed run reads its log, rebuilds the persona's state by replaying the logged
 replies into a fresh (deterministic) driver, re-sends a message that was sent but never
@@ -63,10 +65,7 @@ class TerminationReason(StrEnum):
     INTERRUPTED = "interrupted"  # Ctrl-C / cancelled: resumable
     AGENT_FAILED = "agent_failed"  # the agent kept failing: resumable once it is fixed
     LOG_FAILED = "log_failed"  # the run log could not be written: stopped, fail closed
-    ERROR = "error"  # a bug or bad state on our side
-
-
-RESUMABLE = {TerminationReason.INTERRUPTED, TerminationReason.AGENT_FAILED, TerminationReason.LOG_FAILED}
+    ERROR = "error"  # a bug or bad state on our side; resumable once fixed
 
 
 class ResumeError(RuntimeError):
@@ -209,6 +208,9 @@ class Run:
             raise
         except AdapterError as exc:
             reason, detail = TerminationReason.AGENT_FAILED, f"{type(exc).__name__}: {exc}"
+        except Exception as exc:
+            detail = f"{type(exc).__name__}: {exc}"
+            raise
         finally:
             self.outcome.reason = reason
             self._finish(reason, detail)

@@ -129,3 +129,42 @@ def test_demo_runs_again_fresh_after_it_finished(tmp_path: Path) -> None:
     assert again.returncode == 0 and "resuming" not in again.stdout
     report = (tmp_path / "recordings" / "report.md").read_text()
     assert report.count("— demo: demo-en @") == 2
+
+
+def test_ctrl_c_leaves_a_valid_log_that_resumes(tmp_path: Path) -> None:
+    log_path = tmp_path / "recordings" / "demo" / EVENTS_FILE
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gateway.cli", "demo"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    deadline = time.monotonic() + 60
+    while count_records(log_path) < 30 and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.002)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert "run the same command again to resume" in err and "Traceback" not in err
+    log = read_log(log_path)
+    assert (
+        not log.torn
+        and log.events[-1].type == "end"
+        and getattr(log.events[-1], "reason", "") == "interrupted"
+    )
+    result = marathon("demo", cwd=tmp_path)
+    assert result.returncode == 0 and "graded 15/15, coverage complete" in result.stdout
+
+
+def test_bad_agent_settings_fail_before_the_run_starts(make_benchmark: BenchFactory, tmp_path: Path) -> None:
+    bench = make_benchmark()
+    config = tmp_path / "config.jsonc"
+    config.write_text(
+        f"{{runs: [{{id: 'a', benchmark: '{bench}', agent: {{adapter: 'http', url: 'http://127.0.0.1:9/x', "
+        "headers: {Authorization: '${MARATHON_UNSET_TOKEN}'}}}]}"
+    )
+    result = marathon("run", str(config), cwd=tmp_path)
+    assert result.returncode == 1 and "MARATHON_UNSET_TOKEN is not set" in result.stderr
+    assert not (tmp_path / "recordings").exists()

@@ -1,0 +1,46 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+from aiohttp import web
+
+from adapters.reference.http_server import serve
+from gateway.config import RunSpec
+from gateway.redact import REDACTED, redact
+from gateway.runner import run_spec
+from tests.conftest import BenchFactory
+
+CANARY = "sk-canary-5f0e1d2c3b4a"
+
+
+def test_secret_keys_and_tokens_are_redacted() -> None:
+    settings = {
+        "url": "http://127.0.0.1:1/bot123456:AAEhBOweik9ai2o4sdfksdfOBKzxcvbnm12/getMe",
+        "headers": {"Authorization": f"Bearer {CANARY}", "X-Api-Key": CANARY, "X-Trace": "ok"},
+        "api_key_env": "${ANTHROPIC_API_KEY}",
+        "nested": [{"password": "hunter2"}],
+        "note": f"Bearer {CANARY}",
+    }
+    out = redact(settings)
+    assert CANARY not in repr(out) and "hunter2" not in repr(out) and "AAEhBOweik" not in repr(out)
+    assert out["headers"]["X-Trace"] == "ok" and out["headers"]["X-Api-Key"] == REDACTED
+    assert out["api_key_env"] == "${ANTHROPIC_API_KEY}"  # where the secret lives, not the secret
+
+
+async def test_no_secret_reaches_any_file_a_run_writes(make_benchmark: BenchFactory, tmp_path: Path) -> None:
+    async def handler(request: web.Request) -> web.Response:
+        assert request.headers["Authorization"] == f"Bearer {CANARY}"
+        return web.json_response({"reply": "ok"})
+
+    app = web.Application()
+    app.router.add_post("/chat", handler)
+    served = await serve(app)
+    agent = {"adapter": "http", "url": f"{served.url}/chat", "headers": {"Authorization": f"Bearer {CANARY}"}}
+    try:
+        await run_spec(RunSpec("r1", make_benchmark(), agent), tmp_path / "rec")
+    finally:
+        await served.stop()
+    written = [p for p in (tmp_path / "rec").rglob("*") if p.is_file()]
+    assert len(written) >= 3
+    for path in written:
+        assert CANARY.encode() not in path.read_bytes(), path
