@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,7 +29,6 @@ _TAG = re.compile(r"\[([A-Za-z_][\w-]*)\]")
 _QUESTION = re.compile(r"^❓\s*(\S+)\s+(.*)$")
 _UPDATE = re.compile(r"^✎\s*(\S+)\s+(\d+\.\d+)\s+(.+)$")
 _FENCE = re.compile(r"^```\s*([A-Za-z]*)\s*$")
-_FACT_ID = re.compile(r"^\d+\.\d+$")
 
 
 @dataclass(frozen=True)
@@ -556,12 +554,3 @@ def _key_line(raw: str, key: str) -> int:
     """Line of `key` in the JSON5 source, so errors about a value point at it (1 if absent)."""
     m = re.search(r'["\']?\b' + re.escape(key) + r'\b["\']?\s*:', raw)
     return raw[: m.start()].count("\n") + 1 if m else 1
-
-
-def iter_facts(benchmark: Benchmark) -> Iterable[Fact]:
-    for ff in benchmark.facts.values():
-        yield from ff.facts.values()
-
-
-def is_fact_id(text: str) -> bool:
-    return bool(_FACT_ID.match(text))

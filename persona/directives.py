@@ -75,12 +75,14 @@ def parse_directives(lines: list[str], path: Path, first_line: int) -> list[Dire
     return out
 
 
-def _strip_comment(line: str) -> str:
-    """Drop a `//` comment that is not inside a string literal."""
+def _outside_strings(text: str) -> tuple[list[tuple[int, str]], bool]:
+    """The characters of `text` outside string literals, with their index; and whether a string
+    literal is left open at the end."""
+    out: list[tuple[int, str]] = []
     quote: str | None = None
     i = 0
-    while i < len(line):
-        ch = line[i]
+    while i < len(text):
+        ch = text[i]
         if quote:
             if ch == "\\":
                 i += 1
@@ -88,9 +90,18 @@ def _strip_comment(line: str) -> str:
                 quote = None
         elif ch in "\"'":
             quote = ch
-        elif line.startswith("//", i):
-            return line[:i]
+        else:
+            out.append((i, ch))
         i += 1
+    return out, quote is not None
+
+
+def _strip_comment(line: str) -> str:
+    """Drop a `//` comment that is not inside a string literal."""
+    chars, _ = _outside_strings(line)
+    for i, ch in chars:
+        if ch == "/" and line.startswith("//", i):
+            return line[:i]
     return line
 
 
@@ -122,27 +133,17 @@ def _parse_literal(text: str, where: SourceLocation) -> Literal:
 def _split_top_level(text: str, where: SourceLocation) -> list[str]:
     parts: list[str] = []
     depth = 0
-    quote: str | None = None
     start = 0
-    i = 0
-    while i < len(text):
-        ch = text[i]
-        if quote:
-            if ch == "\\":
-                i += 1
-            elif ch == quote:
-                quote = None
-        elif ch in "\"'":
-            quote = ch
-        elif ch == "[":
+    chars, open_string = _outside_strings(text)
+    for i, ch in chars:
+        if ch == "[":
             depth += 1
         elif ch == "]":
             depth -= 1
         elif ch == "," and depth == 0:
             parts.append(text[start:i])
             start = i + 1
-        i += 1
-    if quote or depth:
+    if open_string or depth:
         raise BenchmarkError(where, f"unterminated literal in [{text}]")
     last = text[start:]
     if last.strip():

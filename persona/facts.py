@@ -17,7 +17,6 @@ class LiveFacts:
         }
         self.titles = {name: ff.title for name, ff in benchmark.facts.items()}
         self.told: set[str] = set()
-        self.history: list[tuple[str, str, str | None, str]] = []
 
     def get(self, file: str, fact_id: str) -> str | None:
         return self.files.get(file, {}).get(fact_id)
@@ -31,7 +30,6 @@ class LiveFacts:
             self.told.discard(f"{file}:{fact_id}")
         else:
             facts[fact_id] = text
-        self.history.append((file, fact_id, old, text))
         return old
 
     def untold(self, file: str) -> list[tuple[str, str]]:

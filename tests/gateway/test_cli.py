@@ -95,21 +95,29 @@ def count_records(path: Path) -> int:
         return 0
 
 
-@pytest.mark.parametrize("kill_at", [3, 40, 90, 130])
-def test_demo_killed_with_sigkill_resumes_and_grades_each_question_once(tmp_path: Path, kill_at: int) -> None:
-    log_path = tmp_path / "recordings" / "demo" / EVENTS_FILE
+def demo_until(tmp_path: Path, records: int) -> subprocess.Popen[str]:
+    """Start `marathon demo` in `tmp_path`; return once its log holds `records` records."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "gateway.cli", "demo"],
         cwd=tmp_path,
-        stdout=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
+        text=True,
         env={**os.environ, "PYTHONPATH": str(REPO)},
     )
+    log_path = tmp_path / "recordings" / "demo" / EVENTS_FILE
     deadline = time.monotonic() + 60
-    while count_records(log_path) < kill_at and proc.poll() is None and time.monotonic() < deadline:
+    while count_records(log_path) < records and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.002)
+    return proc
+
+
+@pytest.mark.parametrize("kill_at", [3, 40, 90, 130])
+def test_demo_killed_with_sigkill_resumes_and_grades_each_question_once(tmp_path: Path, kill_at: int) -> None:
+    log_path = tmp_path / "recordings" / "demo" / EVENTS_FILE
+    proc = demo_until(tmp_path, kill_at)
     proc.send_signal(signal.SIGKILL)
-    proc.wait()
+    proc.communicate()
     killed_at = count_records(log_path)
     assert killed_at >= kill_at, "the demo finished before the kill point"
     result = marathon("demo", cwd=tmp_path)
@@ -133,17 +141,7 @@ def test_demo_runs_again_fresh_after_it_finished(tmp_path: Path) -> None:
 
 def test_ctrl_c_leaves_a_valid_log_that_resumes(tmp_path: Path) -> None:
     log_path = tmp_path / "recordings" / "demo" / EVENTS_FILE
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "gateway.cli", "demo"],
-        cwd=tmp_path,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(REPO)},
-    )
-    deadline = time.monotonic() + 60
-    while count_records(log_path) < 30 and proc.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.002)
+    proc = demo_until(tmp_path, 30)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == 130, err
