@@ -155,6 +155,8 @@ def _conversation(
             and isinstance(pairs[-1][0], (Said, Asked))
         ) and pairs[-1][1] is None:
             pairs[-1] = (pairs[-1][0], AgentReply("", error=event.message))
+    if pairs and pairs[-1][1] is not None and pairs[-1][1].error is not None:
+        pairs[-1] = (pairs[-1][0], None)  # the run paused on this error: re-send it on resume
     return pairs, session_id, turns
 
 

@@ -36,6 +36,7 @@ from persona.grading import ExactGrader, Grade, Grader
 type Script = Generator[PersonaAction, AgentReply | None, None]
 
 RETRY_WEIGHT = 0.5
+DELIVERY_ATTEMPTS = 3  # sends of one message while the agent answers with errors
 
 
 @cache
@@ -97,39 +98,61 @@ class ScriptedDriver:
                 yield from self._tell_file(file)
             for item in phase.items:
                 if isinstance(item, Utterance):
-                    yield Say(item.text, "line")
+                    yield from self._deliver(Say(item.text, "line"))
                 elif isinstance(item, FactUpdate):
                     yield from self._update(item)
                 elif isinstance(item, Question):
                     yield from self._examine(item)
         yield Finish()
 
+    def _deliver(self, action: Say | Ask) -> Generator[PersonaAction, AgentReply | None, AgentReply | None]:
+        """Send `action`, again while the agent answers with an error (up to DELIVERY_ATTEMPTS).
+
+        A message the agent never got would silently turn a delivery failure into a memory
+        failure; the runner pauses the run if the errors go on.
+        """
+        reply: AgentReply | None = None
+        for _ in range(DELIVERY_ATTEMPTS):
+            reply = yield action
+            if reply is not None and reply.error is None:
+                break
+        return reply
+
     def _tell_file(self, file: str) -> Script:
+        """Tell each untold fact once, in batches; a batch that never got through stays untold
+        (the coverage audit shows it)."""
         topic = self.facts.titles.get(file, file)
-        while untold := self.facts.untold(file):
-            batch = untold[: self.facts_per_message]
+        untold = self.facts.untold(file)
+        for start in range(0, len(untold), self.facts_per_message):
+            batch = untold[start : start + self.facts_per_message]
             lines = "\n".join(f"- {text}" for _, text in batch)
             keys = tuple(f"{file}:{fid}" for fid, _ in batch)
-            yield Say(f"{self.phrases['facts_intro'].format(topic=topic)}\n{lines}", "fact", keys)
-            self.facts.mark_told(keys)
+            reply = yield from self._deliver(
+                Say(f"{self.phrases['facts_intro'].format(topic=topic)}\n{lines}", "fact", keys)
+            )
+            if reply is not None and reply.error is None:
+                self.facts.mark_told(keys)
 
     def _update(self, update: FactUpdate) -> Script:
         old = self.facts.edit(update.file, update.fact_id, update.text)
         yield EditFact(update.file, update.fact_id, old, update.text)
         if not update.deletes:
             key = f"{update.file}:{update.fact_id}"
-            yield Say(self.phrases["update"].format(text=update.text), "update", (key,))
-            self.facts.mark_told((key,))
+            reply = yield from self._deliver(
+                Say(self.phrases["update"].format(text=update.text), "update", (key,))
+            )
+            if reply is not None and reply.error is None:
+                self.facts.mark_told((key,))
 
     def _examine(self, q: Question) -> Script:
-        reply = yield Ask(q.id, q.text, q.expected, q.tags)
+        reply = yield from self._deliver(Ask(q.id, q.text, q.expected, q.tags))
         first = self._grade(q, reply)
         answer = reply.text if reply else ""
         if first.correct or not first.never_told or q.abstain:
             yield Evaluate(q.id, first.score, first.reason, answer, 1, first.score, self._grader_name)
             return
         nudge = self.phrases["nudge"].format(question=q.text)
-        second_reply = yield Say(nudge, "nudge", question_id=q.id)
+        second_reply = yield from self._deliver(Say(nudge, "nudge", question_id=q.id))
         second = self._grade(q, second_reply)
         score = round(second.score * RETRY_WEIGHT, 2)
         reason = f"after a search-memory nudge: {second.reason} (×{RETRY_WEIGHT}); first try: {first.reason}"

@@ -133,6 +133,8 @@ async def test_an_http_agent_that_keeps_failing_pauses_the_run(
         log = read_log(tmp_path / "r1" / EVENTS_FILE)
         errors = [e for e in log.events if isinstance(e, ErrorEvent)]
         assert len(errors) == 3 and all(e.source == "agent" and "HTTP 500" in e.message for e in errors)
+        attempts = [e.text for e in log.events if isinstance(e, Said)]
+        assert len(attempts) == 3 and len(set(attempts)) == 1  # one message, tried three times
         report = (tmp_path / "r1" / "report.md").read_text()
         assert "Errors (apart from memory failures)" in report and "agent_failed" in report
         healthy = True
@@ -141,6 +143,9 @@ async def test_an_http_agent_that_keeps_failing_pauses_the_run(
         await served.stop()
     assert second.reason == TerminationReason.COMPLETED
     assert graded(tmp_path / "r1" / EVENTS_FILE) == {"q1": 1, "q2": 1, "q3": 1}
+    assert (
+        "coverage complete" in (tmp_path / "r1" / "report.md").read_text()
+    )  # the failed facts were told later
 
 
 async def test_cancelling_leaves_a_resumable_log(make_benchmark: BenchFactory, tmp_path: Path) -> None:

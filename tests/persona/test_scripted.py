@@ -136,3 +136,33 @@ async def test_russian_benchmark_uses_russian_phrases() -> None:
     assert "запомни" in first_say.text and "Лене 31 год" in first_say.text
     nudge = next(a for a, _ in events if isinstance(a, Say) and a.purpose == "nudge")
     assert nudge.text.startswith("Поищи")
+
+
+async def test_a_message_that_failed_is_sent_again_and_counts_once_delivered(
+    make_benchmark: BenchFactory,
+) -> None:
+    driver = ScriptedDriver(load_benchmark(make_benchmark()), facts_per_message=5)
+    failures = 1
+    sent: list[Say | Ask] = []
+    reply: AgentReply | None = None
+    while not isinstance(action := await driver.next_action(reply), Finish):
+        reply = None
+        if isinstance(action, (Say, Ask)):
+            sent.append(action)
+            reply = AgentReply("", error="timeout") if failures else AgentReply("ok")
+            failures = max(0, failures - 1)
+    assert sent[0] == sent[1]  # the first message, re-sent after its error
+    assert "profile:1.1" in driver.facts.told
+
+
+async def test_facts_that_never_got_through_stay_untold(make_benchmark: BenchFactory) -> None:
+    driver = ScriptedDriver(load_benchmark(make_benchmark()))
+    reply: AgentReply | None = None
+    sends = 0
+    while not isinstance(action := await driver.next_action(reply), Finish):
+        reply = None
+        if isinstance(action, (Say, Ask)):
+            sends += 1
+            reply = AgentReply("", error="HTTP 500")
+    assert not driver.facts.told
+    assert sends < 100  # gave up on each message after a few attempts instead of looping
