@@ -127,6 +127,10 @@ def _same(action: PersonaAction, event: Event) -> bool:
     return False
 
 
+def _resends(event: Said | Asked, earlier: Event) -> bool:
+    return type(earlier) is type(event) and isinstance(earlier, (Said, Asked)) and earlier.text == event.text
+
+
 def _conversation(
     events: list[Event],
 ) -> tuple[list[tuple[Event, AgentReply | None]], str | None, list[tuple[str, str]]]:
@@ -140,8 +144,8 @@ def _conversation(
         if isinstance(event, SessionChanged) and event.action == "new_session":
             session_id, turns = event.detail, []
         if isinstance(event, ACTION_EVENTS):
-            if isinstance(event, (Said, Asked)) and event.resent and pairs and pairs[-1][1] is None:
-                pairs.pop()  # the original send that a resume re-sent
+            if isinstance(event, (Said, Asked)) and event.resent and pairs and _resends(event, pairs[-1][0]):
+                pairs.pop()  # the send, unanswered or failed, that a resume re-sent
             pairs.append((event, None))
         elif isinstance(event, Replied) and pairs and isinstance(pairs[-1][0], (Said, Asked)):
             pairs[-1] = (pairs[-1][0], AgentReply(event.text))
@@ -154,7 +158,7 @@ def _conversation(
             and pairs
             and isinstance(pairs[-1][0], (Said, Asked))
         ) and pairs[-1][1] is None:
-            pairs[-1] = (pairs[-1][0], AgentReply("", error=event.message))
+            pairs[-1] = (pairs[-1][0], AgentReply("", error=f"{event.kind}: {event.message}"))
     if pairs and pairs[-1][1] is not None and pairs[-1][1].error is not None:
         pairs[-1] = (pairs[-1][0], None)  # the run paused on this error: re-send it on resume
     return pairs, session_id, turns
@@ -181,10 +185,7 @@ class Run:
 
     async def execute(self) -> RunOutcome:
         previous = self._open_log()
-        if previous is not None and run_status(previous) in (
-            TerminationReason.COMPLETED,
-            TerminationReason.ERROR,
-        ):
+        if previous is not None and run_status(previous) == TerminationReason.COMPLETED:
             self.outcome.skipped = True
             self.outcome.reason = run_status(previous)
             assert self.writer is not None
@@ -275,11 +276,7 @@ class Run:
         while True:
             action = await self.driver.next_action(reply)
             if isinstance(action, Finish):
-                return (
-                    TerminationReason(action.reason)
-                    if action.reason in TerminationReason
-                    else TerminationReason.COMPLETED
-                )
+                return TerminationReason.COMPLETED
             reply = await self._perform(action)
             if self.agent_errors_in_a_row >= MAX_CONSECUTIVE_AGENT_ERRORS:
                 return TerminationReason.AGENT_FAILED

@@ -7,7 +7,7 @@ performs them (sends, starts sessions) and logs them. Actions that need the agen
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
@@ -85,8 +85,7 @@ class Evaluate:
 
 @dataclass(frozen=True)
 class Finish:
-    reason: str = "completed"
-    detail: str = field(default="")
+    """The persona has nothing more to do: the run is complete."""
 
 
 type PersonaAction = EnterPhase | Say | Ask | NewSession | Compact | EditFact | Evaluate | Finish

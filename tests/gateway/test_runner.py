@@ -178,3 +178,28 @@ async def test_cancelling_leaves_a_resumable_log(make_benchmark: BenchFactory, t
     finally:
         await served.stop()
     assert outcome.reason == TerminationReason.COMPLETED and outcome.resent == 1
+
+
+async def test_a_run_paused_twice_by_a_failing_agent_still_resumes(
+    make_benchmark: BenchFactory, tmp_path: Path
+) -> None:
+    healthy = False
+
+    async def handler(request: web.Request) -> web.Response:
+        if not healthy:
+            return web.Response(status=502, text="down")
+        return web.json_response({"reply": "ok"})
+
+    app = web.Application()
+    app.router.add_post("/chat", handler)
+    served = await serve(app)
+    agent = {"adapter": "http", "url": f"{served.url}/chat", "retries": 0}
+    try:
+        first = await run_spec(spec(make_benchmark(), agent), tmp_path)
+        second = await run_spec(spec(make_benchmark(), agent), tmp_path)
+        healthy = True
+        third = await run_spec(spec(make_benchmark(), agent), tmp_path)
+    finally:
+        await served.stop()
+    assert [o.reason for o in (first, second, third)] == ["agent_failed", "agent_failed", "completed"]
+    assert graded(tmp_path / "r1" / EVENTS_FILE) == {"q1": 1, "q2": 1, "q3": 1}
