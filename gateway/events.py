@@ -148,7 +148,6 @@ class ErrorEvent(Event):
     source: str = "runner"
     kind: str = ""
     message: str = ""
-    fatal: bool = False
 
 
 @dataclass

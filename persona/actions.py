@@ -89,5 +89,3 @@ class Finish:
 
 
 type PersonaAction = EnterPhase | Say | Ask | NewSession | Compact | EditFact | Evaluate | Finish
-
-NEEDS_REPLY = (Say, Ask)

@@ -38,10 +38,6 @@ class Fact:
     text: str
     line: int
 
-    @property
-    def section(self) -> str:
-        return self.id.split(".", 1)[0]
-
 
 @dataclass(frozen=True)
 class FactsFile:
