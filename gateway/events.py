@@ -53,6 +53,7 @@ class RunStart(Event):
     resumed: bool = False
     replayed_events: int = 0
     session_id: str = ""
+    llm_url: str = ""  # the recorder's listener, when the agent's LLM traffic is recorded
 
 
 @dataclass
@@ -160,6 +161,99 @@ class RunEnded(Event):
 
 
 @dataclass
+class Blob(Event):
+    """Content stored once and referred to by its sha256 (`ref`): a message, a system prompt, a
+    tool list, a response body. Keeps a marathon's log linear in its unique content."""
+
+    type: ClassVar[str] = "blob"
+    ref: str = ""
+    data: bytes = b""
+
+
+@dataclass
+class LLMExchange(Event):
+    """One call of the agent to its LLM, seen by the recorder. Bodies are blob refs; headers are
+    redacted. `kind`: ordinary | summary | memory_flush."""
+
+    type: ClassVar[str] = "llm_exchange"
+    api: str = ""
+    method: str = "POST"
+    path: str = ""
+    status: int = 0
+    model: str = ""
+    stream: bool = False
+    kind: str = "ordinary"
+    system_ref: str = ""
+    message_refs: list[str] = field(default_factory=list)
+    tools_ref: str = ""
+    tool_names: list[str] = field(default_factory=list)
+    params: dict[str, Any] = field(default_factory=dict)
+    request_headers: dict[str, str] = field(default_factory=dict)
+    request_ref: str = ""  # the raw request body, only when its format is unknown
+    response_ref: str = ""
+    response_type: str = ""
+    text: str = ""
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    usage: dict[str, int] = field(default_factory=dict)
+    input_tokens: int = 0
+    stop_reason: str = ""
+    started: float = 0.0
+    ttfb: float = 0.0
+    duration: float = 0.0
+    question_id: str | None = None
+    phase: int = -1
+    warnings: list[str] = field(default_factory=list)
+    error: str = ""
+
+
+@dataclass
+class CompactionSeen(Event):
+    """The agent compacted its context (seen in its LLM traffic); `exchange` is the seq of the
+    `llm_exchange` that showed it."""
+
+    type: ClassVar[str] = "compaction"
+    kind: str = ""
+    tokens_before: int = 0
+    tokens_after: int = 0
+    exchange: int = -1
+    phase: int = -1
+    question_id: str | None = None
+
+
+@dataclass
+class MemoryCallSeen(Event):
+    """A memory tool call the agent's model made; attributed to the question being asked."""
+
+    type: ClassVar[str] = "memory_call"
+    tool: str = ""
+    operation: str = ""
+    target: str = ""
+    exchange: int = -1
+    question_id: str | None = None
+
+
+@dataclass
+class EvidenceCheck(Event):
+    """Was the expected answer still in the agent's context (its conversation history, not its
+    memory tools) when it was asked? Checked on its first LLM call for the question."""
+
+    type: ClassVar[str] = "evidence"
+    question_id: str = ""
+    in_context: bool = False
+    exchange: int = -1
+
+
+@dataclass
+class CanaryHit(Event):
+    """A revoked marker reached the agent's LLM input again."""
+
+    type: ClassVar[str] = "canary"
+    marker: str = ""
+    exchange: int = -1
+    question_id: str | None = None
+
+
+@dataclass
 class UnknownEvent(Event):
     type: ClassVar[str] = "unknown"
     tag: str = ""
@@ -169,6 +263,12 @@ class UnknownEvent(Event):
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.type: cls
     for cls in (
+        Blob,
+        LLMExchange,
+        CompactionSeen,
+        MemoryCallSeen,
+        EvidenceCheck,
+        CanaryHit,
         Header,
         RunStart,
         PhaseEntered,

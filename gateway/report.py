@@ -15,10 +15,15 @@ from pathlib import Path
 
 from gateway.events import (
     Asked,
+    CanaryHit,
+    CompactionSeen,
     ErrorEvent,
     Evaluation,
+    EvidenceCheck,
     FactEdited,
     FactTold,
+    LLMExchange,
+    MemoryCallSeen,
     PhaseEntered,
     RunEnded,
     RunStart,
@@ -50,6 +55,27 @@ class RunSummary:
     resent: int
     starts: int
     by_tag: dict[str, list[float]] = field(default_factory=dict)
+    exchanges: int = 0
+    tokens: dict[str, int] = field(default_factory=dict)
+    compactions: list[CompactionSeen] = field(default_factory=list)
+    memory_calls: list[MemoryCallSeen] = field(default_factory=list)
+    evidence: dict[str, bool] = field(default_factory=dict)
+    canary_hits: list[CanaryHit] = field(default_factory=list)
+    recorded: bool = False
+
+    def memory_calls_for(self, question_id: str) -> int:
+        return sum(1 for m in self.memory_calls if m.question_id == question_id)
+
+    def split(self) -> dict[str, list[float]]:
+        """Scores of non-abstention questions by where the evidence was when asked."""
+        out: dict[str, list[float]] = {"beyond the boundary": [], "still in context": [], "not observed": []}
+        for q in self.planned:
+            if q.id not in self.evaluations or q.abstain:
+                continue
+            where = self.evidence.get(q.id)
+            key = "not observed" if where is None else "still in context" if where else "beyond the boundary"
+            out[key].append(self.evaluations[q.id].score)
+        return out
 
     @property
     def scores(self) -> list[float]:
@@ -83,11 +109,19 @@ def summarize(log: RunLog, benchmark: Benchmark) -> RunSummary:
     status = "running or killed"
     resent = starts = phases = 0
     active = 0.0
+    exchanges = 0
+    tokens = {"input": 0, "output": 0, "cache_read": 0, "cache_write": 0}
+    compactions: list[CompactionSeen] = []
+    memory_calls: list[MemoryCallSeen] = []
+    evidence: dict[str, bool] = {}
+    canary_hits: list[CanaryHit] = []
+    recorded = False
     segment_start: float | None = None
     last_ts = log.header.created
     for event in log.events:
         match event:
             case RunStart():
+                recorded = recorded or bool(event.llm_url)
                 if segment_start is not None:
                     active += last_ts - segment_start
                 segment_start = event.ts
@@ -114,6 +148,18 @@ def summarize(log: RunLog, benchmark: Benchmark) -> RunSummary:
                 (agent_errors if event.source == "agent" else runner_errors).append(event)
             case Said() | Asked() if event.resent:
                 resent += 1
+            case LLMExchange():
+                exchanges += 1
+                for key in tokens:
+                    tokens[key] += int(event.usage.get(key, 0))
+            case CompactionSeen():
+                compactions.append(event)
+            case MemoryCallSeen():
+                memory_calls.append(event)
+            case EvidenceCheck():
+                evidence.setdefault(event.question_id, event.in_context)
+            case CanaryHit():
+                canary_hits.append(event)
         last_ts = event.ts or last_ts
     if segment_start is not None:
         active += last_ts - segment_start
@@ -144,6 +190,13 @@ def summarize(log: RunLog, benchmark: Benchmark) -> RunSummary:
         resent=resent,
         starts=starts,
         by_tag=by_tag,
+        exchanges=exchanges,
+        tokens=tokens,
+        compactions=compactions,
+        memory_calls=memory_calls,
+        evidence=evidence,
+        canary_hits=canary_hits,
+        recorded=recorded,
     )
 
 
@@ -192,6 +245,7 @@ def render_markdown(s: RunSummary) -> str:
         + ("" if not s.untold_required else f"; untold: {', '.join(s.untold_required[:20])}")
     )
     out.append(f"- coverage {'complete' if s.coverage_complete else 'INCOMPLETE'}")
+    out += ["", *_traffic_section(s)]
     if s.agent_errors or s.runner_errors:
         out += ["", "### Errors (apart from memory failures)", ""]
         out += [f"- agent {e.kind}: {e.message}" for e in s.agent_errors]
@@ -214,6 +268,55 @@ def render_markdown(s: RunSummary) -> str:
                 "",
             ]
     return "\n".join(out).rstrip() + "\n"
+
+
+def _traffic_section(s: RunSummary) -> list[str]:
+    out = ["### The agent's LLM traffic", ""]
+    if not s.recorded:
+        out.append(
+            "Not recorded: the agent's LLM calls did not go through the recorder, so its compactions, "
+            "memory calls and what was still in its context are **not observable** in this run "
+            "(this is not a count of zero)."
+        )
+        return out
+    t = s.tokens
+    out.append(
+        f"- LLM calls recorded: {s.exchanges} (input {t['input']:,} tokens, output {t['output']:,}, "
+        f"cache read {t['cache_read']:,}, cache write {t['cache_write']:,})"
+    )
+    out.append(f"- compactions seen: {len(s.compactions)}")
+    for c in s.compactions:
+        during = f", during question {c.question_id}" if c.question_id else ""
+        out.append(
+            f"  - {c.kind}: {c.tokens_before:,} → {c.tokens_after:,} tokens (phase {c.phase + 1}{during})"
+        )
+    reads = sum(1 for m in s.memory_calls if m.operation == "read")
+    out.append(f"- memory calls: {len(s.memory_calls)} ({reads} reads, {len(s.memory_calls) - reads} writes)")
+    out.append("- scores by where the evidence was when asked:")
+    for where, scores in s.split().items():
+        mean = f"mean {sum(scores) / len(scores):.2f}" if scores else "—"
+        out.append(f"  - {where}: {len(scores)} questions, {mean}")
+    if s.canary_hits:
+        out.append(f"- **revoked canaries back in the agent's input: {len(s.canary_hits)}**")
+        for h in s.canary_hits:
+            during = f" (question {h.question_id})" if h.question_id else ""
+            out.append(f"  - {h.marker!r} in LLM call #{h.exchange}{during}")
+    out += ["", "| question | score | memory calls | evidence when asked |", "|---|---|---|---|"]
+    for q in s.planned:
+        e = s.evaluations.get(q.id)
+        score = "—" if e is None else f"{e.score:g}"
+        out.append(
+            f"| {q.id} | {score} | {s.memory_calls_for(q.id)} | {_evidence_label(q.abstain, s.evidence.get(q.id))} |"
+        )
+    return out
+
+
+def _evidence_label(abstain: bool, in_context: bool | None) -> str:
+    if abstain:
+        return "n/a (abstention)"
+    if in_context is None:
+        return "not observed"
+    return "in context" if in_context else "beyond the boundary"
 
 
 def write_reports(log: RunLog, benchmark: Benchmark, run_dir: Path) -> RunSummary:

@@ -22,10 +22,11 @@ from typing import Any
 
 from adapters.base import AdapterError, AgentAdapter, SessionState
 from gateway import __version__
-from gateway.agents import describe_agent, open_agent
+from gateway.agents import describe_agent, open_agent, recording_wanted
 from gateway.config import RunSpec
 from gateway.events import (
     Asked,
+    Blob,
     ErrorEvent,
     Evaluation,
     Event,
@@ -41,6 +42,8 @@ from gateway.events import (
 )
 from gateway.report import write_reports
 from gateway.runlog import EVENTS_FILE, RunLog, RunLogWriteError, RunLogWriter, read_log
+from gateway.traffic.profile import load_profile
+from gateway.traffic.recorder import RunRecorder
 from persona.actions import (
     AgentReply,
     Ask,
@@ -53,8 +56,10 @@ from persona.actions import (
     PersonaAction,
     Say,
 )
-from persona.benchmark import Benchmark, load_benchmark
+from persona.benchmark import DELETED_MARKERS, Benchmark, load_benchmark
+from persona.directives import SetVar
 from persona.driver import PersonaDriver
+from persona.grading import contains_expected
 from persona.scripted import ScriptedDriver
 
 MAX_CONSECUTIVE_AGENT_ERRORS = 3
@@ -176,6 +181,8 @@ class Run:
         self.driver = build_driver(spec.persona, self.benchmark)
         self.writer: RunLogWriter | None = None
         self.adapter: AgentAdapter | None = None
+        self.recorder: RunRecorder | None = None
+        self.llm_url: str | None = None
         self.agent_errors_in_a_row = 0
         self.outcome = RunOutcome(spec.id, self.run_dir, None)
 
@@ -194,12 +201,13 @@ class Run:
         reason = TerminationReason.ERROR
         detail = ""
         try:
-            async with open_agent(self.spec.agent, self.run_dir) as adapter:
-                self.adapter = adapter
+            self.recorder = self._make_recorder(previous)
+            async with open_agent(self.spec.agent, self.run_dir, self.recorder) as handle:
+                self.adapter, self.llm_url = handle.adapter, handle.llm_url
                 try:
                     reason = await self._drive(previous)
                 finally:
-                    await adapter.close()
+                    await handle.adapter.close()
         except asyncio.CancelledError:
             reason = TerminationReason.INTERRUPTED
             raise
@@ -247,17 +255,74 @@ class Run:
             )
         return previous
 
+    def _make_recorder(self, previous: RunLog | None) -> RunRecorder | None:
+        """The run's LLM-traffic recorder, its state rebuilt from the log on resume."""
+        settings = self.spec.agent
+        if not recording_wanted(settings):
+            return None
+        llm = settings.get("llm") if isinstance(settings.get("llm"), dict) else {}
+        assert isinstance(llm, dict)
+        default = "reference" if settings.get("adapter") == "reference" else None
+        extra = {k: v for k, v in llm.items() if k not in ("upstream", "port", "profile")}
+        recorder = RunRecorder(
+            self.log, load_profile(llm.get("profile", default), extra), evidence=contains_expected
+        )
+        for event in previous.events if previous else []:
+            match event:
+                case Blob():
+                    recorder.known_blobs.add(event.ref)
+                case PhaseEntered():
+                    self._enter_phase(recorder, event.index)
+                case FactEdited():
+                    self._maybe_arm(recorder, event.old, event.new)
+                case Asked():
+                    q = next((q for q in self.benchmark.questions if q.id == event.question_id), None)
+                    recorder.question_started(
+                        event.question_id, event.text, event.expected, bool(q and q.abstain)
+                    )
+                case Evaluation():
+                    recorder.question_finished()
+                case SessionChanged() if event.action == "new_session":
+                    recorder.session_changed()
+        return recorder
+
+    @property
+    def canaries(self) -> list[str]:
+        declared = self.benchmark.settings.get("canaries", [])
+        return [str(c) for c in declared] if isinstance(declared, list) else []
+
+    def _enter_phase(self, recorder: RunRecorder, index: int) -> None:
+        recorder.phase = index
+        for d in self.benchmark.phases[index].directives:
+            if isinstance(d, SetVar) and d.name == "revoke_canary":
+                for marker in d.value if isinstance(d.value, list) else [d.value]:
+                    recorder.arm_canary(str(marker))
+
+    def _maybe_arm(self, recorder: RunRecorder, old: str | None, new: str) -> None:
+        """A deleted fact that held a declared canary arms it."""
+        if old and new.strip() in DELETED_MARKERS:
+            for marker in self.canaries:
+                if marker in old:
+                    recorder.arm_canary(marker)
+
     async def _drive(self, previous: RunLog | None) -> TerminationReason:
         assert self.adapter is not None
         reply: AgentReply | None = None
         pending: PersonaAction | None = None
         if previous is None:
             session = await self.adapter.open()
-            self.log(RunStart(resumed=False, session_id=session))
+            self.log(RunStart(resumed=False, session_id=session, llm_url=self.llm_url or ""))
         else:
             pairs, session_id, turns = _conversation(previous.events)
             session = await self.adapter.open(SessionState(session_id, turns) if session_id else None)
-            self.log(RunStart(resumed=True, replayed_events=len(previous.events), session_id=session))
+            self.log(
+                RunStart(
+                    resumed=True,
+                    replayed_events=len(previous.events),
+                    session_id=session,
+                    llm_url=self.llm_url or "",
+                )
+            )
             self.outcome.resumed = True
             for event, answer in pairs:
                 action = await self.driver.next_action(reply)
@@ -283,8 +348,11 @@ class Run:
 
     async def _perform(self, action: PersonaAction, resent: bool = False) -> AgentReply | None:
         assert self.adapter is not None
+        recorder = self.recorder
         match action:
             case EnterPhase():
+                if recorder:
+                    self._enter_phase(recorder, action.index)
                 self.log(
                     PhaseEntered(
                         index=action.index,
@@ -310,6 +378,11 @@ class Run:
                         self.log(FactTold(file=file, fact_id=fact_id))
                 return reply
             case Ask():
+                if recorder:
+                    q = next((q for q in self.benchmark.questions if q.id == action.question_id), None)
+                    recorder.question_started(
+                        action.question_id, action.text, action.expected, bool(q and q.abstain)
+                    )
                 self.log(
                     Asked(
                         question_id=action.question_id,
@@ -322,6 +395,8 @@ class Run:
                 return await self._send(action.text)
             case NewSession():
                 session = await self.adapter.new_session()
+                if recorder:
+                    recorder.session_changed()
                 self.log(SessionChanged(action="new_session", detail=session))
             case Compact():
                 compact = getattr(self.adapter, "compact", None)
@@ -337,8 +412,12 @@ class Run:
                     await compact()
                 self.log(SessionChanged(action="compact", detail="" if compact else "unsupported"))
             case EditFact():
+                if recorder:
+                    self._maybe_arm(recorder, action.old, action.new)
                 self.log(FactEdited(file=action.file, fact_id=action.fact_id, old=action.old, new=action.new))
             case Evaluate():
+                if recorder:
+                    recorder.question_finished()
                 self.log(
                     Evaluation(
                         question_id=action.question_id,
@@ -363,6 +442,8 @@ class Run:
             return AgentReply("", error=f"{exc.kind}: {exc}")
         self.agent_errors_in_a_row = 0
         self.log(Replied(text=answer, elapsed=round(time.monotonic() - started, 4)))
+        if self.recorder is not None and self.recorder.failure:
+            raise RunLogWriteError(f"the LLM-traffic recorder failed: {self.recorder.failure}")
         return AgentReply(answer)
 
     def _finish(self, reason: TerminationReason, detail: str) -> None:

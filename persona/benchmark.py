@@ -193,6 +193,9 @@ class _Loader:
             markers = []
         answer_markers = tuple(dict.fromkeys([*markers, *DEFAULT_ANSWER_MARKERS]))
 
+        canaries = settings.get("canaries", [])
+        if not isinstance(canaries, list) or not all(isinstance(c, str) and c.strip() for c in canaries):
+            self.error(config_path, _key_line(raw, "canaries"), '"canaries" must be a list of marker strings')
         facts = self._load_facts(settings, raw, config_path, set(chapters))
         instructions = self._read(self.root / "instructions.md", "instructions.md", required=False) or ""
 
@@ -473,7 +476,7 @@ class _Loader:
                                 d.line,
                                 f"require_all_facts names unknown facts file {v!r}; known: {known}",
                             )
-                elif isinstance(d, SetVar):
+                elif isinstance(d, SetVar) and d.name != "revoke_canary":
                     self.warnings.append(f"{path}:{d.line}: vars.{d.name} is not used by marathonbench")
         return phases
 

@@ -320,3 +320,10 @@ def _item_found(item: str, answer_qty: list[Quantity], answer_terms: list[str], 
     hits = sum(1 for t in terms if any(terms_match(t, a) for a in answer_terms))
     needed = math.ceil(len(terms) / 2) if wanted_qty else math.ceil(len(terms) * 2 / 3)
     return hits >= needed
+
+
+def contains_expected(expected: str, text: str) -> bool:
+    """Does `text` hold the whole expected answer, by the exact grader's rules? Used to tell
+    whether evidence was still in an agent's context when it was asked."""
+    probe = Question("evidence", "", expected, (), "", 0)
+    return ExactGrader().grade(probe, expected, text).correct

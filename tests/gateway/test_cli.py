@@ -31,7 +31,7 @@ def marathon(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 def test_check_prints_the_shape() -> None:
     result = marathon("check", str(DEMO), cwd=REPO)
     assert result.returncode == 0, result.stderr
-    assert "15 questions" in result.stdout and "profile            12 facts" in result.stdout
+    assert "questions: 15" in result.stdout and "profile            12 facts" in result.stdout
     assert "update              3" in result.stdout
     assert marathon("check", str(ARTICLE_RU), cwd=REPO).returncode == 0
 

@@ -1,0 +1,202 @@
+"""The embedded mitmproxy: one Master per process, one reverse-mode listener per run.
+
+All mitmproxy-touching code lives in this module (mitmproxy has no supported embedding API;
+we pin `mitmproxy>=12,<13`). One Master serves every run in the process — mitmproxy keeps its
+context in module globals, so two Masters would record each other's traffic — and each run
+gets its own `reverse:UPSTREAM@127.0.0.1:PORT` mode; flows are routed to the run's
+`RunRecorder` by the mode they arrived on. Server-sent events are passed to the agent chunk by
+chunk while the whole body is kept for the recorder (`store_streamed_bodies`).
+
+Reverse mode only ever forwards to the configured upstream: the listener is not an open proxy.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import socket
+import tempfile
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from mitmproxy import http, master, options
+from mitmproxy.addons import default_addons
+from mitmproxy.proxy import mode_specs
+
+from gateway.traffic.recorder import RawExchange, RunRecorder
+
+_REFUSED = json.dumps(
+    {
+        "type": "error",
+        "error": {
+            "type": "api_error",
+            "message": "marathonbench recorder cannot write its log; refusing unrecorded traffic",
+        },
+    }
+).encode()
+
+
+@dataclass(frozen=True)
+class Listener:
+    mode: str
+    url: str
+    upstream: str
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket() as s:
+        s.bind((host, 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+class _TrafficAddon:
+    """Routes each flow to its run's recorder; keeps streams flowing; fails closed."""
+
+    def __init__(self) -> None:
+        self.recorders: dict[str, RunRecorder] = {}
+        self.first_byte: dict[str, float] = {}
+
+    def _recorder(self, flow: http.HTTPFlow) -> RunRecorder | None:
+        return self.recorders.get(flow.client_conn.proxy_mode.full_spec)
+
+    def requestheaders(self, flow: http.HTTPFlow) -> None:
+        recorder = self._recorder(flow)
+        if recorder is None or not recorder.healthy:
+            flow.response = http.Response.make(503, _REFUSED, {"content-type": "application/json"})
+            return
+        # chunks are forwarded as wire bytes: ask for them uncompressed so they can be read
+        flow.request.headers.pop("accept-encoding", None)
+
+    def responseheaders(self, flow: http.HTTPFlow) -> None:
+        assert flow.response is not None
+        self.first_byte[flow.id] = time.time()
+        if "text/event-stream" in flow.response.headers.get("content-type", ""):
+            flow.response.stream = True
+
+    def response(self, flow: http.HTTPFlow) -> None:
+        self._record(flow, error="")
+
+    def error(self, flow: http.HTTPFlow) -> None:
+        self._record(flow, error=str(flow.error) if flow.error else "connection failed")
+
+    def _record(self, flow: http.HTTPFlow, error: str) -> None:
+        recorder = self._recorder(flow)
+        first = self.first_byte.pop(flow.id, 0.0)
+        if recorder is None or not recorder.healthy:
+            return
+        response = flow.response
+        raw = RawExchange(
+            method=flow.request.method,
+            path=flow.request.path,
+            request_headers=dict(flow.request.headers.items()),
+            request_body=flow.request.get_content(strict=False) or b"",
+            status=response.status_code if response else 0,
+            response_headers=dict(response.headers.items()) if response else {},
+            response_body=(response.get_content(strict=False) or b"") if response else b"",
+            started=flow.request.timestamp_start,
+            first_byte=first,
+            ended=(response.timestamp_end or time.time()) if response else time.time(),
+            error=error,
+        )
+        try:
+            recorder.record(raw)
+        except Exception as exc:  # fail closed: never let an unrecorded answer through
+            logging.getLogger(__name__).error("recorder failed: %s", exc)
+            if response is not None and not response.stream:
+                flow.response = http.Response.make(503, _REFUSED, {"content-type": "application/json"})
+
+
+class RecorderHub:
+    """The process's one mitmproxy Master, started on first use and stopped when the last
+    listener closes. Use `RecorderHub.shared()`; all methods run on the caller's event loop."""
+
+    _shared: RecorderHub | None = None
+
+    def __init__(self) -> None:
+        self.addon = _TrafficAddon()
+        self.master: master.Master | None = None
+        self.task: asyncio.Task[None] | None = None
+        self.modes: list[str] = []
+        self.confdir = tempfile.TemporaryDirectory(prefix="marathon-mitm-")
+        self._lock = asyncio.Lock()
+
+    @classmethod
+    def shared(cls) -> RecorderHub:
+        if cls._shared is None:
+            cls._shared = cls()
+        return cls._shared
+
+    async def _start(self) -> master.Master:
+        if self.master is not None:
+            return self.master
+        m = master.Master(options.Options())
+        m.addons.add(*default_addons())
+        m.addons.add(self.addon)
+        # options after the addons: addon options don't exist before, and constructor values are unseen
+        m.options.update(
+            listen_host="127.0.0.1",
+            mode=[],
+            store_streamed_bodies=True,
+            confdir=self.confdir.name,
+            connection_strategy="lazy",
+        )
+        self.master = m
+        self.task = asyncio.create_task(m.run())
+        await asyncio.sleep(0)
+        return m
+
+    async def open(
+        self, upstream: str, recorder: RunRecorder, port: int = 0, host: str = "127.0.0.1"
+    ) -> Listener:
+        """Start a listener that forwards to `upstream` and records into `recorder`."""
+        async with self._lock:
+            m = await self._start()
+            port = port or free_port(host)
+            spec = mode_specs.ProxyMode.parse(f"reverse:{upstream}@{host}:{port}")
+            self.addon.recorders[spec.full_spec] = recorder
+            await self._apply(m, [*self.modes, spec.full_spec])
+            server = self._proxyserver(m).servers[spec]
+            if server.last_exception is not None or not server.listen_addrs:
+                self.addon.recorders.pop(spec.full_spec, None)
+                await self._apply(m, [x for x in self.modes if x != spec.full_spec])
+                raise OSError(f"recorder can't listen on {host}:{port}: {server.last_exception}")
+            bound = server.listen_addrs[0][1]
+            return Listener(spec.full_spec, f"http://{host}:{bound}", upstream)
+
+    async def close(self, listener: Listener) -> None:
+        async with self._lock:
+            if self.master is None:
+                return
+            await self._apply(self.master, [x for x in self.modes if x != listener.mode])
+            self.addon.recorders.pop(listener.mode, None)
+            if not self.modes:
+                await self._stop()
+
+    @staticmethod
+    def _proxyserver(m: master.Master) -> Any:
+        return m.addons.get("proxyserver")
+
+    async def _apply(self, m: master.Master, modes: list[str]) -> None:
+        self.modes = modes
+        m.options.update(mode=modes)
+        await self._proxyserver(m).servers.update([mode_specs.ProxyMode.parse(x) for x in modes])
+
+    async def _stop(self) -> None:
+        m, task = self.master, self.task
+        self.master, self.task = None, None
+        if m is None:
+            return
+        ps = self._proxyserver(m)
+        await ps.servers.update([])
+        for _ in range(50):  # let in-flight flows finish
+            if not ps.connections:
+                break
+            await asyncio.sleep(0.02)
+        m.shutdown()
+        if task is not None:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task

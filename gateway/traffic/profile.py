@@ -1,0 +1,148 @@
+"""Agent traffic profiles: which tool calls are memory calls, which texts mark compaction.
+
+Profiles are data (`profiles.json5`); a run's `llm` settings pick one by name and may add
+patterns of their own. `TrafficProfile.merged()` of all known profiles is the default, so
+`marathon proxy` without `--profile` still recognises every known agent.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import json5
+
+PATH_KEYS = ("path", "file_path", "file", "filename", "target_file")
+_READ_WORDS = ("search", "get", "read", "view", "list", "find", "recall")
+
+
+@dataclass(frozen=True)
+class MemoryCallInfo:
+    tool: str
+    operation: str  # read | write
+    target: str = ""
+
+
+@dataclass(frozen=True)
+class TrafficProfile:
+    name: str
+    memory_tools: tuple[str, ...] = ()
+    wrapper_tools: dict[str, str] = field(default_factory=dict)
+    file_tools: tuple[str, ...] = ()
+    memory_paths: tuple[str, ...] = ()
+    summary: tuple[str, ...] = ()
+    flush: tuple[str, ...] = ()
+    replay: tuple[str, ...] = ()
+    cleared: tuple[str, ...] = ()
+    origin: dict[str, str] = field(default_factory=dict)  # signature text → the agent it belongs to
+
+    def agent_of(self, marker: str) -> str:
+        return self.origin.get(marker, self.name)
+
+    @classmethod
+    def from_dict(cls, name: str, data: dict[str, Any]) -> TrafficProfile:
+        def strings(key: str) -> tuple[str, ...]:
+            value = data.get(key, [])
+            return tuple(str(v) for v in value) if isinstance(value, list) else ()
+
+        wrappers = data.get("wrapper_tools", {})
+        signatures = [m for key in ("summary", "flush", "replay", "cleared") for m in strings(key)]
+        return cls(
+            name=name,
+            memory_tools=strings("memory_tools"),
+            wrapper_tools={str(k): str(v) for k, v in wrappers.items()} if isinstance(wrappers, dict) else {},
+            file_tools=strings("file_tools"),
+            memory_paths=strings("memory_paths"),
+            summary=strings("summary"),
+            flush=strings("flush"),
+            replay=strings("replay"),
+            cleared=strings("cleared"),
+            origin=dict.fromkeys(signatures, name),
+        )
+
+    @classmethod
+    def merged(cls, name: str, profiles: list[TrafficProfile]) -> TrafficProfile:
+        def union(attr: str) -> tuple[str, ...]:
+            return tuple(dict.fromkeys(v for p in profiles for v in getattr(p, attr)))
+
+        wrappers: dict[str, str] = {}
+        origin: dict[str, str] = {}
+        for p in profiles:
+            wrappers.update(p.wrapper_tools)
+            origin.update(p.origin)
+        return cls(
+            name=name,
+            memory_tools=union("memory_tools"),
+            wrapper_tools=wrappers,
+            file_tools=union("file_tools"),
+            memory_paths=union("memory_paths"),
+            summary=union("summary"),
+            flush=union("flush"),
+            replay=union("replay"),
+            cleared=union("cleared"),
+            origin=origin,
+        )
+
+    def memory_call(self, name: str, arguments: Any) -> MemoryCallInfo | None:
+        """Is the tool call `name(arguments)` a memory call under this profile?"""
+        args = arguments if isinstance(arguments, dict) else {}
+        if name in self.wrapper_tools:
+            inner = args.get(self.wrapper_tools[name])
+            if isinstance(inner, str) and inner:
+                inner_args = args.get("args", args.get("arguments", {}))
+                found = self.memory_call(inner, inner_args)
+                return (
+                    MemoryCallInfo(f"{name}:{found.tool}", found.operation, found.target) if found else None
+                )
+            return None
+        if any(fnmatch.fnmatchcase(name, pattern) for pattern in self.memory_tools):
+            return MemoryCallInfo(name, _operation(name, args), _target(args))
+        if name in self.file_tools:
+            path = _target(args)
+            if path and self._memory_path(path):
+                operation = "read" if name in ("read", "view", "ls") else "write"
+                return MemoryCallInfo(name, operation, path)
+        return None
+
+    def _memory_path(self, path: str) -> bool:
+        parts = path.replace("\\", "/").split("/")
+        suffixes = ["/".join(parts[i:]) for i in range(len(parts))]
+        return any(fnmatch.fnmatchcase(s, g) for g in self.memory_paths for s in suffixes)
+
+
+def _target(args: dict[str, Any]) -> str:
+    for key in PATH_KEYS:
+        if isinstance(args.get(key), str):
+            return str(args[key])
+    return ""
+
+
+def _operation(name: str, args: dict[str, Any]) -> str:
+    verb = args.get("command") or args.get("action") or ""
+    word = f"{name} {verb}".lower()
+    if isinstance(verb, str) and verb:
+        return "read" if any(w in verb.lower() for w in _READ_WORDS) else "write"
+    return "read" if any(w in word for w in _READ_WORDS) else "write"
+
+
+@cache
+def known_profiles() -> dict[str, TrafficProfile]:
+    data = json5.loads((Path(__file__).parent / "profiles.json5").read_text(encoding="utf-8"))
+    return {name: TrafficProfile.from_dict(name, value) for name, value in data.items()}
+
+
+def load_profile(name: str | None, extra: dict[str, Any] | None = None) -> TrafficProfile:
+    """A known profile by name (all of them merged when `name` is None), plus `extra` patterns."""
+    known = known_profiles()
+    if name is None:
+        base = TrafficProfile.merged("any known agent", list(known.values()))
+    elif name in known:
+        base = known[name]
+    else:
+        raise ValueError(f"unknown agent traffic profile {name!r}; known: {', '.join(sorted(known))}")
+    if extra:
+        base = TrafficProfile.merged(base.name, [base, TrafficProfile.from_dict("extra", extra)])
+    return base

@@ -1,0 +1,219 @@
+"""A run's LLM-traffic recorder: raw exchanges in, typed events out.
+
+The mitmproxy addon (`hub.py`) hands each finished exchange to the run's `RunRecorder` as a
+`RawExchange` — plain bytes and headers, nothing of mitmproxy — so everything here is testable
+without a proxy. Each exchange is redacted, parsed, stored content-addressed (each distinct
+message, system prompt, tool list and response body once, as a `blob`), analysed, and logged
+as an `llm_exchange` followed by what it showed: compactions, memory calls, the evidence check
+of the question being asked, canary hits.
+
+Fail closed: if the log can't be written, the recorder turns unhealthy and stays so; the addon
+then refuses the agent's further LLM calls, and the runner stops the run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from gateway.events import (
+    Blob,
+    CanaryHit,
+    CompactionSeen,
+    Event,
+    EvidenceCheck,
+    LLMExchange,
+    MemoryCallSeen,
+)
+from gateway.redact import redact, redact_text
+from gateway.runlog import RunLogWriteError
+from gateway.traffic.analysis import TrafficAnalyzer, history_before
+from gateway.traffic.profile import TrafficProfile
+from gateway.traffic.wire import UNKNOWN, parse_call
+
+type Log = Callable[[Event], Event]
+type Echo = Callable[[str], None]
+
+
+@dataclass
+class RawExchange:
+    method: str
+    path: str
+    request_headers: dict[str, str]
+    request_body: bytes
+    status: int = 0
+    response_headers: dict[str, str] = field(default_factory=dict)
+    response_body: bytes = b""
+    started: float = 0.0
+    first_byte: float = 0.0
+    ended: float = 0.0
+    error: str = ""
+
+    @property
+    def response_type(self) -> str:
+        return next((v for k, v in self.response_headers.items() if k.lower() == "content-type"), "")
+
+
+@dataclass
+class OpenQuestion:
+    id: str
+    text: str
+    expected: str
+    abstain: bool
+    evidence_checked: bool = False
+
+
+def blob_ref(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+class RunRecorder:
+    def __init__(
+        self,
+        log: Log,
+        profile: TrafficProfile,
+        *,
+        known_blobs: Iterable[str] = (),
+        evidence: Callable[[str, str], bool] | None = None,
+        echo: Echo | None = None,
+    ) -> None:
+        """`evidence(expected, history)` says whether an expected answer is in a text."""
+        self._log = log
+        self.analyzer = TrafficAnalyzer(profile)
+        self.known_blobs = set(known_blobs)
+        self.evidence = evidence
+        self.echo = echo
+        self.question: OpenQuestion | None = None
+        self.phase = -1
+        self.failure: str | None = None
+        self.exchanges = 0
+
+    @property
+    def healthy(self) -> bool:
+        return self.failure is None
+
+    # -- what the runner tells the recorder ------------------------------------------------
+
+    def question_started(self, question_id: str, text: str, expected: str, abstain: bool) -> None:
+        self.question = OpenQuestion(question_id, text, expected, abstain)
+
+    def question_finished(self) -> None:
+        self.question = None
+
+    def session_changed(self) -> None:
+        self.analyzer.reset_context()
+
+    def arm_canary(self, marker: str) -> None:
+        self.analyzer.arm_canary(marker)
+
+    # -- recording -------------------------------------------------------------------------
+
+    def record(self, raw: RawExchange) -> None:
+        """Log one exchange and its findings. Raises `RunLogWriteError` (and stays unhealthy)
+        when the log can't be written."""
+        if self.failure:
+            raise RunLogWriteError(self.failure)
+        try:
+            self._record(raw)
+        except RunLogWriteError as exc:
+            self.failure = str(exc)
+            raise
+
+    def _blob(self, data: bytes) -> str:
+        ref = blob_ref(data)
+        if ref not in self.known_blobs:
+            self._log(Blob(ref=ref, data=data))
+            self.known_blobs.add(ref)
+        return ref
+
+    def _json_blob(self, value: Any) -> str:
+        return self._blob(json.dumps(value, sort_keys=True, ensure_ascii=False).encode())
+
+    def _record(self, raw: RawExchange) -> None:
+        call = parse_call(raw.path, raw.request_body, raw.response_body, raw.response_type)
+        analysis = self.analyzer.observe(call)
+        question = self.question
+        exchange = LLMExchange(
+            api=call.api,
+            method=raw.method,
+            path=redact_text(raw.path),
+            status=raw.status,
+            model=call.model,
+            stream=call.stream,
+            kind=analysis.kind,
+            system_ref=self._blob(call.system.encode()) if call.system else "",
+            message_refs=[self._json_blob(m) for m in call.messages],
+            tools_ref=self._json_blob(call.tools) if call.tools else "",
+            tool_names=call.tool_names,
+            params=call.params,
+            request_headers={k: str(redact(v, k)) for k, v in raw.request_headers.items()},
+            request_ref=self._blob(raw.request_body) if call.api == UNKNOWN and raw.request_body else "",
+            response_ref=self._blob(raw.response_body) if raw.response_body else "",
+            response_type=raw.response_type,
+            text=call.text,
+            tool_calls=[{"name": tc.name, "arguments": tc.arguments} for tc in call.tool_calls],
+            usage={
+                "input": call.usage.input,
+                "output": call.usage.output,
+                "cache_read": call.usage.cache_read,
+                "cache_write": call.usage.cache_write,
+            },
+            input_tokens=analysis.input_tokens,
+            stop_reason=call.stop_reason,
+            started=raw.started,
+            ttfb=max(0.0, raw.first_byte - raw.started) if raw.first_byte else 0.0,
+            duration=max(0.0, raw.ended - raw.started) if raw.ended else 0.0,
+            question_id=question.id if question else None,
+            phase=self.phase,
+            warnings=call.warnings,
+            error=raw.error,
+        )
+        seq = self._log(exchange).seq
+        self.exchanges += 1
+        qid = question.id if question else None
+        for c in analysis.compactions:
+            self._log(
+                CompactionSeen(
+                    kind=c.kind,
+                    tokens_before=c.tokens_before,
+                    tokens_after=c.tokens_after,
+                    exchange=seq,
+                    phase=self.phase,
+                    question_id=qid,
+                )
+            )
+            self._say(f"compaction ({c.kind}): {c.tokens_before} → {c.tokens_after} tokens")
+        for m in analysis.memory_calls:
+            self._log(
+                MemoryCallSeen(
+                    tool=m.tool, operation=m.operation, target=m.target, exchange=seq, question_id=qid
+                )
+            )
+            self._say(
+                f"memory {m.operation}: {m.tool}"
+                + (f" {m.target}" if m.target else "")
+                + (f"  [question {qid}]" if qid else "")
+            )
+        for marker in analysis.canary_hits:
+            self._log(CanaryHit(marker=marker, exchange=seq, question_id=qid))
+            self._say(f"CANARY {marker!r} is back in the agent's input")
+        if question and not question.evidence_checked and not question.abstain and self.evidence:
+            history = history_before(call, question.text)
+            if history is not None:
+                question.evidence_checked = True
+                self._log(
+                    EvidenceCheck(
+                        question_id=question.id,
+                        in_context=self.evidence(question.expected, history),
+                        exchange=seq,
+                    )
+                )
+        for warning in call.warnings:
+            self._say(f"warning: {warning}")
+
+    def _say(self, line: str) -> None:
+        if self.echo:
+            self.echo(line)
