@@ -18,7 +18,7 @@ from pathlib import Path
 from gateway import __version__
 from gateway.agents import check_agent_settings
 from gateway.config import ConfigError, RunSpec, load_config
-from gateway.events import Event, UnknownEvent
+from gateway.events import Blob, Event, LLMExchange, UnknownEvent
 from gateway.report import summarize
 from gateway.runlog import EVENTS_FILE, RunLogFormatError, read_log
 from gateway.runner import ResumeError, RunOutcome, TerminationReason, run_spec, run_status
@@ -44,6 +44,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = sub.add_parser("demo", help="offline demo: scripted persona × reference agent on the stand-in model")
     p.add_argument("--recordings", type=Path, default=Path("recordings"))
     p.add_argument("--fresh", action="store_true", help="start over even if an unfinished demo run exists")
+    p = sub.add_parser(
+        "proxy", help="record any agent's LLM traffic live and print compactions and memory calls"
+    )
+    p.add_argument(
+        "--upstream", required=True, help="the agent's real LLM base URL, e.g. https://api.anthropic.com"
+    )
+    p.add_argument(
+        "--profile", help="known agent: reference, openclaw, hermes, letta, anthropic (default: all)"
+    )
+    p.add_argument("--port", type=int, default=0, help="loopback port to listen on (default: a free one)")
+    p.add_argument("--recordings", type=Path, default=Path("recordings"))
     p = sub.add_parser("inspect", help="print a run's timeline from its log")
     p.add_argument("run", type=Path, help="a run folder or its events.msgpack")
     p.add_argument("--limit", type=int, default=0, help="print at most this many events (0 = all)")
@@ -55,6 +66,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_run(args.config, fresh=args.fresh, only=args.only)
         if args.command == "demo":
             return cmd_demo(args.recordings, fresh=args.fresh)
+        if args.command == "proxy":
+            return cmd_proxy(args.upstream, args.profile, args.port, args.recordings)
         return cmd_inspect(args.run, args.limit)
     except BrokenPipeError:  # `marathon inspect RUN | head`
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - keep Python from failing at exit
@@ -205,6 +218,31 @@ def cmd_demo(recordings: Path, fresh: bool) -> int:
     return code
 
 
+def cmd_proxy(upstream: str, profile: str | None, port: int, recordings: Path) -> int:
+    if not upstream.startswith(("http://", "https://")):
+        print(f"error: --upstream must be an http:// or https:// URL, not {upstream!r}", file=sys.stderr)
+        return 2
+    from gateway.traffic.watch import watch  # mitmproxy loads only for this command
+
+    try:
+        asyncio.run(
+            watch(
+                upstream,
+                recordings.resolve(),
+                profile=profile,
+                port=port,
+                out=lambda line: print(line, flush=True),
+            )
+        )
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
 # -- inspect -----------------------------------------------------------------------------------
 
 
@@ -212,6 +250,16 @@ def _event_line(event: Event) -> str:
     fields = {k: v for k, v in event.to_record().items() if k not in ("t", "seq", "ts")}
     if isinstance(event, UnknownEvent):
         return f"{event.tag} (unknown to this version)"
+    if isinstance(event, Blob):
+        return f"{event.ref[:12]} ({len(event.data):,} bytes)"
+    if isinstance(event, LLMExchange):
+        calls = ", ".join(str(c.get("name")) for c in event.tool_calls)
+        return (
+            f"{event.api} {event.model} {event.kind} status={event.status} messages={len(event.message_refs)} "
+            f"input_tokens={event.input_tokens}"
+            + (f" tool_calls=[{calls}]" if calls else "")
+            + (f" question={event.question_id}" if event.question_id else "")
+        )
     text = fields.pop("text", None)
     parts = [f"{k}={v}" for k, v in fields.items() if v not in (None, "", [], {}, False)]
     if text is not None:

@@ -149,7 +149,7 @@ class RunRecorder:
             tools_ref=self._json_blob(call.tools) if call.tools else "",
             tool_names=call.tool_names,
             params=call.params,
-            request_headers={k: str(redact(v, k)) for k, v in raw.request_headers.items()},
+            request_headers={k.lower(): str(redact(v, k)) for k, v in raw.request_headers.items()},
             request_ref=self._blob(raw.request_body) if call.api == UNKNOWN and raw.request_body else "",
             response_ref=self._blob(raw.response_body) if raw.response_body else "",
             response_type=raw.response_type,
