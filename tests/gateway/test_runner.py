@@ -13,10 +13,25 @@ from aiohttp import web
 
 from adapters.reference.http_server import serve
 from gateway.config import RunSpec
-from gateway.events import Asked, ErrorEvent, Evaluation, Event, Replied, RunEnded, RunStart, Said
+from gateway.events import (
+    Asked,
+    CanaryHit,
+    CompactionSeen,
+    ErrorEvent,
+    Evaluation,
+    Event,
+    EvidenceCheck,
+    MemoryCallSeen,
+    Replied,
+    RunEnded,
+    RunStart,
+    Said,
+)
 from gateway.runlog import EVENTS_FILE, iter_records, read_log
 from gateway.runner import ResumeError, TerminationReason, run_spec
-from tests.conftest import BenchFactory
+from tests.conftest import TINY, BenchFactory
+
+TINY_CH1, TINY_CH2 = TINY["ch1.md"], TINY["ch2.md"]
 
 REFERENCE = {"adapter": "reference"}
 
@@ -203,3 +218,45 @@ async def test_a_run_paused_twice_by_a_failing_agent_still_resumes(
         await served.stop()
     assert [o.reason for o in (first, second, third)] == ["agent_failed", "agent_failed", "completed"]
     assert graded(tmp_path / "r1" / EVENTS_FILE) == {"q1": 1, "q2": 1, "q3": 1}
+
+
+async def test_a_recorded_run_sees_compactions_memory_calls_evidence_and_canaries(
+    make_benchmark: BenchFactory, tmp_path: Path
+) -> None:
+    bench = make_benchmark(
+        benchmark__json='{name: "tiny", chapters: ["ch1.md", "ch2.md"], canaries: ["TUNA-7731"]}',
+        pets__md="# Pets\n\n## 1. Cat\n1.1 My cat is called Miso\n1.2 Miso is 4 years old\n1.3 Miso eats tuna, brand TUNA-7731\n",
+        ch1__md=TINY_CH1 + "> Please forget the tuna brand.\n✎ pets 1.3 —\n",
+        ch2__md=TINY_CH2 + "❓ q4 What does Miso eat? Correct answer: tuna\n",
+    )
+    agent = {"adapter": "reference", "context_tokens": 60, "keep_turns": 1}
+    outcome = await run_spec(spec(bench, agent), tmp_path)
+    assert outcome.reason == TerminationReason.COMPLETED
+    log = read_log(tmp_path / "r1" / EVENTS_FILE)
+    assert [e for e in log.events if isinstance(e, CompactionSeen)]
+    calls = [e for e in log.events if isinstance(e, MemoryCallSeen)]
+    assert {e.question_id for e in calls} >= {"q1", "q2", "q4"} and None in {e.question_id for e in calls}
+    evidence = {e.question_id: e.in_context for e in log.events if isinstance(e, EvidenceCheck)}
+    assert set(evidence) == {"q1", "q2", "q4"}  # not q3: an abstention has no evidence
+    hits = [e for e in log.events if isinstance(e, CanaryHit)]
+    assert {h.marker for h in hits} == {"TUNA-7731"} and "q4" in {h.question_id for h in hits}
+    report = (tmp_path / "r1" / "report.md").read_text()
+    assert "compactions seen:" in report and "revoked canaries back in the agent's input: " in report
+    assert "| q1 | 10 | 1 | " in report
+
+
+async def test_an_unrecorded_agent_says_budgets_are_not_observable(
+    make_benchmark: BenchFactory, tmp_path: Path
+) -> None:
+    async def handler(request: web.Request) -> web.Response:
+        return web.json_response({"reply": "ok"})
+
+    app = web.Application()
+    app.router.add_post("/chat", handler)
+    served = await serve(app)
+    try:
+        await run_spec(spec(make_benchmark(), {"adapter": "http", "url": f"{served.url}/chat"}), tmp_path)
+    finally:
+        await served.stop()
+    report = (tmp_path / "r1" / "report.md").read_text()
+    assert "**not observable**" in report and "memory calls:" not in report
