@@ -184,6 +184,10 @@ class LLMExchange(Event):
     stream: bool = False
     kind: str = "ordinary"
     system_ref: str = ""
+    # the request's messages: the first `base_len` of exchange `base`'s, then `message_refs`
+    # (a conversation that grows by a turn per call stores two refs per call, not all of them)
+    base: int = -1
+    base_len: int = 0
     message_refs: list[str] = field(default_factory=list)
     tools_ref: str = ""
     tool_names: list[str] = field(default_factory=list)

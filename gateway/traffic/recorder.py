@@ -90,6 +90,7 @@ class RunRecorder:
         self.phase = -1
         self.failure: str | None = None
         self.exchanges = 0
+        self.previous_refs: tuple[int, list[str]] = (-1, [])  # the last exchange's seq and message refs
 
     @property
     def healthy(self) -> bool:
@@ -136,7 +137,16 @@ class RunRecorder:
         call = parse_call(raw.path, raw.request_body, raw.response_body, raw.response_type)
         analysis = self.analyzer.observe(call)
         question = self.question
+        refs = [self._json_blob(m) for m in call.messages]
+        base, previous = self.previous_refs
+        shared = 0
+        for mine, theirs in zip(refs, previous, strict=False):
+            if mine != theirs:
+                break
+            shared += 1
         exchange = LLMExchange(
+            base=base if shared else -1,
+            base_len=shared,
             api=call.api,
             method=raw.method,
             path=redact_text(raw.path),
@@ -145,7 +155,7 @@ class RunRecorder:
             stream=call.stream,
             kind=analysis.kind,
             system_ref=self._blob(call.system.encode()) if call.system else "",
-            message_refs=[self._json_blob(m) for m in call.messages],
+            message_refs=refs[shared:],
             tools_ref=self._json_blob(call.tools) if call.tools else "",
             tool_names=call.tool_names,
             params=call.params,
@@ -172,6 +182,7 @@ class RunRecorder:
             error=raw.error,
         )
         seq = self._log(exchange).seq
+        self.previous_refs = (seq, refs)
         self.exchanges += 1
         qid = question.id if question else None
         for c in analysis.compactions:
@@ -217,3 +228,14 @@ class RunRecorder:
     def _say(self, line: str) -> None:
         if self.echo:
             self.echo(line)
+
+
+def message_refs(exchange: LLMExchange, by_seq: dict[int, LLMExchange]) -> list[str]:
+    """The full list of an exchange's message refs, following its `base` chain."""
+    chain = [exchange]
+    while chain[-1].base >= 0 and chain[-1].base in by_seq and len(chain) <= len(by_seq):
+        chain.append(by_seq[chain[-1].base])
+    refs: list[str] = []
+    for link in reversed(chain):
+        refs = refs[: link.base_len] + link.message_refs if link.base >= 0 else list(link.message_refs)
+    return refs
