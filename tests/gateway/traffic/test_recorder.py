@@ -48,9 +48,8 @@ def test_each_message_is_stored_once_and_requests_can_be_rebuilt() -> None:
     for exchange, messages in zip(exchanges, sent, strict=True):
         assert [json.loads(blobs[r]) for r in message_refs(exchange, by_seq)] == messages
     assert max(len(e.message_refs) for e in exchanges[1:]) <= 2  # only the new tail per call
-    assert (
-        len(blobs) == 30 + 1 + 1 + 1 + 31
-    )  # user turns, "ok" turn, fresh start, system, responses (30 equal + 1)
+    # the user turns, the "ok" turn, "fresh start", the system prompt, and one response (all are equal)
+    assert len(blobs) == 30 + 1 + 1 + 1 + 1
 
 
 def test_evidence_is_checked_once_on_the_first_call_for_the_question() -> None:
