@@ -16,13 +16,18 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from gateway.events import Header  # noqa: E402
-from gateway.runlog import RunLogWriter  # noqa: E402
-from gateway.traffic.profile import load_profile  # noqa: E402
-from gateway.traffic.recorder import RawExchange, RunRecorder  # noqa: E402
+from gateway.events import Header
+from gateway.runlog import RunLogWriter
+from gateway.traffic.profile import load_profile
+from gateway.traffic.recorder import RawExchange, RunRecorder
 
-WORDS = "the rent rose to euros from march my cat pixel eats salmon flavoured food every day and night".split()
-TOOLS = [{"name": f"tool_{i}", "description": "does a thing " * 20, "input_schema": {"type": "object"}} for i in range(12)]
+WORDS = (
+    "the rent rose to euros from march my cat pixel eats salmon flavoured food every day and night".split()
+)
+TOOLS = [
+    {"name": f"tool_{i}", "description": "does a thing " * 20, "input_schema": {"type": "object"}}
+    for i in range(12)
+]
 SYSTEM = "You are a personal assistant. " * 60
 
 
@@ -37,12 +42,33 @@ def main() -> None:
             recorder = RunRecorder(writer.append, load_profile(None))
             for i in range(n):
                 messages.append({"role": "user", "content": " ".join(rng.choice(WORDS) for _ in range(40))})
-                body = json.dumps({"model": "m", "max_tokens": 512, "system": SYSTEM, "tools": TOOLS, "messages": messages}).encode()
+                body = json.dumps(
+                    {"model": "m", "max_tokens": 512, "system": SYSTEM, "tools": TOOLS, "messages": messages}
+                ).encode()
                 answer = " ".join(rng.choice(WORDS) for _ in range(30))
-                response = json.dumps({"type": "message", "role": "assistant", "content": [{"type": "text", "text": answer}],
-                                       "stop_reason": "end_turn", "usage": {"input_tokens": len(body) // 4, "output_tokens": 40}}).encode()
-                recorder.record(RawExchange("POST", "/v1/messages", {"content-type": "application/json"}, body, 200,
-                                            {"content-type": "application/json"}, response, float(i), float(i), float(i)))
+                response = json.dumps(
+                    {
+                        "type": "message",
+                        "role": "assistant",
+                        "content": [{"type": "text", "text": answer}],
+                        "stop_reason": "end_turn",
+                        "usage": {"input_tokens": len(body) // 4, "output_tokens": 40},
+                    }
+                ).encode()
+                recorder.record(
+                    RawExchange(
+                        "POST",
+                        "/v1/messages",
+                        {"content-type": "application/json"},
+                        body,
+                        200,
+                        {"content-type": "application/json"},
+                        response,
+                        float(i),
+                        float(i),
+                        float(i),
+                    )
+                )
                 raw_bytes += len(body)
                 messages.append({"role": "assistant", "content": answer})
         recorded = path.stat().st_size
