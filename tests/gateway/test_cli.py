@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -137,6 +138,12 @@ def test_demo_runs_again_fresh_after_it_finished(tmp_path: Path) -> None:
     assert again.returncode == 0 and "resuming" not in again.stdout
     report = (tmp_path / "recordings" / "report.md").read_text()
     assert report.count("— demo: demo-en @") == 2
+    run_report = (tmp_path / "recordings" / "demo" / "report.md").read_text()
+    compactions = re.search(r"compactions seen: (\d+)", run_report)
+    assert compactions and int(compactions.group(1)) >= 1
+    rows = re.findall(r"^\| (q\d+) \| [\d.]+ \| (\d+) \| ", run_report, re.M)
+    assert len(rows) == 15 and all(int(calls) >= 1 for _, calls in rows)  # a memory-call count per question
+    assert "beyond the boundary: " in run_report and "still in context: " in run_report
 
 
 def test_ctrl_c_leaves_a_valid_log_that_resumes(tmp_path: Path) -> None:
