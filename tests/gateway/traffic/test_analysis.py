@@ -245,3 +245,55 @@ def test_memory_calls_come_from_the_response() -> None:
     assert [m.tool for m in TrafficAnalyzer(load_profile("reference")).observe(call).memory_calls] == [
         "memory_search"
     ]
+
+
+def test_context_management_edits_and_responses_compaction_items_are_compactions() -> None:
+    edited = parse_call(
+        "/v1/messages",
+        b'{"model": "m", "messages": [{"role": "user", "content": "hi"}]}',
+        json.dumps(
+            {
+                "content": [{"type": "text", "text": "ok"}],
+                "stop_reason": "end_turn",
+                "usage": {"input_tokens": 10},
+                "context_management": {
+                    "applied_edits": [{"type": "clear_tool_uses_20250919", "cleared_tool_uses": 3}]
+                },
+            }
+        ).encode(),
+        "application/json",
+    )
+    compacted = parse_call(
+        "/v1/responses",
+        b'{"model": "m", "input": "hi"}',
+        json.dumps(
+            {
+                "status": "completed",
+                "output": [{"type": "compaction", "id": "c1", "encrypted_content": "..."}],
+            }
+        ).encode(),
+        "application/json",
+    )
+    analyzer = TrafficAnalyzer(load_profile(None))
+    assert [c.kind for c in analyzer.observe(edited).compactions] == ["anthropic-context-edit"]
+    assert [c.kind for c in analyzer.observe(compacted).compactions] == ["openai-responses"]
+
+
+REPLAYED = "The conversation history before this point was compacted into the following summary:\n<summary>x</summary>"
+
+
+def test_openclaw_summary_then_replay_is_one_openclaw_compaction() -> None:
+    analyzer = TrafficAnalyzer(load_profile("openclaw"))
+    for call in growing_conversation(8):
+        analyzer.observe(call)
+    analyzer.observe(fixture_call("openclaw_compaction_request.json"))
+    after = anthropic_call(
+        [
+            {
+                "role": "user",
+                "content": REPLAYED,
+            },
+            {"role": "user", "content": "next question"},
+        ]
+    )
+    assert [c.kind for c in analyzer.observe(after).compactions] == ["openclaw-summary"]
