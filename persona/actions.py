@@ -84,8 +84,17 @@ class Evaluate:
 
 
 @dataclass(frozen=True)
+class Slip:
+    """The LLM persona broke a rule the engine can check (a fact marked told but never said,
+    an out-of-character message, ...). Logged as `persona_slip`; the run goes on."""
+
+    kind: str
+    detail: str
+
+
+@dataclass(frozen=True)
 class Finish:
     """The persona has nothing more to do: the run is complete."""
 
 
-type PersonaAction = EnterPhase | Say | Ask | NewSession | Compact | EditFact | Evaluate | Finish
+type PersonaAction = EnterPhase | Say | Ask | NewSession | Compact | EditFact | Evaluate | Slip | Finish

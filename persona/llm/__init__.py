@@ -1,0 +1,1 @@
+"""LLM clients for the persona and the judge, behind one protocol (`LLMClient`)."""
