@@ -258,6 +258,33 @@ class CanaryHit(Event):
 
 
 @dataclass
+class FactsMarked(Event):
+    """The LLM persona marked facts told (`file:id`); each also gets a `fact_told`."""
+
+    type: ClassVar[str] = "facts_marked"
+    fact_ids: list[str] = field(default_factory=list)
+
+
+@dataclass
+class PersonaTurn(Event):
+    """One response of the persona's (or judge's) model, kept so a resumed run can replay the
+    persona exactly; `usage` feeds the cost split."""
+
+    type: ClassVar[str] = "persona_llm"
+    client: str = ""
+    response: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class PersonaSlip(Event):
+    """The LLM persona broke a rule the engine checks (e.g. marked a fact told it never said)."""
+
+    type: ClassVar[str] = "persona_slip"
+    kind: str = ""
+    detail: str = ""
+
+
+@dataclass
 class UnknownEvent(Event):
     type: ClassVar[str] = "unknown"
     tag: str = ""
@@ -267,6 +294,9 @@ class UnknownEvent(Event):
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.type: cls
     for cls in (
+        FactsMarked,
+        PersonaTurn,
+        PersonaSlip,
         Blob,
         LLMExchange,
         CompactionSeen,

@@ -18,7 +18,6 @@ import time
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
 
 from adapters.base import AdapterError, AgentAdapter, SessionState
 from gateway import __version__
@@ -31,8 +30,11 @@ from gateway.events import (
     Evaluation,
     Event,
     FactEdited,
+    FactsMarked,
     FactTold,
     Header,
+    PersonaSlip,
+    PersonaTurn,
     PhaseEntered,
     Replied,
     RunEnded,
@@ -40,6 +42,7 @@ from gateway.events import (
     Said,
     SessionChanged,
 )
+from gateway.personas import build_driver, driver_name
 from gateway.report import write_reports
 from gateway.runlog import EVENTS_FILE, RunLog, RunLogWriteError, RunLogWriter, read_log
 from gateway.traffic.profile import load_profile
@@ -52,15 +55,16 @@ from persona.actions import (
     EnterPhase,
     Evaluate,
     Finish,
+    MarkTold,
     NewSession,
     PersonaAction,
     Say,
+    Slip,
 )
-from persona.benchmark import DELETED_MARKERS, Benchmark, load_benchmark
+from persona.benchmark import DELETED_MARKERS, load_benchmark
 from persona.directives import SetVar
 from persona.driver import PersonaDriver
 from persona.grading import contains_expected
-from persona.scripted import ScriptedDriver
 
 MAX_CONSECUTIVE_AGENT_ERRORS = 3
 
@@ -77,7 +81,7 @@ class ResumeError(RuntimeError):
     """The log can't be continued (other benchmark, diverging replay); `--fresh` starts over."""
 
 
-ACTION_EVENTS = (PhaseEntered, Said, Asked, SessionChanged, FactEdited, Evaluation)
+ACTION_EVENTS = (PhaseEntered, Said, Asked, SessionChanged, FactEdited, Evaluation, FactsMarked, PersonaSlip)
 
 
 @dataclass
@@ -92,13 +96,6 @@ class RunOutcome:
     @property
     def report(self) -> Path:
         return self.run_dir / "report.md"
-
-
-def build_driver(settings: dict[str, Any], benchmark: Benchmark) -> PersonaDriver:
-    driver = settings.get("driver", "scripted")
-    if driver == "scripted":
-        return ScriptedDriver(benchmark, facts_per_message=int(settings.get("facts_per_message", 3)))
-    raise ValueError(f"unknown persona driver {driver!r}; available: scripted")
 
 
 def run_status(log: RunLog) -> TerminationReason | None:
@@ -129,6 +126,10 @@ def _same(action: PersonaAction, event: Event) -> bool:
             return (action.file, action.fact_id, action.new) == (event.file, event.fact_id, event.new)
         case Evaluate(), Evaluation():
             return action.question_id == event.question_id and action.score == event.score
+        case MarkTold(), FactsMarked():
+            return list(action.fact_ids) == event.fact_ids
+        case Slip(), PersonaSlip():
+            return action.kind == event.kind
     return False
 
 
@@ -178,7 +179,7 @@ class Run:
         self.log_path = self.run_dir / EVENTS_FILE
         self.fresh = fresh
         self.benchmark = load_benchmark(spec.benchmark)
-        self.driver = build_driver(spec.persona, self.benchmark)
+        self.driver: PersonaDriver | None = None
         self.writer: RunLogWriter | None = None
         self.adapter: AgentAdapter | None = None
         self.recorder: RunRecorder | None = None
@@ -201,6 +202,8 @@ class Run:
         reason = TerminationReason.ERROR
         detail = ""
         try:
+            replay = [e.response for e in previous.events if isinstance(e, PersonaTurn)] if previous else []
+            self.driver = build_driver(self.spec.persona, self.benchmark, self.log, replay)
             self.recorder = self._make_recorder(previous)
             async with open_agent(self.spec.agent, self.run_dir, self.recorder) as handle:
                 self.adapter, self.llm_url = handle.adapter, handle.llm_url
@@ -208,6 +211,9 @@ class Run:
                     reason = await self._drive(previous)
                 finally:
                     await handle.adapter.close()
+                    client = getattr(self.driver, "client", None)
+                    if client is not None:
+                        await client.close()
         except asyncio.CancelledError:
             reason = TerminationReason.INTERRUPTED
             raise
@@ -240,7 +246,7 @@ class Run:
                     "questions": len(self.benchmark.questions),
                     "phases": len(self.benchmark.phases),
                 },
-                persona=dict(self.spec.persona),
+                persona={**self.spec.persona, "driver": driver_name(self.spec.persona)},
                 agent=describe_agent(self.spec.agent),
             )
             self.run_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -306,7 +312,7 @@ class Run:
                     recorder.arm_canary(marker)
 
     async def _drive(self, previous: RunLog | None) -> TerminationReason:
-        assert self.adapter is not None
+        assert self.adapter is not None and self.driver is not None
         reply: AgentReply | None = None
         pending: PersonaAction | None = None
         if previous is None:
@@ -411,6 +417,13 @@ class Run:
                 else:
                     await compact()
                 self.log(SessionChanged(action="compact", detail="" if compact else "unsupported"))
+            case MarkTold():
+                self.log(FactsMarked(fact_ids=list(action.fact_ids)))
+                for key in action.fact_ids:
+                    file, _, fact_id = key.partition(":")
+                    self.log(FactTold(file=file, fact_id=fact_id))
+            case Slip():
+                self.log(PersonaSlip(kind=action.kind, detail=action.detail))
             case EditFact():
                 if recorder:
                     self._maybe_arm(recorder, action.old, action.new)

@@ -84,6 +84,13 @@ class Evaluate:
 
 
 @dataclass(frozen=True)
+class MarkTold:
+    """Facts (`file:id`) the persona says it has told; the runner logs them as `fact_told`."""
+
+    fact_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Slip:
     """The LLM persona broke a rule the engine can check (a fact marked told but never said,
     an out-of-character message, ...). Logged as `persona_slip`; the run goes on."""
@@ -97,4 +104,6 @@ class Finish:
     """The persona has nothing more to do: the run is complete."""
 
 
-type PersonaAction = EnterPhase | Say | Ask | NewSession | Compact | EditFact | Evaluate | Slip | Finish
+type PersonaAction = (
+    EnterPhase | Say | Ask | NewSession | Compact | EditFact | Evaluate | MarkTold | Slip | Finish
+)

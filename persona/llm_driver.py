@@ -29,6 +29,7 @@ from persona.actions import (
     EnterPhase,
     Evaluate,
     Finish,
+    MarkTold,
     NewSession,
     PersonaAction,
     Say,
@@ -96,7 +97,7 @@ class LLMPersonaDriver:
         client: LLMClient,
         *,
         compaction: Compaction | None = None,
-        temperature: float = 0.2,
+        temperature: float | None = None,
     ) -> None:
         self.benchmark = benchmark
         self.client = client
@@ -404,6 +405,7 @@ class LLMPersonaDriver:
                 )
             marked.append(f"{name}:{fid}")
         self.facts.mark_told(marked)
+        self.queue.append(MarkTold(tuple(marked)))
         left = len(self.facts.untold(name))
         return f"Marked {len(marked)} told; {left} left in {name}."
 
@@ -475,7 +477,7 @@ def _missing_details(fact: str, said: str) -> list[str]:
             missing.append(str(q.value if isinstance(q.value, str) else f"{q.value:g}"))
     said_ids = extract_identifiers(said)
     missing += sorted(extract_identifiers(fact) - said_ids)
-    words = re.findall(r"[^\W\d_]+", fact)
+    words = re.findall(r"(?<![\w-])[^\W\d_]{2,}(?![\w-])", fact)  # whole words, not parts of codes like 32K
     said_terms = key_terms(said)
     for word in words[1:]:
         if word[0].isupper() and not any(terms_match(word.lower().replace("ё", "е"), s) for s in said_terms):

@@ -47,12 +47,13 @@ class AnthropicClient:
         body: dict[str, Any] = {
             "model": self.model,
             "max_tokens": request.max_tokens,
-            "temperature": request.temperature,
             "system": system,
             "messages": request.messages,
         }
         if tools:
             body["tools"] = tools
+        if request.temperature is not None:  # not a named parameter of current SDKs
+            body["extra_body"] = {"temperature": request.temperature}
         return body
 
     async def complete(self, request: LLMRequest) -> LLMResponse:

@@ -72,9 +72,10 @@ class OpenAICompatibleClient:
         body: dict[str, Any] = {
             "model": self.model,
             "max_tokens": request.max_tokens,
-            "temperature": request.temperature,
             "messages": to_openai_messages(request.system, request.messages),
         }
+        if request.temperature is not None:
+            body["temperature"] = request.temperature
         if request.tools:
             body["tools"] = [
                 {

@@ -46,7 +46,7 @@ class LLMRequest:
     messages: list[dict[str, Any]]
     tools: list[ToolSpec] = field(default_factory=list)
     max_tokens: int = 1024
-    temperature: float = 0.2
+    temperature: float | None = None  # None: the provider's default
 
 
 @dataclass
