@@ -19,6 +19,7 @@ from gateway import __version__
 from gateway.agents import check_agent_settings
 from gateway.config import ConfigError, RunSpec, load_config
 from gateway.events import Blob, Event, LLMExchange, UnknownEvent
+from gateway.personas import check_persona_settings
 from gateway.report import summarize
 from gateway.runlog import EVENTS_FILE, RunLogFormatError, read_log
 from gateway.runner import ResumeError, RunOutcome, TerminationReason, run_spec, run_status
@@ -41,9 +42,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("config", type=Path)
     p.add_argument("--fresh", action="store_true", help="start every run over, discarding its log")
     p.add_argument("--only", action="append", metavar="RUN_ID", help="run only this run id (repeatable)")
+    p.add_argument(
+        "--persona", help="override every run's persona: scripted | anthropic:MODEL | openai:URL#MODEL"
+    )
     p = sub.add_parser("demo", help="offline demo: scripted persona × reference agent on the stand-in model")
     p.add_argument("--recordings", type=Path, default=Path("recordings"))
     p.add_argument("--fresh", action="store_true", help="start over even if an unfinished demo run exists")
+    p.add_argument("--persona", default="scripted", help="scripted | anthropic:MODEL | openai:URL#MODEL")
     p = sub.add_parser(
         "proxy", help="record any agent's LLM traffic live and print compactions and memory calls"
     )
@@ -55,6 +60,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     p.add_argument("--port", type=int, default=0, help="loopback port to listen on (default: a free one)")
     p.add_argument("--recordings", type=Path, default=Path("recordings"))
+    p = sub.add_parser(
+        "rescore", help="re-grade a run's exam with another grader, blind; compare with the persona's grades"
+    )
+    p.add_argument("run", type=Path, help="a run folder")
+    p.add_argument("--grader", default="exact", help="exact | anthropic:MODEL | openai:URL#MODEL")
+    p.add_argument("--base-url", help="the judge model's base URL (Anthropic)")
+    p = sub.add_parser("judge-check", help="a grader's recall and specificity on the calibration set")
+    p.add_argument("--grader", default="exact", help="exact | anthropic:MODEL | openai:URL#MODEL")
+    p.add_argument("--base-url", help="the judge model's base URL (Anthropic)")
     p = sub.add_parser("inspect", help="print a run's timeline from its log")
     p.add_argument("run", type=Path, help="a run folder or its events.msgpack")
     p.add_argument("--limit", type=int, default=0, help="print at most this many events (0 = all)")
@@ -63,9 +77,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "check":
             return cmd_check(args.benchmark)
         if args.command == "run":
-            return cmd_run(args.config, fresh=args.fresh, only=args.only)
+            return cmd_run(args.config, fresh=args.fresh, only=args.only, persona=args.persona)
         if args.command == "demo":
-            return cmd_demo(args.recordings, fresh=args.fresh)
+            return cmd_demo(args.recordings, fresh=args.fresh, persona=args.persona)
+        if args.command in ("rescore", "judge-check"):
+            return cmd_grade(args)
         if args.command == "proxy":
             return cmd_proxy(args.upstream, args.profile, args.port, args.recordings)
         return cmd_inspect(args.run, args.limit)
@@ -161,13 +177,15 @@ def _print_outcome(outcome: RunOutcome) -> None:
     print(f"[{outcome.run_id}] report: {outcome.report}")
 
 
-def cmd_run(config_path: Path, fresh: bool, only: list[str] | None) -> int:
+def cmd_run(config_path: Path, fresh: bool, only: list[str] | None, persona: str | None = None) -> int:
     try:
         config = load_config(config_path)
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     specs = [s for s in config.runs if not only or s.id in only]
+    if persona:
+        specs = [RunSpec(s.id, s.benchmark, s.agent, {**s.persona, "driver": persona}) for s in specs]
     if only and len(specs) != len(set(only)):
         print(
             f"error: no run named {', '.join(set(only) - {s.id for s in specs})} in {config_path}",
@@ -182,6 +200,7 @@ def _run_and_report(specs: Sequence[RunSpec], recordings: Path, fresh: bool) -> 
         for spec in specs:  # a bad benchmark or agent setting fails before any run starts
             load_benchmark(spec.benchmark)
             check_agent_settings(spec.agent)
+            check_persona_settings(spec.persona)
         outcomes = _run_all(specs, recordings, fresh)
     except BenchmarkErrors as exc:
         for error in exc.errors:
@@ -196,10 +215,10 @@ def _run_and_report(specs: Sequence[RunSpec], recordings: Path, fresh: bool) -> 
     return 0 if ok else 1
 
 
-def cmd_demo(recordings: Path, fresh: bool) -> int:
+def cmd_demo(recordings: Path, fresh: bool, persona: str = "scripted") -> int:
     # a small context window, so the reference agent compacts its context while being told facts
     agent = {"adapter": "reference", "context_tokens": 400}
-    spec = RunSpec("demo", DEMO_BENCHMARK, agent, {"driver": "scripted"})
+    spec = RunSpec("demo", DEMO_BENCHMARK, agent, {"driver": persona})
     log_path = recordings / spec.id / EVENTS_FILE
     if not fresh and log_path.exists():
         try:
@@ -210,7 +229,7 @@ def cmd_demo(recordings: Path, fresh: bool) -> int:
         if not fresh:
             print("demo: resuming the unfinished demo run")
     print(
-        "demo: scripted persona × reference agent on the offline rule-based model stand-in (no network, no key)"
+        f"demo: {persona} persona × reference agent on the offline rule-based model stand-in (no network, no key)"
     )
     started = time.monotonic()
     code = _run_and_report([spec], recordings.resolve(), fresh)
@@ -241,6 +260,46 @@ def cmd_proxy(upstream: str, profile: str | None, port: int, recordings: Path) -
         print(f"error: {exc}", file=sys.stderr)
         return 1
     return 0
+
+
+def cmd_grade(args: argparse.Namespace) -> int:
+    from gateway.rescore import judge_check, rescore
+    from persona.judge import make_judge
+
+    try:
+        judge = make_judge(args.grader, base_url=args.base_url)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+    def pct(value: float | None) -> str:
+        return "—" if value is None else f"{value:.0%}"
+
+    async def go() -> int:
+        try:
+            if args.command == "judge-check":
+                result = await judge_check(judge)
+                print(
+                    f"{judge.name}: recall {pct(result.recall)} (correct answers judged correct), "
+                    f"specificity {pct(result.specificity)} (wrong answers judged wrong), "
+                    f"unscored {result.unscored} of {result.total}"
+                )
+                for miss in result.misses:
+                    print(f"  miss: {miss}")
+                return 0
+            results, out = await rescore(args.run, judge)
+            print(f"{judge.name}: re-graded {len(results)} questions; report: {out}")
+            return 0
+        finally:
+            client = getattr(judge, "client", None)
+            if client is not None:
+                await client.close()
+
+    try:
+        return asyncio.run(go())
+    except (OSError, RunLogFormatError, BenchmarkErrors, KeyError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
 
 
 # -- inspect -----------------------------------------------------------------------------------

@@ -203,6 +203,6 @@ async def test_a_second_attempt_is_weighted_by_the_engine(
     driver._send("Could you search your memory?")
     driver._take_reply(AgentReply("Found it: Miso."))
     await tool(driver, "log_evaluation", question_id="q1", score=10, comment="right on retry")
-    evaluation = [a for a in driver.queue if isinstance(a, Evaluate)][0]
+    evaluation = next(a for a in driver.queue if isinstance(a, Evaluate))
     assert (evaluation.score, evaluation.attempts, evaluation.answer) == (5.0, 2, "Found it: Miso.")
     await driver.client.close()
