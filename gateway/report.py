@@ -13,6 +13,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gateway.cost import RoleCost
 from gateway.events import (
     Asked,
     CanaryHit,
@@ -24,6 +25,8 @@ from gateway.events import (
     FactTold,
     LLMExchange,
     MemoryCallSeen,
+    PersonaSlip,
+    PersonaTurn,
     PhaseEntered,
     RunEnded,
     RunStart,
@@ -62,6 +65,8 @@ class RunSummary:
     evidence: dict[str, bool] = field(default_factory=dict)
     canary_hits: list[CanaryHit] = field(default_factory=list)
     recorded: bool = False
+    costs: dict[str, RoleCost] = field(default_factory=dict)
+    slips: list[PersonaSlip] = field(default_factory=list)
 
     def memory_calls_for(self, question_id: str) -> int:
         return sum(1 for m in self.memory_calls if m.question_id == question_id)
@@ -99,6 +104,7 @@ class RunSummary:
 
 
 def summarize(log: RunLog, benchmark: Benchmark) -> RunSummary:
+    agent = log.header.agent
     evaluations: dict[str, Evaluation] = {}
     twice: list[str] = []
     required: set[str] = set()
@@ -116,6 +122,8 @@ def summarize(log: RunLog, benchmark: Benchmark) -> RunSummary:
     evidence: dict[str, bool] = {}
     canary_hits: list[CanaryHit] = []
     recorded = False
+    costs = {"persona": RoleCost(), "agent": RoleCost(), "judge": RoleCost()}
+    slips: list[PersonaSlip] = []
     segment_start: float | None = None
     last_ts = log.header.created
     for event in log.events:
@@ -148,8 +156,16 @@ def summarize(log: RunLog, benchmark: Benchmark) -> RunSummary:
                 (agent_errors if event.source == "agent" else runner_errors).append(event)
             case Said() | Asked() if event.resent:
                 resent += 1
+            case PersonaTurn():
+                costs["persona"].add(
+                    str(event.response.get("model") or event.client.split(":", 1)[-1]),
+                    event.response.get("usage", {}),
+                )
+            case PersonaSlip():
+                slips.append(event)
             case LLMExchange():
                 exchanges += 1
+                costs["agent"].add("standin" if agent.get("offline_stand_in") else event.model, event.usage)
                 for key in tokens:
                     tokens[key] += int(event.usage.get(key, 0))
             case CompactionSeen():
@@ -163,7 +179,6 @@ def summarize(log: RunLog, benchmark: Benchmark) -> RunSummary:
         last_ts = event.ts or last_ts
     if segment_start is not None:
         active += last_ts - segment_start
-    agent = log.header.agent
     by_tag: dict[str, list[float]] = {}
     for q in benchmark.questions:
         if q.id in evaluations:
@@ -197,6 +212,8 @@ def summarize(log: RunLog, benchmark: Benchmark) -> RunSummary:
         evidence=evidence,
         canary_hits=canary_hits,
         recorded=recorded,
+        costs=costs,
+        slips=slips,
     )
 
 
@@ -215,12 +232,13 @@ def render_markdown(s: RunSummary) -> str:
         ]
     first_try = [e for e in s.evaluations.values() if e.attempts == 1 and e.score >= 10]
     nudged = [e for e in s.evaluations.values() if e.attempts == 2]
+    after_nudge = sum(1 for e in nudged if e.score >= 5)
     out += [
         f"- status: {s.status}; persona: {s.persona}; starts: {s.starts}; re-sent after a crash: {s.resent}",
         f"- run time: {s.active_seconds:.1f} s; phases: {s.phases_entered}/{s.phases_planned}",
         f"- **mean score: {_fmt(s.mean)} / 10** over {len(s.evaluations)} graded questions",
-        f"- first-try correct: {len(first_try)}/{len(s.evaluations)}; retried after a nudge: {len(nudged)} "
-        f"(correct on retry: {sum(1 for e in nudged if e.score > 0)})",
+        f"- first-try accuracy: {len(first_try)}/{len(s.evaluations)}; post-nudge accuracy: {after_nudge}/{len(nudged)} "
+        "(the mean above blends them, a retry counting ×0.5)",
         "",
         "### Score distribution",
         "",
@@ -246,6 +264,11 @@ def render_markdown(s: RunSummary) -> str:
     )
     out.append(f"- coverage {'complete' if s.coverage_complete else 'INCOMPLETE'}")
     out += ["", *_traffic_section(s)]
+    out += ["", "### Tokens and cost", "", "| role | usage and cost |", "|---|---|"]
+    out += [f"| {role} | {cost.describe()} |" for role, cost in s.costs.items()]
+    if s.slips:
+        out += ["", f"### Persona slips: {len(s.slips)}", ""]
+        out += [f"- {slip.kind}: {slip.detail}" for slip in s.slips]
     if s.agent_errors or s.runner_errors:
         out += ["", "### Errors (apart from memory failures)", ""]
         out += [f"- agent {e.kind}: {e.message}" for e in s.agent_errors]

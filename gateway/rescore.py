@@ -18,6 +18,7 @@ from typing import Any
 
 import json5
 
+from gateway.cost import RoleCost
 from gateway.events import Asked, Evaluation, FactEdited, Replied, Said
 from gateway.runlog import EVENTS_FILE, read_log
 from persona.benchmark import DELETED_MARKERS, Question, load_benchmark
@@ -108,10 +109,10 @@ async def rescore(run_dir: Path, judge: Judge) -> tuple[list[Rescored], Path]:
         ),
         encoding="utf-8",
     )
-    out.write_text(
-        render(judge.name, results, judge.usage.input + judge.usage.cache_read, judge.usage.output),
-        encoding="utf-8",
-    )
+    cost = RoleCost()
+    if judge.usage.input or judge.usage.output:
+        cost.add(judge.name.rsplit(":", 1)[-1].rsplit("#", 1)[-1], vars(judge.usage))
+    out.write_text(render(judge.name, results, cost), encoding="utf-8")
     return results, out
 
 
@@ -124,7 +125,7 @@ def agreement(results: list[Rescored]) -> tuple[list[tuple[bool, bool]], int]:
     return pairs, sum(1 for r in results if r.judge_score is None)
 
 
-def render(name: str, results: list[Rescored], tokens_in: int, tokens_out: int) -> str:
+def render(name: str, results: list[Rescored], cost: RoleCost) -> str:
     pairs, unscored = agreement(results)
     scored = [r.judge_score for r in results if r.judge_score is not None]
     k = kappa(pairs)
@@ -144,7 +145,7 @@ def render(name: str, results: list[Rescored], tokens_in: int, tokens_out: int) 
             if rate is not None and k is not None
             else "—"
         ),
-        f"- judge tokens: {tokens_in:,} in, {tokens_out:,} out",
+        f"- judge usage and cost: {cost.describe() if cost.calls else 'no model calls'}",
         "",
         "| question | persona | judge | attempts | judge's reason |",
         "|---|---|---|---|---|",

@@ -53,7 +53,9 @@ async def test_demo_en_with_the_llm_persona_completes(
     assert all(e.grader.startswith("llm:") for e in graded)
     assert sum(len(e.fact_ids) for e in log.events if isinstance(e, FactsMarked)) == 40
     assert not [e for e in log.events if isinstance(e, PersonaSlip)]
-    assert "coverage complete" in (tmp_path / "llm" / "report.md").read_text()
+    report = (tmp_path / "llm" / "report.md").read_text()
+    assert "coverage complete" in report
+    assert "| persona | " in report and "price unknown for fake-persona" in report  # never a guessed cost
     first = model.requests[0]
     if kind == "anthropic":
         system = first["system"]

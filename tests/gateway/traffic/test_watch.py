@@ -22,7 +22,9 @@ async def test_watch_prints_memory_calls_as_they_happen(tmp_path: Path) -> None:
     lines: list[str] = []
     ready = asyncio.Event()
     port = free_port()
-    task = asyncio.create_task(watch(upstream.url, tmp_path, profile="reference", port=port, out=lines.append, ready=ready))
+    task = asyncio.create_task(
+        watch(upstream.url, tmp_path, profile="reference", port=port, out=lines.append, ready=ready)
+    )
     await asyncio.wait_for(ready.wait(), 10)
     client = anthropic.AsyncAnthropic(api_key="k", base_url=f"http://127.0.0.1:{port}", max_retries=0)
     try:
