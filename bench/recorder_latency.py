@@ -92,7 +92,9 @@ async def main() -> None:
     print(f"  recorded  p50 {r50 * 1e3:6.2f} ms   p99 {r99 * 1e3:6.2f} ms")
     print(f"  added     p50 {(r50 - d50) * 1e3:6.2f} ms   ratio p50 {r50 / d50:.1f}x, p99 {r99 / d99:.1f}x")
     td, tr = statistics.median(ttfc["direct"]), statistics.median(ttfc["recorded"])
-    print(f"stream time-to-first-chunk ({len(ttfc['direct'])} each; the upstream's last chunk comes 50 ms later):")
+    print(
+        f"stream time-to-first-chunk ({len(ttfc['direct'])} each; the upstream's last chunk comes 50 ms later):"
+    )
     print(f"  direct p50 {td * 1e3:.2f} ms, recorded p50 {tr * 1e3:.2f} ms, ratio {tr / td:.1f}x")
     print(f"recorded exchanges: {sum(1 for e in events if e.type == 'llm_exchange')}")
 
