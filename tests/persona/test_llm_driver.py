@@ -208,3 +208,63 @@ async def test_a_second_attempt_is_weighted_by_the_engine(
     evaluation = next(a for a in driver.queue if isinstance(a, Evaluate))
     assert (evaluation.score, evaluation.attempts, evaluation.answer) == (5.0, 2, "Found it: Miso.")
     await driver.client.close()
+
+
+def test_an_llm_persona_run_killed_with_sigkill_resumes(tmp_path: Path) -> None:
+    """The runner in its own process, the fake persona model served from a thread here."""
+    import asyncio
+    import os
+    import signal
+    import subprocess
+    import sys
+    import threading
+
+    from gateway.events import Asked
+    from tests.conftest import REPO
+    from tests.gateway.test_cli import count_records
+
+    model = FakePersonaModel()
+    ready = threading.Event()
+    box: dict[str, object] = {}
+
+    def host() -> None:
+        loop = asyncio.new_event_loop()
+        served = loop.run_until_complete(serve(model.app()))
+        box.update(url=served.url, loop=loop, served=served)
+        ready.set()
+        loop.run_forever()
+        loop.run_until_complete(served.stop())
+
+    thread = threading.Thread(target=host, daemon=True)
+    thread.start()
+    ready.wait(10)
+    config = tmp_path / "config.jsonc"
+    config.write_text(
+        f"{{runs: [{{id: 'llm', benchmark: '{DEMO}', agent: {{adapter: 'reference'}}, "
+        f"persona: {{driver: 'anthropic:fake-persona', base_url: '{box['url']}'}}}}]}}"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO), "ANTHROPIC_API_KEY": "test-key"}
+    command = [sys.executable, "-m", "gateway.cli", "run", str(config)]
+    log_path = tmp_path / "recordings" / "llm" / EVENTS_FILE
+    try:
+        proc = subprocess.Popen(
+            command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+        )
+        while count_records(log_path) < 400 and proc.poll() is None:
+            pass
+        proc.send_signal(signal.SIGKILL)
+        proc.communicate()
+        assert count_records(log_path) >= 400, "the run ended before the kill point"
+        again = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, env=env, timeout=120)
+    finally:
+        loop = box["loop"]
+        assert isinstance(loop, asyncio.AbstractEventLoop)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(10)
+    assert again.returncode == 0, again.stderr
+    assert "[llm] completed: mean" in again.stdout and "graded 15/15, coverage complete" in again.stdout
+    log = read_log(log_path)
+    evaluations = [e.question_id for e in log.events if isinstance(e, Evaluation)]
+    assert sorted(evaluations) == sorted(set(evaluations)) and len(evaluations) == 15
+    asked = [e for e in log.events if isinstance(e, Asked) and not e.resent]
+    assert len({e.question_id for e in asked}) == len(asked) == 15
