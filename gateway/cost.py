@@ -35,8 +35,8 @@ class RoleCost:
     unpriced: set[str] = field(default_factory=set)
     calls: int = 0
 
-    def add(self, model: str, usage: dict[str, int]) -> None:
-        self.calls += 1
+    def add(self, model: str, usage: dict[str, int], calls: int = 1) -> None:
+        self.calls += calls
         for kind in KINDS:
             self.tokens[kind] += int(usage.get(kind, 0) or 0)
         price = price_for(model)

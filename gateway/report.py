@@ -8,6 +8,7 @@ the offline stand-in says so at the top, because its scores measure the platform
 
 from __future__ import annotations
 
+import json
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -342,9 +343,30 @@ def _evidence_label(abstain: bool, in_context: bool | None) -> str:
     return "in context" if in_context else "beyond the boundary"
 
 
+def add_judge_costs(summary: RunSummary, run_dir: Path) -> None:
+    """Judges run after the run (`marathon rescore`); their usage is in `rescore-*.json`."""
+    for path in sorted(run_dir.glob("rescore-*.json")):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        usage = data.get("usage") or {}
+        if usage.get("input") or usage.get("output"):
+            model = str(data.get("grader", "")).rsplit(":", 1)[-1].rsplit("#", 1)[-1]
+            summary.costs["judge"].add(model, usage, calls=int(data.get("calls", 1)))
+
+
+def refresh_run_report(log: RunLog, benchmark: Benchmark, run_dir: Path) -> None:
+    """Rewrite `<run>/report.md` (e.g. after a rescore); the recordings' journal is untouched."""
+    summary = summarize(log, benchmark)
+    add_judge_costs(summary, run_dir)
+    (run_dir / "report.md").write_text(f"# Run report\n\n{render_markdown(summary)}", encoding="utf-8")
+
+
 def write_reports(log: RunLog, benchmark: Benchmark, run_dir: Path) -> RunSummary:
     """Write `<run>/report.md` and append the same entry to `<recordings>/report.md`."""
     summary = summarize(log, benchmark)
+    add_judge_costs(summary, run_dir)
     text = render_markdown(summary)
     (run_dir / "report.md").write_text(f"# Run report\n\n{text}", encoding="utf-8")
     with (run_dir.parent / "report.md").open("a", encoding="utf-8") as f:

@@ -20,6 +20,7 @@ import json5
 
 from gateway.cost import RoleCost
 from gateway.events import Asked, Evaluation, FactEdited, Replied, Said
+from gateway.report import refresh_run_report
 from gateway.runlog import EVENTS_FILE, read_log
 from persona.benchmark import DELETED_MARKERS, Question, load_benchmark
 from persona.grading import contains_expected
@@ -104,15 +105,22 @@ async def rescore(run_dir: Path, judge: Judge) -> tuple[list[Rescored], Path]:
     out = run_dir / f"rescore-{slug}.md"
     (run_dir / f"rescore-{slug}.json").write_text(
         json.dumps(
-            {"grader": judge.name, "usage": vars(judge.usage), "items": [asdict(r) for r in results]},
+            {
+                "grader": judge.name,
+                "calls": len(results),
+                "usage": vars(judge.usage),
+                "items": [asdict(r) for r in results],
+            },
             indent=1,
         ),
         encoding="utf-8",
     )
     cost = RoleCost()
     if judge.usage.input or judge.usage.output:
-        cost.add(judge.name.rsplit(":", 1)[-1].rsplit("#", 1)[-1], vars(judge.usage))
+        cost.add(judge.name.rsplit(":", 1)[-1].rsplit("#", 1)[-1], vars(judge.usage), calls=len(results))
     out.write_text(render(judge.name, results, cost), encoding="utf-8")
+    log = read_log(run_dir / EVENTS_FILE)
+    refresh_run_report(log, load_benchmark(log.header.benchmark["path"]), run_dir)
     return results, out
 
 

@@ -63,6 +63,8 @@ async def test_rescore_with_a_blind_llm_judge(
     assert any(r.startswith("Rubric for a question about something the user never said") for r in rubrics)
     saved = json.loads((demo_run / "rescore-judge_anthropic_judge-model.json").read_text())
     assert saved["usage"]["input"] > 0
+    run_report = (demo_run / "report.md").read_text()
+    assert "| judge | 15 calls;" in run_report and "price unknown for judge-model" in run_report
 
 
 async def test_a_garbled_judge_reply_leaves_the_item_unscored_not_zero(
