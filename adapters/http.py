@@ -93,6 +93,7 @@ class HttpAdapter:
         url = settings.get("url")
         if not isinstance(url, str) or not url.startswith(("http://", "https://")):
             raise AdapterConfigError("http adapter needs `url`: an http:// or https:// address")
+        url = expand_env(url)
         self.url = url.rstrip("/") + "/chat/completions" if self.mode == "openai" else url
         self.headers = {str(k): expand_env(str(v)) for k, v in dict(settings.get("headers", {})).items()}
         self.timeout = float(settings.get("timeout", 120))

@@ -1,17 +1,25 @@
 """Turning a run's `agent` settings into a live `AgentAdapter` (and whatever it needs running).
 
-`adapter: "http"` reaches an agent that is already running. `adapter: "reference"` starts the
-reference agent on a free loopback port for the run (its memory folder inside the run's
-folder, so a resumed run finds what the agent wrote before), and, unless `model_base_url` is
-given, the offline model stand-in beside it. Everything started here is stopped on exit.
+Settings may name a profile (`adapters/profiles/*.jsonc`) and override it. Adapters: `http`
+(JSON or OpenAI-compatible), `websocket`, `openclaw-ws`, `telegram` (we emulate the Bot API;
+the bot points its API root at us), and `reference` — the bundled agent, started here on a
+free port with its memory in the run's folder, over `surface` http, telegram or websocket, on
+the offline stand-in unless `model_base_url` is given.
 
-With a `RunRecorder`, the agent's LLM traffic goes through the recorder: the reference agent's
-model base URL is pointed at it; an `http` agent must be pointed at it by its owner, at the
-fixed port `llm.port` (its upstream is `llm.upstream`).
+With a `process` block the agent is started for the run (`adapters.lifecycle`), its state
+folder reset from a snapshot on a fresh run (never on resume), its environment given
+`${LLM_URL}` (the recorder), `${TELEGRAM_API_ROOT}` and `${TELEGRAM_BOT_TOKEN}`. A profile's
+`new_session: "restart"` restarts the process for a new session. Everything started here is
+stopped on exit, also on Ctrl-C.
+
+With a `RunRecorder`, the agent's LLM traffic goes through the recorder: the reference agent
+is pointed at it; another agent is told `${LLM_URL}` (or must be pointed at `llm.port`).
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -19,19 +27,28 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from adapters.base import AdapterConfigError, AgentAdapter
+from adapters.base import AdapterConfigError, AgentAdapter, SessionState
 from adapters.http import HttpAdapter
+from adapters.lifecycle import AgentProcess
+from adapters.openclaw import OpenClawAdapter
+from adapters.profiles import resolve
 from adapters.reference.http_server import serve
 from adapters.reference.standin import STANDIN_NAME, standin_app
+from adapters.telegram import TelegramAdapter
+from adapters.websocket import WebSocketAdapter
 from gateway.redact import redact
 from gateway.traffic.recorder import RunRecorder
 
-ADAPTERS = ("http", "reference")
+ADAPTERS = ("http", "websocket", "openclaw-ws", "telegram", "reference")
+SURFACES = ("http", "telegram", "websocket")
+
+type Record = Callable[[str], Awaitable[str]]
 
 
 def describe_agent(settings: dict[str, Any]) -> dict[str, Any]:
     """What the log header and report record about the agent: settings, secrets redacted, and
     the model it runs on when we know it (the stand-in is always named as such)."""
+    settings = resolve(settings)
     info = redact(settings)
     if settings.get("adapter") == "reference":
         if settings.get("model_base_url"):
@@ -42,14 +59,32 @@ def describe_agent(settings: dict[str, Any]) -> dict[str, Any]:
     return dict(info)
 
 
+def make_adapter(settings: dict[str, Any]) -> AgentAdapter:
+    kind = settings.get("adapter")
+    if kind == "http":
+        return HttpAdapter(settings)
+    if kind == "websocket":
+        return WebSocketAdapter(settings)
+    if kind == "openclaw-ws":
+        return OpenClawAdapter(settings)
+    if kind == "telegram":
+        return TelegramAdapter(settings)
+    raise AdapterConfigError(f"unknown agent adapter {kind!r}; available: {', '.join(ADAPTERS)}")
+
+
 def check_agent_settings(settings: dict[str, Any]) -> None:
     """Raise `AdapterConfigError` (a ValueError) for settings that can't work, before a run starts:
-    an unknown adapter, a bad URL, a secret named from an unset environment variable."""
+    an unknown profile or adapter, a bad URL, a secret named from an unset environment variable."""
+    try:
+        settings = resolve(settings)
+    except ValueError as exc:
+        raise AdapterConfigError(str(exc)) from None
     kind = settings.get("adapter")
-    if kind not in ADAPTERS:
-        raise AdapterConfigError(f"unknown agent adapter {kind!r}; available: {', '.join(ADAPTERS)}")
-    if kind == "http":
-        HttpAdapter(settings)
+    if kind == "reference":
+        if settings.get("surface", "http") not in SURFACES:
+            raise AdapterConfigError(f"reference agent `surface` must be one of {', '.join(SURFACES)}")
+        return
+    make_adapter(settings)
 
 
 @dataclass(frozen=True)
@@ -61,17 +96,41 @@ class AgentHandle:
 def recording_wanted(settings: dict[str, Any]) -> bool:
     """The reference agent is always recorded (unless `record_llm: false`); another agent when
     its settings say where its LLM lives (`llm.upstream`)."""
+    settings = resolve(settings)
     if settings.get("adapter") == "reference":
         return bool(settings.get("record_llm", True))
     llm = settings.get("llm")
     return isinstance(llm, dict) and isinstance(llm.get("upstream"), str)
 
 
+class RestartingAdapter:
+    """`new_session: "restart"`: a new session is a fresh process (memory on disk survives)."""
+
+    def __init__(self, inner: AgentAdapter, process: AgentProcess) -> None:
+        self.inner, self.process = inner, process
+
+    async def open(self, resume: SessionState | None = None) -> str:
+        return await self.inner.open(resume)
+
+    async def send(self, text: str) -> str:
+        return await self.inner.send(text)
+
+    async def new_session(self) -> str:
+        await self.inner.close()
+        await self.process.restart()
+        await self.inner.open()
+        return await self.inner.new_session()
+
+    async def close(self) -> None:
+        await self.inner.close()
+
+
 @asynccontextmanager
 async def open_agent(
-    settings: dict[str, Any], run_dir: Path, recorder: RunRecorder | None = None
+    settings: dict[str, Any], run_dir: Path, recorder: RunRecorder | None = None, *, fresh: bool = True
 ) -> AsyncIterator[AgentHandle]:
     check_agent_settings(settings)
+    settings = resolve(settings)
     async with AsyncExitStack() as stack:
 
         async def record(upstream: str, port: int = 0) -> str:
@@ -84,18 +143,33 @@ async def open_agent(
             stack.push_async_callback(hub.close, listener)
             return listener.url
 
-        if settings["adapter"] == "http":
-            llm = settings.get("llm") or {}
-            url = (
-                await record(str(llm["upstream"]), int(llm.get("port", 0))) if recorder is not None else None
-            )
-            yield AgentHandle(HttpAdapter(settings), url)
+        if settings["adapter"] == "reference":
+            yield await _start_reference(settings, run_dir, stack, record if recorder is not None else None)
             return
-        handle = await _start_reference(settings, run_dir, stack, record if recorder is not None else None)
-        yield handle
-
-
-type Record = Callable[[str], Awaitable[str]]
+        adapter = make_adapter(settings)
+        values: dict[str, str] = {}
+        llm = settings.get("llm") or {}
+        llm_url = (
+            await record(str(llm["upstream"]), int(llm.get("port", 0))) if recorder is not None else None
+        )
+        if llm_url:
+            values["LLM_URL"] = llm_url
+        if isinstance(adapter, TelegramAdapter):
+            values["TELEGRAM_API_ROOT"] = await adapter.start()
+            values["TELEGRAM_BOT_TOKEN"] = adapter.emulator.token
+            stack.push_async_callback(adapter.close)
+        process_settings = settings.get("process")
+        if isinstance(process_settings, dict):
+            process = AgentProcess(process_settings, run_dir, values)
+            if fresh:
+                process.reset()
+            stack.push_async_callback(process.stop)
+            await process.start()
+            if settings.get("new_session") == "restart":
+                adapter = RestartingAdapter(adapter, process)
+        if isinstance(adapter, TelegramAdapter):
+            await adapter.wait_for_bot(float((process_settings or {}).get("ready_timeout", 60)))
+        yield AgentHandle(adapter, llm_url)
 
 
 async def _start_reference(
@@ -125,9 +199,41 @@ async def _start_reference(
         )
     )
     stack.push_async_callback(agent.close)
-    served = await serve(agent.app())
-    stack.push_async_callback(served.stop)
-    adapter = HttpAdapter(
-        {"url": f"{served.url}/chat", "timeout": settings.get("timeout", 60), "session_prefix": "ref"}
-    )
+    surface = settings.get("surface", "http")
+    timeout = settings.get("timeout", 60)
+    adapter: AgentAdapter
+    if surface == "telegram":
+        from adapters.reference.telegram_bot import run_bot
+
+        telegram = TelegramAdapter({"quiet": settings.get("quiet", 0.15), "timeout": timeout})
+        api_root = await telegram.start()
+        stack.push_async_callback(telegram.close)
+        stop = asyncio.Event()
+        bot = asyncio.create_task(run_bot(agent, api_root, telegram.emulator.token, stop))
+
+        async def stop_bot() -> None:
+            stop.set()
+            with contextlib.suppress(Exception):  # the run is over; a bot failing on the way out changes nothing
+                await asyncio.wait_for(bot, 10)
+
+        stack.push_async_callback(stop_bot)
+        await telegram.wait_for_bot(10)
+        adapter = telegram
+    elif surface == "websocket":
+        from adapters.reference.ws_server import serve_websocket
+
+        server, ws_url = await serve_websocket(agent)
+
+        async def stop_server() -> None:
+            server.close()
+            await server.wait_closed()
+
+        stack.push_async_callback(stop_server)
+        adapter = WebSocketAdapter(
+            {"url": ws_url, "match": {"session": "{session}"}, "timeout": timeout, "session_prefix": "ref"}
+        )
+    else:
+        served = await serve(agent.app())
+        stack.push_async_callback(served.stop)
+        adapter = HttpAdapter({"url": f"{served.url}/chat", "timeout": timeout, "session_prefix": "ref"})
     return AgentHandle(adapter, llm_url)

@@ -49,6 +49,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--recordings", type=Path, default=Path("recordings"))
     p.add_argument("--fresh", action="store_true", help="start over even if an unfinished demo run exists")
     p.add_argument("--persona", default="scripted", help="scripted | anthropic:MODEL | openai:URL#MODEL")
+    p.add_argument(
+        "--surface",
+        default="http",
+        choices=["http", "telegram", "websocket"],
+        help="how the persona reaches the agent",
+    )
     p = sub.add_parser(
         "proxy", help="record any agent's LLM traffic live and print compactions and memory calls"
     )
@@ -79,7 +85,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "run":
             return cmd_run(args.config, fresh=args.fresh, only=args.only, persona=args.persona)
         if args.command == "demo":
-            return cmd_demo(args.recordings, fresh=args.fresh, persona=args.persona)
+            return cmd_demo(args.recordings, fresh=args.fresh, persona=args.persona, surface=args.surface)
         if args.command in ("rescore", "judge-check"):
             return cmd_grade(args)
         if args.command == "proxy":
@@ -215,10 +221,12 @@ def _run_and_report(specs: Sequence[RunSpec], recordings: Path, fresh: bool) -> 
     return 0 if ok else 1
 
 
-def cmd_demo(recordings: Path, fresh: bool, persona: str = "scripted") -> int:
+def cmd_demo(recordings: Path, fresh: bool, persona: str = "scripted", surface: str = "http") -> int:
     # a small context window, so the reference agent compacts its context while being told facts
-    agent = {"adapter": "reference", "context_tokens": 400}
-    spec = RunSpec("demo", DEMO_BENCHMARK, agent, {"driver": persona})
+    agent = {"adapter": "reference", "context_tokens": 400, "surface": surface}
+    spec = RunSpec(
+        "demo" if surface == "http" else f"demo-{surface}", DEMO_BENCHMARK, agent, {"driver": persona}
+    )
     log_path = recordings / spec.id / EVENTS_FILE
     if not fresh and log_path.exists():
         try:

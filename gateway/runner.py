@@ -20,6 +20,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from adapters.base import AdapterError, AgentAdapter, SessionState
+from adapters.profiles import resolve
 from gateway import __version__
 from gateway.agents import describe_agent, open_agent, recording_wanted
 from gateway.config import RunSpec
@@ -205,7 +206,9 @@ class Run:
             replay = [e.response for e in previous.events if isinstance(e, PersonaTurn)] if previous else []
             self.driver = build_driver(self.spec.persona, self.benchmark, self.log, replay)
             self.recorder = self._make_recorder(previous)
-            async with open_agent(self.spec.agent, self.run_dir, self.recorder) as handle:
+            async with open_agent(
+                self.spec.agent, self.run_dir, self.recorder, fresh=previous is None
+            ) as handle:
                 self.adapter, self.llm_url = handle.adapter, handle.llm_url
                 try:
                     reason = await self._drive(previous)
@@ -263,7 +266,7 @@ class Run:
 
     def _make_recorder(self, previous: RunLog | None) -> RunRecorder | None:
         """The run's LLM-traffic recorder, its state rebuilt from the log on resume."""
-        settings = self.spec.agent
+        settings = resolve(self.spec.agent)
         if not recording_wanted(settings):
             return None
         llm = settings.get("llm") if isinstance(settings.get("llm"), dict) else {}
