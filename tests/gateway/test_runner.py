@@ -260,3 +260,17 @@ async def test_an_unrecorded_agent_says_budgets_are_not_observable(
         await served.stop()
     report = (tmp_path / "r1" / "report.md").read_text()
     assert "**not observable**" in report and "memory calls:" not in report
+
+
+async def test_every_surface_of_the_reference_agent_gives_the_same_scores(tmp_path: Path) -> None:
+    from tests.conftest import DEMO
+
+    scores = {}
+    for surface in ("http", "telegram", "websocket"):
+        agent = {"adapter": "reference", "context_tokens": 400, "surface": surface}
+        outcome = await run_spec(RunSpec(surface, DEMO, agent, {"driver": "scripted"}), tmp_path)
+        assert outcome.reason == TerminationReason.COMPLETED, surface
+        log = read_log(tmp_path / surface / EVENTS_FILE)
+        scores[surface] = {e.question_id: e.score for e in log.events if isinstance(e, Evaluation)}
+    assert len(scores["http"]) == 15
+    assert scores["telegram"] == scores["http"] == scores["websocket"]

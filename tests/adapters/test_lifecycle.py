@@ -1,0 +1,126 @@
+"""Agent processes: start with environment, health, stop (also when SIGTERM is ignored), reset."""
+
+from __future__ import annotations
+
+import os
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from adapters.base import AgentConnectionError, AgentTimeout
+from adapters.lifecycle import AgentProcess
+from gateway.traffic.hub import free_port
+
+SERVER = textwrap.dedent(
+    """
+    import http.server, os, signal, sys
+    if os.environ.get("IGNORE_TERM"):
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    open(os.path.join(os.environ["STATE"], "pid"), "w").write(str(os.getpid()))
+    class H(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(200); self.end_headers(); self.wfile.write(os.environ["GREETING"].encode())
+        def log_message(self, *a): pass
+    http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
+    """
+)
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return Path(f"/proc/{pid}").exists() and "Z" not in Path(f"/proc/{pid}/stat").read_text().split()[2]
+
+
+def fake_agent(tmp_path: Path, port: int, **extra: object) -> AgentProcess:
+    script = tmp_path / "agent.py"
+    script.write_text(SERVER)
+    settings = {
+        "command": [sys.executable, str(script), str(port)],
+        "env": {"GREETING": "hi from ${RUN_DIR}", "STATE": "${STATE_DIR}"},
+        "health": {"url": f"http://127.0.0.1:{port}/health"},
+        "ready_timeout": 20,
+        "stop_timeout": 1,
+        **extra,
+    }
+    return AgentProcess(settings, tmp_path / "run", {})
+
+
+async def test_start_health_and_stop(tmp_path: Path) -> None:
+    port = free_port()
+    agent = fake_agent(tmp_path, port)
+    agent.reset()
+    await agent.start()
+    pid = int((agent.state_dir / "pid").read_text())
+    assert agent.running and alive(pid)
+    await agent.stop()
+    assert not agent.running and not alive(pid)
+
+
+async def test_a_process_that_ignores_sigterm_is_killed(tmp_path: Path) -> None:
+    port = free_port()
+    agent = fake_agent(tmp_path, port, env={"GREETING": "x", "STATE": "${STATE_DIR}", "IGNORE_TERM": "1"})
+    agent.reset()
+    await agent.start()
+    pid = int((agent.state_dir / "pid").read_text())
+    started = time.monotonic()
+    await agent.stop()
+    assert not alive(pid) and time.monotonic() - started < 5
+
+
+async def test_reset_restores_the_snapshot(tmp_path: Path) -> None:
+    snapshot = tmp_path / "snapshot"
+    (snapshot / "memory").mkdir(parents=True)
+    (snapshot / "memory" / "MEMORY.md").write_text("clean")
+    agent = fake_agent(tmp_path, free_port(), snapshot=str(snapshot))
+    agent.state_dir.mkdir(parents=True)
+    (agent.state_dir / "left-over").write_text("from an earlier run")
+    agent.reset()
+    assert (agent.state_dir / "memory" / "MEMORY.md").read_text() == "clean"
+    assert not (agent.state_dir / "left-over").exists()
+
+
+async def test_an_agent_that_dies_at_start_is_reported_with_its_log(tmp_path: Path) -> None:
+    agent = AgentProcess(
+        {
+            "command": [sys.executable, "-c", "import sys; print('boom'); sys.exit(3)"],
+            "health": {"tcp": "127.0.0.1:9"},
+        },
+        tmp_path,
+        {},
+    )
+    with pytest.raises(AgentConnectionError, match="exited with code 3"):
+        await agent.start()
+    assert "boom" in (tmp_path / "agent.log").read_text()
+
+
+async def test_an_agent_never_ready_times_out_and_is_stopped(tmp_path: Path) -> None:
+    agent = AgentProcess(
+        {
+            "command": [sys.executable, "-c", "import time; time.sleep(60)"],
+            "health": {"tcp": "127.0.0.1:9"},
+            "ready_timeout": 0.5,
+        },
+        tmp_path,
+        {},
+    )
+    with pytest.raises(AgentTimeout):
+        await agent.start()
+    await agent.stop()
+    assert not agent.running
+
+
+async def test_restart_gives_a_new_process(tmp_path: Path) -> None:
+    agent = fake_agent(tmp_path, free_port())
+    agent.reset()
+    await agent.start()
+    first = int((agent.state_dir / "pid").read_text())
+    await agent.restart()
+    second = int((agent.state_dir / "pid").read_text())
+    await agent.stop()
+    assert first != second and not alive(first)

@@ -1,0 +1,207 @@
+"""The Bot API emulation: real clients (aiohttp here; python-telegram-bot in a process) against it."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+from aiohttp import web
+
+from adapters.reference.http_server import serve
+from adapters.telegram import TelegramAdapter
+from gateway.config import RunSpec
+from gateway.events import Evaluation
+from gateway.runlog import EVENTS_FILE, read_log
+from gateway.runner import TerminationReason, run_spec
+from tests.conftest import BenchFactory
+
+BOT = Path(__file__).parent / "bots" / "ptb_memory_bot.py"
+
+
+@pytest.fixture
+async def telegram() -> AsyncIterator[TelegramAdapter]:
+    adapter = TelegramAdapter({"quiet": 0.2, "timeout": 10})
+    await adapter.start()
+    yield adapter
+    await adapter.close()
+
+
+def encoded(params: dict[str, Any]) -> dict[str, str]:
+    """Form and query values: nested objects as JSON strings, as the Bot API expects."""
+    return {k: json.dumps(v) if isinstance(v, (list, dict)) else str(v) for k, v in params.items()}
+
+
+async def api(
+    adapter: TelegramAdapter, method: str, how: str = "json", token: str | None = None, **params: Any
+) -> tuple[int, Any]:
+    url = f"{adapter.api_root}/bot{token or adapter.emulator.token}/{method}"
+    async with aiohttp.ClientSession() as http:
+        if how == "json":
+            request = http.post(url, json=params)
+        elif how == "form":
+            request = http.post(
+                url,
+                data={k: json.dumps(v) if isinstance(v, (list, dict)) else str(v) for k, v in params.items()},
+            )
+        elif how == "multipart":
+            form = aiohttp.FormData()
+            for k, v in encoded(params).items():
+                form.add_field(k, v)
+            form.add_field("document", b"bytes", filename="a.txt")
+            request = http.post(url, data=form)
+        else:
+            request = http.get(url, params=encoded(params))
+        async with request as response:
+            return response.status, await response.json()
+
+
+@pytest.mark.parametrize("how", ["json", "form", "multipart", "query"])
+async def test_parameters_arrive_every_way_bots_send_them(telegram: TelegramAdapter, how: str) -> None:
+    chat = telegram.emulator.user_id
+    status, body = await api(telegram, "sendMessage", how, chat_id=chat, text="hello", parse_mode="HTML")
+    assert status == 200 and body["result"]["text"] == "hello" and body["result"]["chat"]["id"] == chat
+    status, body = await api(
+        telegram, "setMyCommands", how, commands=[{"command": "new", "description": "new session"}]
+    )
+    assert body == {"ok": True, "result": True}
+    assert (await api(telegram, "getMyCommands", how))[1]["result"] == [
+        {"command": "new", "description": "new session"}
+    ]
+
+
+async def test_the_token_is_checked_and_method_names_are_case_insensitive(telegram: TelegramAdapter) -> None:
+    status, body = await api(telegram, "getMe", token="123:wrong-token-wrong-token-wrong")
+    assert status == 401 and body["ok"] is False
+    status, body = await api(telegram, "GETME")
+    assert status == 200 and body["result"]["is_bot"] is True
+
+
+async def test_unknown_methods_and_bad_messages_are_refused_and_noted(telegram: TelegramAdapter) -> None:
+    status, body = await api(telegram, "sendRocket", chat_id=1)
+    assert status == 404 and body["ok"] is False and telegram.emulator.unknown_methods == ["sendRocket"]
+    assert (await api(telegram, "sendMessage", chat_id=telegram.emulator.user_id, text="x" * 4097))[1][
+        "description"
+    ] == "Bad Request: message is too long"
+    assert (await api(telegram, "sendMessage", chat_id=999, text="hi"))[1][
+        "description"
+    ] == "Bad Request: chat not found"
+
+
+async def test_long_polling_offsets_and_commands(telegram: TelegramAdapter) -> None:
+    em = telegram.emulator
+    poll = asyncio.create_task(api(telegram, "getUpdates", timeout=5))
+    await asyncio.sleep(0.2)
+    assert not poll.done()  # held open while there is nothing
+    await em.post_user_message("/new")
+    _, body = await asyncio.wait_for(poll, 5)
+    (update,) = body["result"]
+    assert update["message"]["entities"] == [{"type": "bot_command", "offset": 0, "length": 4}]
+    assert update["message"]["chat"]["id"] == update["message"]["from"]["id"] == em.user_id
+    await em.post_user_message("second")
+    _, again = await api(telegram, "getUpdates", offset=update["update_id"] + 1, limit=1)
+    assert [u["message"]["text"] for u in again["result"]] == [
+        "second"
+    ]  # the first was confirmed and dropped
+    assert "entities" not in again["result"][0]["message"]
+
+
+async def test_a_webhook_gets_pushed_updates_and_blocks_polling(telegram: TelegramAdapter) -> None:
+    received: list[Any] = []
+
+    async def hook(request: web.Request) -> web.Response:
+        received.append((await request.json(), request.headers.get("X-Telegram-Bot-Api-Secret-Token")))
+        return web.Response()
+
+    app = web.Application()
+    app.router.add_post("/hook", hook)
+    served = await serve(app)
+    try:
+        await api(telegram, "setWebhook", url=f"{served.url}/hook", secret_token="s3")
+        status, body = await api(telegram, "getUpdates")
+        assert status == 409 and "webhook is active" in body["description"]
+        await telegram.emulator.post_user_message("hi via webhook")
+        assert received[0][0]["message"]["text"] == "hi via webhook" and received[0][1] == "s3"
+        await api(telegram, "deleteWebhook")
+        assert (await api(telegram, "getUpdates"))[0] == 200
+    finally:
+        await served.stop()
+
+
+async def test_a_reply_settles_after_edits_and_split_messages(telegram: TelegramAdapter) -> None:
+    em = telegram.emulator
+
+    async def bot() -> None:
+        _, _body = await api(telegram, "getUpdates", timeout=5)
+        await asyncio.sleep(0.05)
+        await api(telegram, "sendChatAction", chat_id=em.user_id, action="typing")
+        await asyncio.sleep(0.3)  # thinking, still "typing"
+        _, sent = await api(telegram, "sendMessage", chat_id=em.user_id, text="Prev…")
+        await asyncio.sleep(0.1)
+        await api(
+            telegram,
+            "editMessageText",
+            chat_id=em.user_id,
+            message_id=sent["result"]["message_id"],
+            text="Part one, final.",
+        )
+        await api(telegram, "sendMessage", chat_id=em.user_id, text="Part two.")
+        _, gone = await api(telegram, "sendMessage", chat_id=em.user_id, text="(status: thinking)")
+        await api(telegram, "deleteMessage", chat_id=em.user_id, message_id=gone["result"]["message_id"])
+
+    task = asyncio.create_task(bot())
+    reply = await telegram.send("tell me")
+    await task
+    assert reply == "Part one, final.\nPart two."
+
+
+async def test_no_reply_is_a_timeout(telegram: TelegramAdapter) -> None:
+    telegram.timeout = 0.5
+    with pytest.raises(TimeoutError):
+        await telegram.send("anyone?")
+
+
+async def test_a_python_telegram_bot_completes_a_scripted_run(
+    make_benchmark: BenchFactory, tmp_path: Path
+) -> None:
+    agent = {
+        "adapter": "telegram",
+        "quiet": 0.3,
+        "timeout": 30,
+        "process": {
+            "command": [sys.executable, str(BOT)],
+            "env": {
+                "TELEGRAM_API_ROOT": "${TELEGRAM_API_ROOT}",
+                "TELEGRAM_BOT_TOKEN": "${TELEGRAM_BOT_TOKEN}",
+            },
+            "ready_timeout": 60,
+        },
+    }
+    outcome = await run_spec(RunSpec("ptb", make_benchmark(), agent), tmp_path)
+    assert outcome.reason == TerminationReason.COMPLETED
+    log = read_log(tmp_path / "ptb" / EVENTS_FILE)
+    scores = {e.question_id: e.score for e in log.events if isinstance(e, Evaluation)}
+    assert scores["q1"] == 10  # "What is my cat called?" → "You told me: My cat is called Miso"
+    assert set(scores) == {"q1", "q2", "q3"}
+
+
+async def test_long_replies_are_split_by_the_bot_and_joined_by_us(tmp_path: Path) -> None:
+    adapter = TelegramAdapter({"quiet": 0.3, "timeout": 30})
+    from adapters.lifecycle import AgentProcess
+
+    root = await adapter.start()
+    env = {"TELEGRAM_API_ROOT": root, "TELEGRAM_BOT_TOKEN": adapter.emulator.token}
+    process = AgentProcess({"command": [sys.executable, str(BOT)], "env": env}, tmp_path, {})
+    await process.start()
+    try:
+        await adapter.wait_for_bot(30)
+        reply = await adapter.send("LONG 9000")
+    finally:
+        await process.stop()
+        await adapter.close()
+    assert reply == "x" * 4000 + "\n" + "x" * 4000 + "\n" + "x" * 1000
