@@ -213,7 +213,9 @@ async def _start_reference(
 
         async def stop_bot() -> None:
             stop.set()
-            with contextlib.suppress(Exception):  # the run is over; a bot failing on the way out changes nothing
+            with contextlib.suppress(
+                Exception
+            ):  # the run is over; a bot failing on the way out changes nothing
                 await asyncio.wait_for(bot, 10)
 
         stack.push_async_callback(stop_bot)

@@ -75,6 +75,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = sub.add_parser("judge-check", help="a grader's recall and specificity on the calibration set")
     p.add_argument("--grader", default="exact", help="exact | anthropic:MODEL | openai:URL#MODEL")
     p.add_argument("--base-url", help="the judge model's base URL (Anthropic)")
+    sub.add_parser("profiles", help="list the known agent profiles")
+    p = sub.add_parser(
+        "chat", help="type as the persona to an agent, through the gateway, recorded (for trying a profile)"
+    )
+    p.add_argument("--agent", required=True, help="an agent profile name (see `marathon profiles`)")
+    p.add_argument("--recordings", type=Path, default=Path("recordings"))
     p = sub.add_parser("inspect", help="print a run's timeline from its log")
     p.add_argument("run", type=Path, help="a run folder or its events.msgpack")
     p.add_argument("--limit", type=int, default=0, help="print at most this many events (0 = all)")
@@ -88,6 +94,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_demo(args.recordings, fresh=args.fresh, persona=args.persona, surface=args.surface)
         if args.command in ("rescore", "judge-check"):
             return cmd_grade(args)
+        if args.command == "profiles":
+            return cmd_profiles()
+        if args.command == "chat":
+            return cmd_chat(args.agent, args.recordings)
         if args.command == "proxy":
             return cmd_proxy(args.upstream, args.profile, args.port, args.recordings)
         return cmd_inspect(args.run, args.limit)
@@ -265,6 +275,26 @@ def cmd_proxy(upstream: str, profile: str | None, port: int, recordings: Path) -
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def cmd_profiles() -> int:
+    from adapters.profiles import profile_names, read_profile
+
+    for name in profile_names():
+        profile = read_profile(name)
+        print(f"{name:<20} {profile.get('adapter', '?'):<12} {profile.get('description', '')}")
+    return 0
+
+
+def cmd_chat(profile: str, recordings: Path) -> int:
+    from gateway.chat import chat
+
+    try:
+        asyncio.run(chat({"profile": profile}, recordings.resolve(), sys.stdin, print))
+    except (ValueError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     return 0
