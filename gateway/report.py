@@ -164,7 +164,7 @@ def summarize(log: RunLog, benchmark: Benchmark) -> RunSummary:
                 )
             case PersonaSlip():
                 slips.append(event)
-            case LLMExchange():
+            case LLMExchange() if event.kind != "probe":
                 exchanges += 1
                 costs["agent"].add("standin" if agent.get("offline_stand_in") else event.model, event.usage)
                 for key in tokens:

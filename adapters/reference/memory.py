@@ -19,7 +19,8 @@ _STOP = frozenset(
 )
 
 
-def _stems(text: str) -> set[str]:
+def stems(text: str) -> set[str]:
+    """Words of three letters or more, cut to five (a crude stem), minus question words."""
     words = re.findall(r"[^\W_]+", text.lower().replace("ё", "е"))
     return {w[:5] for w in words if len(w) > 2 and w not in _STOP}
 
@@ -46,10 +47,10 @@ class MemoryFolder:
         return [re.sub(r"^- \[[^\]]*\]\s*", "", ln) for ln in lines if ln.startswith("- ")]
 
     def search(self, query: str, limit: int = 3) -> list[str]:
-        wanted = _stems(query)
+        wanted = stems(query)
         scored = []
         for index, entry in enumerate(self.entries()):
-            score = len(wanted & _stems(entry))
+            score = len(wanted & stems(entry))
             if score:
                 scored.append((score, index, entry))
         scored.sort(key=lambda s: (-s[0], -s[1]))

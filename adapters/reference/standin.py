@@ -5,9 +5,12 @@ offline, with the same wire format a real provider uses — `POST /v1/messages`,
 (server-sent events) or not, with `tool_use`, `tool_result` and usage — so that every path
 the agent takes against a real model is exercised. Its rules:
 
-- a user statement → one `memory_write` call per line stated;
-- a user question → `memory_search`, then an answer from the best note found
-  (or "you haven't told me" when nothing matched);
+- a user statement → one memory write per line stated, in the shape of the memory tool the
+  agent offers (`memory_write {text}` of the reference agent; Hermes' `memory {action: add,
+  target: memory, content}`);
+- a user question → `memory_search`, then an answer from the best note found (or "you
+  haven't told me" when nothing matched); an agent without a search tool (Hermes puts its
+  memory into the system prompt) is answered from the best matching line of its context;
 - a summarisation request (its system prompt mentions summarizing) → a lossy summary;
 - after a `memory_write` result → a short acknowledgement.
 
@@ -23,6 +26,8 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from aiohttp import web
+
+from adapters.reference.memory import stems
 
 STANDIN_NAME = "offline rule-based stand-in (not an LLM)"
 _QUESTION_START = re.compile(
@@ -84,14 +89,35 @@ def decide(body: dict[str, Any]) -> tuple[list[dict[str, Any]], str]:
         return [{"type": "text", "text": "Noted, I saved that."}], "end_turn"
     text = _text_of(content).strip()
     tools = {t.get("name") for t in body.get("tools") or [] if isinstance(t, dict)}
-    if is_question(text) and "memory_search" in tools:
-        return [_tool_use("memory_search", {"query": text})], "tool_use"
+    if is_question(text):
+        if "memory_search" in tools:
+            return [_tool_use("memory_search", {"query": text})], "tool_use"
+        context = [system, *(_text_of(m.get("content")) for m in messages[:-1])]
+        return [{"type": "text", "text": _answer_from_context(text, context)}], "end_turn"
     statements = [
         ln.strip(" -•\t") for ln in text.splitlines() if ln.strip(" -•\t") and not ln.rstrip().endswith(":")
     ]
     if statements and "memory_write" in tools:
         return [_tool_use("memory_write", {"text": s}) for s in statements], "tool_use"
+    if statements and "memory" in tools:
+        return [
+            _tool_use("memory", {"action": "add", "target": "memory", "content": s}) for s in statements
+        ], "tool_use"
     return [{"type": "text", "text": "OK."}], "end_turn"
+
+
+def _answer_from_context(question: str, texts: list[str]) -> str:
+    """The line of the agent's context sharing most words with the question (newest first)."""
+    wanted = stems(question)
+    lines = [ln.strip(" -•§\t") for t in texts for ln in re.split(r"\n|§", t) if ln.strip(" -•§\t")]
+    best, best_score = "", 0
+    for line in reversed(lines):
+        score = len(wanted & stems(line))
+        if score > best_score and not is_question(line):
+            best, best_score = line, score
+    if not best_score:
+        return "I have no notes about that — you haven't told me."
+    return f"From what I know: {best}" + ("" if best.endswith((".", "!", "?")) else ".")
 
 
 def _tool_use(name: str, args: dict[str, Any]) -> dict[str, Any]:
@@ -201,7 +227,29 @@ async def handle_messages(request: web.Request) -> web.StreamResponse:
     return response
 
 
+async def handle_models(request: web.Request) -> web.Response:
+    """Agents probe `<base_url>/models` before they start; list the stand-in."""
+    return web.json_response(
+        {
+            "data": [
+                {
+                    "type": "model",
+                    "id": "standin-1",
+                    "display_name": STANDIN_NAME,
+                    "created_at": "2026-01-01T00:00:00Z",
+                }
+            ],
+            "has_more": False,
+            "first_id": "standin-1",
+            "last_id": "standin-1",
+            "object": "list",
+        }
+    )
+
+
 def standin_app() -> web.Application:
     app = web.Application()
     app.router.add_post("/v1/messages", handle_messages)
+    app.router.add_get("/v1/models", handle_models)
+    app.router.add_get("/models", handle_models)
     return app

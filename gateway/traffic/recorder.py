@@ -30,7 +30,7 @@ from gateway.events import (
 )
 from gateway.redact import redact, redact_text
 from gateway.runlog import RunLogWriteError
-from gateway.traffic.analysis import TrafficAnalyzer, history_before
+from gateway.traffic.analysis import CallAnalysis, TrafficAnalyzer, history_before
 from gateway.traffic.profile import TrafficProfile
 from gateway.traffic.wire import UNKNOWN, parse_call
 
@@ -64,6 +64,15 @@ class OpenQuestion:
     expected: str
     abstain: bool
     evidence_checked: bool = False
+
+
+PROBE_PATHS = ("/models", "/api/tags", "/api/show", "/props", "/version", "/health")
+
+
+def is_probe(raw: RawExchange) -> bool:
+    """A model-listing or health probe (agents send several at start), not a model call."""
+    path = raw.path.split("?", 1)[0].rstrip("/")
+    return raw.method == "GET" or path.endswith(PROBE_PATHS) or "/models/" in path
 
 
 def blob_ref(data: bytes) -> str:
@@ -135,7 +144,8 @@ class RunRecorder:
 
     def _record(self, raw: RawExchange) -> None:
         call = parse_call(raw.path, raw.request_body, raw.response_body, raw.response_type)
-        analysis = self.analyzer.observe(call)
+        probe = is_probe(raw)
+        analysis = CallAnalysis(kind="probe") if probe else self.analyzer.observe(call)
         question = self.question
         refs = [self._json_blob(m) for m in call.messages]
         base, previous = self.previous_refs
@@ -196,7 +206,8 @@ class RunRecorder:
                     question_id=qid,
                 )
             )
-            self._say(f"compaction ({c.kind}): {c.tokens_before} → {c.tokens_after} tokens")
+            what = "compaction or a new session" if c.kind == "generic" else "compaction"
+            self._say(f"{what} ({c.kind}): {c.tokens_before} → {c.tokens_after} tokens")
         for m in analysis.memory_calls:
             self._log(
                 MemoryCallSeen(
@@ -223,7 +234,8 @@ class RunRecorder:
                     )
                 )
         for warning in call.warnings:
-            self._say(f"warning: {warning}")
+            if not probe:
+                self._say(f"warning: {warning}")
 
     def _say(self, line: str) -> None:
         if self.echo:

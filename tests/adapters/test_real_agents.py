@@ -1,0 +1,69 @@
+"""Opt-in: real agents, installed from their registries, unmodified, offline.
+
+`pytest -m realagents` (not in CI). Each test skips unless its agent is installed:
+Hermes — `pip install 'hermes-agent[messaging]'` into any environment and set
+`MARATHON_HERMES_BIN` to its `hermes` (or have it on PATH). The agent's model is the offline
+stand-in, reached through the recorder; its own memory tool writes its own memory.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from adapters.reference.http_server import ServedApp, serve
+from adapters.reference.standin import standin_app
+from gateway.config import RunSpec
+from gateway.events import Evaluation, LLMExchange, MemoryCallSeen
+from gateway.runlog import EVENTS_FILE, read_log
+from gateway.runner import TerminationReason, run_spec
+from gateway.traffic.hub import free_port
+from tests.conftest import BenchFactory
+
+pytestmark = pytest.mark.realagents
+HERMES = os.environ.get("MARATHON_HERMES_BIN") or shutil.which("hermes")
+
+
+@pytest.fixture
+async def standin() -> AsyncIterator[ServedApp]:
+    served = await serve(standin_app())
+    yield served
+    await served.stop()
+
+
+@pytest.mark.skipif(not HERMES, reason="hermes-agent is not installed (set MARATHON_HERMES_BIN)")
+async def test_hermes_over_its_api_server(
+    make_benchmark: BenchFactory, tmp_path: Path, standin: ServedApp, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    llm_port, api_port = free_port(), free_port()
+    key = "marathon-api-key-0123456789"
+    monkeypatch.setenv("API_SERVER_KEY", key)
+    snapshot = tmp_path / "hermes-home"
+    snapshot.mkdir()
+    model = f"provider: custom\n  base_url: http://127.0.0.1:{llm_port}\n  default: standin-1\n  api_mode: anthropic_messages"
+    (snapshot / "config.yaml").write_text(f"model:\n  {model}\n")
+    agent = {
+        "profile": "hermes-http",
+        "url": f"http://127.0.0.1:{api_port}/v1",
+        "timeout": 120,
+        "llm": {"upstream": standin.url, "port": llm_port},
+        "process": {
+            "command": [HERMES, "gateway"],
+            "env": {"API_SERVER_PORT": str(api_port), "ANTHROPIC_API_KEY": "offline"},
+            "health": {"tcp": f"127.0.0.1:{api_port}"},
+            "snapshot": str(snapshot),
+        },
+    }
+    outcome = await run_spec(RunSpec("hermes", make_benchmark(), agent), tmp_path / "rec")
+    assert outcome.reason == TerminationReason.COMPLETED
+    log = read_log(tmp_path / "rec" / "hermes" / EVENTS_FILE)
+    calls = [e for e in log.events if isinstance(e, LLMExchange) and e.kind != "probe"]
+    assert calls and "memory" in calls[0].tool_names
+    assert [e for e in log.events if isinstance(e, MemoryCallSeen) and e.tool == "memory"]
+    scores = {e.question_id: e.score for e in log.events if isinstance(e, Evaluation)}
+    assert scores["q1"] == 10  # told in one session, recalled from Hermes' own MEMORY.md in the next
+    assert "Miso" in (tmp_path / "rec" / "hermes" / "agent-state" / "memories" / "MEMORY.md").read_text()
