@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import html
 import json
 import re
 import time
@@ -54,6 +55,24 @@ class SentMessage:
     sent_at: float
     edits: int = 0
     deleted: bool = False
+    parse_mode: str = ""
+
+    @property
+    def plain(self) -> str:
+        """The text as the user reads it: MarkdownV2 escapes and HTML tags removed."""
+        return plain_text(self.text, self.parse_mode)
+
+
+_MDV2_ESCAPE = re.compile(r"\\([_*\[\]()~`>#+\-=|{}.!\\])")
+
+
+def plain_text(text: str, parse_mode: str) -> str:
+    mode = parse_mode.lower()
+    if mode == "markdownv2":
+        return _MDV2_ESCAPE.sub(r"\1", text)
+    if mode == "html":
+        return html.unescape(re.sub(r"<[^>]+>", "", text))
+    return text
 
 
 @dataclass
@@ -241,7 +260,9 @@ class TelegramEmulator:
             raise BotAPIError(400, "Bad Request: message text is empty")
         if len(text) > MAX_TEXT:
             raise BotAPIError(400, "Bad Request: message is too long")
-        sent = SentMessage(self.next_message_id, text, time.time())
+        sent = SentMessage(
+            self.next_message_id, text, time.time(), parse_mode=str(params.get("parse_mode") or "")
+        )
         self.next_message_id += 1
         self.sent.append(sent)
         await self._activity()
@@ -268,6 +289,7 @@ class TelegramEmulator:
         if text == sent.text:
             raise BotAPIError(400, "Bad Request: message is not modified")
         sent.text, sent.edits = text, sent.edits + 1
+        sent.parse_mode = str(params.get("parse_mode") or "")
         await self._activity()
         return self._message(sent)
 
@@ -395,7 +417,7 @@ class TelegramAdapter:
             quiet_since = max(em.last_activity, start)
             still_typing = em.last_typing > em.last_message and now - em.last_typing < TYPING_SECONDS
             if fresh and now - quiet_since >= self.quiet and not still_typing:
-                texts = [m.text for m in fresh if not any(p.search(m.text) for p in self.ignore)]
+                texts = [m.plain for m in fresh if not any(p.search(m.plain) for p in self.ignore)]
                 return "\n".join(texts)
             if now - start > self.timeout:
                 raise AgentTimeout(f"the bot sent no settled reply within {self.timeout:g} s")

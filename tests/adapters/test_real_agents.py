@@ -67,3 +67,36 @@ async def test_hermes_over_its_api_server(
     scores = {e.question_id: e.score for e in log.events if isinstance(e, Evaluation)}
     assert scores["q1"] == 10  # told in one session, recalled from Hermes' own MEMORY.md in the next
     assert "Miso" in (tmp_path / "rec" / "hermes" / "agent-state" / "memories" / "MEMORY.md").read_text()
+
+
+@pytest.mark.skipif(not HERMES, reason="hermes-agent is not installed (set MARATHON_HERMES_BIN)")
+async def test_hermes_as_a_telegram_bot(
+    make_benchmark: BenchFactory, tmp_path: Path, standin: ServedApp
+) -> None:
+    llm_port, telegram_port = free_port(), free_port()
+    snapshot = tmp_path / "hermes-home"
+    snapshot.mkdir()
+    (snapshot / "config.yaml").write_text(
+        "model:\n"
+        f"  provider: custom\n  base_url: http://127.0.0.1:{llm_port}\n  default: standin-1\n  api_mode: anthropic_messages\n"
+        "platforms:\n  telegram:\n    enabled: true\n    extra:\n"
+        f"      base_url: http://127.0.0.1:{telegram_port}/bot\n"
+    )
+    agent = {
+        "profile": "hermes-telegram",
+        "port": telegram_port,
+        "timeout": 120,
+        "llm": {"upstream": standin.url, "port": llm_port},
+        "process": {
+            "command": [HERMES, "gateway"],
+            "env": {"ANTHROPIC_API_KEY": "offline"},
+            "snapshot": str(snapshot),
+            "ready_timeout": 90,
+        },
+    }
+    outcome = await run_spec(RunSpec("hermes-tg", make_benchmark(), agent), tmp_path / "rec")
+    log = read_log(tmp_path / "rec" / "hermes-tg" / EVENTS_FILE)
+    assert outcome.reason == TerminationReason.COMPLETED, [e for e in log.events if e.type == "error"][:3]
+    scores = {e.question_id: e.score for e in log.events if isinstance(e, Evaluation)}
+    assert set(scores) == {"q1", "q2", "q3"}
+    assert [e for e in log.events if isinstance(e, MemoryCallSeen) and e.tool == "memory"]

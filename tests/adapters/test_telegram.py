@@ -205,3 +205,25 @@ async def test_long_replies_are_split_by_the_bot_and_joined_by_us(tmp_path: Path
         await process.stop()
         await adapter.close()
     assert reply == "x" * 4000 + "\n" + "x" * 4000 + "\n" + "x" * 1000
+
+
+async def test_replies_are_read_as_the_user_sees_them(telegram: TelegramAdapter) -> None:
+    em = telegram.emulator
+
+    async def bot() -> None:
+        await api(telegram, "getUpdates", timeout=5)
+        await api(telegram, "sendMessage", chat_id=em.user_id, text="📬 status note", parse_mode="MarkdownV2")
+        await api(
+            telegram,
+            "sendMessage",
+            chat_id=em.user_id,
+            text="Noted, rent is 1,915 \\(since March\\)\\.",
+            parse_mode="MarkdownV2",
+        )
+        await api(telegram, "sendMessage", chat_id=em.user_id, text="<b>Tom &amp; Lia</b>", parse_mode="HTML")
+
+    telegram.ignore = [__import__("re").compile("^📬")]
+    task = asyncio.create_task(bot())
+    reply = await telegram.send("hi")
+    await task
+    assert reply == "Noted, rent is 1,915 (since March).\nTom & Lia"
