@@ -121,6 +121,15 @@ async def test_persona_compaction_cuts_at_a_phase_and_keeps_the_profile(
     assert all(len(json.dumps(r["messages"])) // 4 <= 2500 + 2000 for r in model.requests)
 
 
+def offline_driver(
+    make_benchmark: BenchFactory, fake: tuple[FakePersonaModel, ServedApp]
+) -> LLMPersonaDriver:
+    """A driver on the tiny benchmark whose tools are exercised directly (no model call made)."""
+    return LLMPersonaDriver(
+        load_benchmark(make_benchmark()), AnthropicClient("m", base_url=fake[1].url, api_key="k")
+    )
+
+
 async def tool(driver: LLMPersonaDriver, name: str, **args: object) -> tuple[str, bool]:
     result = driver._run_tool(ToolUse("t", name, dict(args)))
     return str(result["content"]), bool(result["is_error"])
@@ -129,10 +138,7 @@ async def tool(driver: LLMPersonaDriver, name: str, **args: object) -> tuple[str
 async def test_next_phase_refuses_until_the_phase_is_done(
     make_benchmark: BenchFactory, fake: tuple[FakePersonaModel, ServedApp]
 ) -> None:
-    _, served = fake
-    driver = LLMPersonaDriver(
-        load_benchmark(make_benchmark()), AnthropicClient("m", base_url=served.url, api_key="k")
-    )
+    driver = offline_driver(make_benchmark, fake)
     driver._enter(0)
     text, error = await tool(driver, "next_phase")
     assert error and "2 facts of profile are not marked told yet (1.1, 1.2)" in text
@@ -148,10 +154,7 @@ async def test_next_phase_refuses_until_the_phase_is_done(
 async def test_bad_tool_input_is_a_tool_error_never_an_exception(
     make_benchmark: BenchFactory, fake: tuple[FakePersonaModel, ServedApp]
 ) -> None:
-    _, served = fake
-    driver = LLMPersonaDriver(
-        load_benchmark(make_benchmark()), AnthropicClient("m", base_url=served.url, api_key="k")
-    )
+    driver = offline_driver(make_benchmark, fake)
     driver._enter(2)
     assert (await tool(driver, "facts_read", file="hobbies"))[1]
     assert (await tool(driver, "facts_mark_told", file="pets", ids="1.1"))[1]
@@ -176,10 +179,7 @@ async def test_bad_tool_input_is_a_tool_error_never_an_exception(
 async def test_a_fact_marked_told_but_never_said_is_a_slip(
     make_benchmark: BenchFactory, fake: tuple[FakePersonaModel, ServedApp]
 ) -> None:
-    _, served = fake
-    driver = LLMPersonaDriver(
-        load_benchmark(make_benchmark()), AnthropicClient("m", base_url=served.url, api_key="k")
-    )
+    driver = offline_driver(make_benchmark, fake)
     driver._enter(1)
     await tool(driver, "facts_read", file="pets")
     driver._send("I have a cat called Miso.")
@@ -194,10 +194,7 @@ async def test_a_second_attempt_is_weighted_by_the_engine(
 ) -> None:
     from persona.actions import AgentReply, Evaluate
 
-    _, served = fake
-    driver = LLMPersonaDriver(
-        load_benchmark(make_benchmark()), AnthropicClient("m", base_url=served.url, api_key="k")
-    )
+    driver = offline_driver(make_benchmark, fake)
     driver._enter(2)
     driver.queue.clear()
     driver._send("What is my cat called?")
