@@ -25,6 +25,14 @@ from adapters.http import expand_env
 from adapters.websocket import WebSocketAdapter, join_text
 
 
+class AgentBusy(AgentProtocolError):
+    """The agent asked to be asked again later (a retryable refusal)."""
+
+    def __init__(self, message: str, retry_after: float) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
 def message_text(message: Any) -> str:
     if isinstance(message, str):
         return message
@@ -59,6 +67,20 @@ class OpenClawAdapter(WebSocketAdapter):
             raise AgentProtocolError("OpenClaw frame is not an object")
         return frame
 
+    async def _connect(self) -> ClientConnection:
+        """Connect, waiting out "gateway starting" refusals (up to `timeout`)."""
+        deadline = asyncio.get_running_loop().time() + self.timeout
+        while True:
+            try:
+                return await super()._connect()
+            except AgentBusy as busy:
+                if self.connection is not None:
+                    await self.connection.close()
+                    self.connection = None
+                if asyncio.get_running_loop().time() + busy.retry_after > deadline:
+                    raise
+                await asyncio.sleep(busy.retry_after)
+
     async def _handshake(self, connection: ClientConnection) -> None:
         challenge = await self._recv_json(connection)
         if challenge.get("event") != "connect.challenge":
@@ -74,7 +96,8 @@ class OpenClawAdapter(WebSocketAdapter):
                         "minProtocol": 3,
                         "maxProtocol": 4,
                         "client": {
-                            "id": "marathonbench",
+                            "id": "gateway-client",  # one of the ids OpenClaw accepts (GATEWAY_CLIENT_IDS)
+                            "displayName": "marathonbench",
                             "version": "0.1.0",
                             "platform": "linux",
                             "mode": "backend",
@@ -93,7 +116,12 @@ class OpenClawAdapter(WebSocketAdapter):
             frame = await self._recv_json(connection)
             if frame.get("type") == "res" and str(frame.get("id")) == request_id:
                 if not frame.get("ok"):
-                    raise AgentProtocolError(f"OpenClaw refused: {json.dumps(frame.get('error'))[:200]}")
+                    raw_error = frame.get("error")
+                    error: dict[str, Any] = raw_error if isinstance(raw_error, dict) else {}
+                    message = f"OpenClaw refused: {json.dumps(frame.get('error'))[:200]}"
+                    if error.get("retryable"):  # e.g. "gateway starting; retry shortly"
+                        raise AgentBusy(message, float(error.get("retryAfterMs", 500)) / 1000)
+                    raise AgentProtocolError(message)
                 payload = frame.get("payload")
                 return payload if isinstance(payload, dict) else {}
 

@@ -61,38 +61,40 @@ def _estimate(value: Any) -> int:
     return max(1, len(json.dumps(value, ensure_ascii=False)) // 4)
 
 
+SEARCH_TOOLS = (
+    "memory_search",
+    "tool_call",
+)  # the reference agent's; OpenClaw's deferred one via its wrapper
+
+
 def decide(body: dict[str, Any]) -> tuple[list[dict[str, Any]], str]:
     """The rules: request body → (content blocks, stop_reason)."""
     messages = body.get("messages") or []
     system = _system_text(body.get("system", ""))
-    if re.search(r"summari[sz]", system, re.IGNORECASE):
+    if re.search(r"summari[sz]", system[:300], re.IGNORECASE):
         return [{"type": "text", "text": _summary(messages)}], "end_turn"
-    last = messages[-1] if messages else {"role": "user", "content": ""}
-    content = last.get("content")
-    results = (
-        [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
-        if isinstance(content, list)
-        else []
-    )
+    # what came after the model's last turn: tool results and/or the user's words (agents such as
+    # OpenClaw add pseudo-user context messages after the real one)
+    start = max((i + 1 for i, m in enumerate(messages) if m.get("role") == "assistant"), default=0)
+    tail = messages[start:]
+    blocks = [b for m in tail for b in (m.get("content") if isinstance(m.get("content"), list) else [])]
+    results = [b for b in blocks if isinstance(b, dict) and b.get("type") == "tool_result"]
     if results:
-        calls = _tool_calls(messages[-2]) if len(messages) >= 2 else {}
-        searched = [r for r in results if calls.get(str(r.get("tool_use_id"))) == "memory_search"]
+        calls = _tool_calls(messages[start - 1]) if start else {}
+        searched = [r for r in results if calls.get(str(r.get("tool_use_id"))) in SEARCH_TOOLS]
         if searched:
-            return [
-                {
-                    "type": "text",
-                    "text": _answer(
-                        _text_of(searched[0].get("content")) or str(searched[0].get("content", ""))
-                    ),
-                }
-            ], "end_turn"
+            found = _text_of(searched[0].get("content")) or str(searched[0].get("content", ""))
+            asked = [w for m in messages[: max(0, start - 1)] if (w := _user_words(m))]
+            return [{"type": "text", "text": _answer(found, asked[-1] if asked else "")}], "end_turn"
         return [{"type": "text", "text": "Noted, I saved that."}], "end_turn"
-    text = _text_of(content).strip()
+    text = "\n".join(w for m in tail if (w := _user_words(m)))
     tools = {t.get("name") for t in body.get("tools") or [] if isinstance(t, dict)}
     if is_question(text):
         if "memory_search" in tools:
             return [_tool_use("memory_search", {"query": text})], "tool_use"
-        context = [system, *(_text_of(m.get("content")) for m in messages[:-1])]
+        if "tool_call" in tools:
+            return [_tool_use("tool_call", {"id": "memory_search", "args": {"query": text}})], "tool_use"
+        context = [system, *(_text_of(m.get("content")) for m in messages[:start])]
         return [{"type": "text", "text": _answer_from_context(text, context)}], "end_turn"
     statements = [
         ln.strip(" -•\t") for ln in text.splitlines() if ln.strip(" -•\t") and not ln.rstrip().endswith(":")
@@ -103,7 +105,42 @@ def decide(body: dict[str, Any]) -> tuple[list[dict[str, Any]], str]:
         return [
             _tool_use("memory", {"action": "add", "target": "memory", "content": s}) for s in statements
         ], "tool_use"
+    if statements and "write" in tools:  # OpenClaw: Markdown files under memory/, one per fact
+        return [
+            _tool_use(
+                "write",
+                {"path": f"memory/fact-{uuid.uuid5(uuid.NAMESPACE_OID, s).hex[:10]}.md", "content": s + "\n"},
+            )
+            for s in statements
+        ], "tool_use"
     return [{"type": "text", "text": "OK."}], "end_turn"
+
+
+_AGENT_NOISE = [
+    re.compile(r"<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>.*?<<<END_OPENCLAW_INTERNAL_CONTEXT>>>", re.S),
+    re.compile(r"^\[(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) \d{4}-\d\d-\d\d \d\d:\d\d [A-Z]+\]\s*", re.M),
+    re.compile(r"^Runtime: .*$", re.M),
+]
+
+
+def _user_words(message: dict[str, Any]) -> str:
+    """What the user wrote in a message, without the context agents wrap around it."""
+    if message.get("role") != "user":
+        return ""
+    text = _text_of(message.get("content"))
+    for pattern in _AGENT_NOISE:
+        text = pattern.sub("", text)
+    return text.strip()
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
 
 
 def _answer_from_context(question: str, texts: list[str]) -> str:
@@ -131,8 +168,16 @@ def _tool_calls(message: dict[str, Any]) -> dict[str, str]:
     return {b["id"]: b["name"] for b in content if isinstance(b, dict) and b.get("type") == "tool_use"}
 
 
-def _answer(found: str) -> str:
+def _answer(found: str, question: str = "") -> str:
+    try:
+        parsed = json.loads(found)
+    except ValueError:
+        parsed = None
+    if parsed is not None and question:  # a JSON search result (OpenClaw's): its best matching string
+        return _answer_from_context(question, _strings(parsed))
     notes = list(dict.fromkeys(ln[2:].strip() for ln in found.splitlines() if ln.startswith("- ")))
+    if not notes and question and found.strip() and "no matching notes" not in found:
+        return _answer_from_context(question, [found])  # another agent's search result format
     if not notes:
         return "I have no notes about that — you haven't told me."
     best = notes[0]

@@ -100,3 +100,76 @@ async def test_hermes_as_a_telegram_bot(
     scores = {e.question_id: e.score for e in log.events if isinstance(e, Evaluation)}
     assert set(scores) == {"q1", "q2", "q3"}
     assert [e for e in log.events if isinstance(e, MemoryCallSeen) and e.tool == "memory"]
+
+
+OPENCLAW = os.environ.get("MARATHON_OPENCLAW_BIN") or shutil.which("openclaw")
+
+
+@pytest.mark.skipif(
+    not OPENCLAW, reason="openclaw is not installed (npm openclaw with Node ≥ 24; set MARATHON_OPENCLAW_BIN)"
+)
+async def test_openclaw_over_its_gateway_websocket(
+    make_benchmark: BenchFactory, tmp_path: Path, standin: ServedApp
+) -> None:
+    import json
+
+    llm_port, gateway_port = free_port(), free_port()
+    snapshot = tmp_path / "openclaw-state"
+    snapshot.mkdir()
+    state = tmp_path / "rec" / "openclaw" / "agent-state"  # where the snapshot is restored
+    node_dir = os.environ.get("MARATHON_NODE_DIR", "")  # OpenClaw needs Node ≥ 24 first on PATH
+    config = {
+        "gateway": {
+            "mode": "local",
+            "port": gateway_port,
+            "bind": "loopback",
+            "auth": {"mode": "token", "token": "marathon-openclaw-token"},
+        },
+        "models": {
+            "providers": {
+                "standin": {
+                    "baseUrl": f"http://127.0.0.1:{llm_port}",
+                    "apiKey": "offline",
+                    "api": "anthropic-messages",
+                    "models": [
+                        {"id": "standin-1", "name": "standin-1", "contextWindow": 200000, "maxTokens": 4096}
+                    ],
+                }
+            }
+        },
+        "agents": {
+            "defaults": {"model": {"primary": "standin/standin-1"}, "workspace": str(state / "workspace")}
+        },
+    }
+    (snapshot / "openclaw.json").write_text(json.dumps(config))
+    agent = {
+        "profile": "openclaw-ws",
+        "url": f"ws://127.0.0.1:{gateway_port}",
+        "token": "marathon-openclaw-token",
+        "timeout": 180,
+        "llm": {"upstream": standin.url, "port": llm_port},
+        "process": {
+            "command": [OPENCLAW, "gateway", "--port", str(gateway_port)],
+            "env": {
+                "OPENCLAW_STATE_DIR": "${STATE_DIR}",
+                "OPENCLAW_CONFIG_PATH": "${STATE_DIR}/openclaw.json",
+                "HOME": "${STATE_DIR}",
+                "PATH": f"{node_dir}:{os.environ['PATH']}",
+            },
+            "health": {"tcp": f"127.0.0.1:{gateway_port}"},
+            "snapshot": str(snapshot),
+            "ready_timeout": 180,
+            "stop_timeout": 5,
+        },
+    }
+    outcome = await run_spec(RunSpec("openclaw", make_benchmark(), agent), tmp_path / "rec")
+    log = read_log(tmp_path / "rec" / "openclaw" / EVENTS_FILE)
+    assert outcome.reason == TerminationReason.COMPLETED, [e for e in log.events if e.type == "error"][:3]
+    assert {e.tool for e in log.events if isinstance(e, MemoryCallSeen)} >= {
+        "write",
+        "tool_call:memory_search",
+    }
+    assert {e.question_id for e in log.events if isinstance(e, Evaluation)} == {"q1", "q2", "q3"}
+    assert list((state / "workspace" / "memory").glob("*.md"))  # its own file tool wrote its memory
+    # Scores are not asserted: OpenClaw's search index lags its writes by a few seconds, so in a
+    # fast offline run a fact told just before the exam may not be found yet (a real finding).
