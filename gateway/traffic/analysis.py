@@ -45,8 +45,9 @@ def message_hash(message: Any) -> str:
     return hashlib.sha256(json.dumps(message, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
 
-def user_texts(call: LLMCall) -> set[str]:
-    """Hashes of the user's own messages (not tool results) in the call's input."""
+def user_texts(call: LLMCall, profile: TrafficProfile | None = None) -> set[str]:
+    """Hashes of the user's own words (not tool results, not the context an agent wraps around
+    them) in the call's input."""
     out = set()
     for m in call.messages:
         if m.get("role") != "user":
@@ -56,7 +57,10 @@ def user_texts(call: LLMCall) -> set[str]:
             isinstance(b, dict) and b.get("type") == "tool_result" for b in content
         ):
             continue
-        out.add(message_hash(m))
+        text = text_of(content)
+        words = profile.users_words(text) if profile else " ".join(text.split())
+        if words:
+            out.add(hashlib.sha256(words.encode()).hexdigest())
     return out
 
 
@@ -144,8 +148,8 @@ class TrafficAnalyzer:
         if before is None:
             return
         tokens_before = input_tokens(before)
-        old_users = user_texts(before)
-        lost = len(old_users - user_texts(call))
+        old_users = user_texts(before, self.profile)
+        lost = len(old_users - user_texts(call, self.profile))
         shrank = result.input_tokens < tokens_before
         cleared = self.profile.cleared and (
             text_of(call.messages).count(self.profile.cleared[0])

@@ -8,6 +8,7 @@ patterns of their own. `TrafficProfile.merged()` of all known profiles is the de
 from __future__ import annotations
 
 import fnmatch
+import re
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -37,6 +38,7 @@ class TrafficProfile:
     flush: tuple[str, ...] = ()
     replay: tuple[str, ...] = ()
     cleared: tuple[str, ...] = ()
+    context_noise: tuple[str, ...] = ()
     origin: dict[str, str] = field(default_factory=dict)  # signature text → the agent it belongs to
 
     def agent_of(self, marker: str) -> str:
@@ -60,6 +62,7 @@ class TrafficProfile:
             flush=strings("flush"),
             replay=strings("replay"),
             cleared=strings("cleared"),
+            context_noise=strings("context_noise"),
             origin=dict.fromkeys(signatures, name),
         )
 
@@ -83,8 +86,15 @@ class TrafficProfile:
             flush=union("flush"),
             replay=union("replay"),
             cleared=union("cleared"),
+            context_noise=union("context_noise"),
             origin=origin,
         )
+
+    def users_words(self, text: str) -> str:
+        """`text` without the context the agent wraps around the user's words."""
+        for pattern in self.context_noise:
+            text = re.sub(pattern, "", text)
+        return " ".join(text.split())
 
     def memory_call(self, name: str, arguments: Any) -> MemoryCallInfo | None:
         """Is the tool call `name(arguments)` a memory call under this profile?"""

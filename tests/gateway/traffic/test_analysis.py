@@ -297,3 +297,39 @@ def test_openclaw_summary_then_replay_is_one_openclaw_compaction() -> None:
         ]
     )
     assert [c.kind for c in analyzer.observe(after).compactions] == ["openclaw-summary"]
+
+
+def test_openclaw_regenerating_its_wrapper_context_is_not_a_compaction() -> None:
+    """OpenClaw re-wraps user turns with timestamps and an internal-context block it rebuilds
+    every call; seen from a real OpenClaw run, this once looked like lost user messages."""
+    block = (
+        "<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>\\n"
+        + "Conversation data: none\\n" * 40
+        + "<<<END_OPENCLAW_INTERNAL_CONTEXT>>>"
+    )
+    turns = [f"my fact number {i}" for i in range(6)]
+    before = anthropic_call(
+        [
+            m
+            for t in turns
+            for m in (
+                {"role": "user", "content": f"[Sun 2026-11-29 12:58 UTC] {t}"},
+                {"role": "user", "content": block},
+                {"role": "assistant", "content": "ok"},
+            )
+        ][:-1]
+    )
+    after = anthropic_call(
+        [
+            m
+            for t in turns
+            for m in (
+                {"role": "user", "content": t},
+                {"role": "assistant", "content": "ok"},
+            )
+        ]
+        + [{"role": "user", "content": "[Sun 2026-11-29 12:59 UTC] next\\nRuntime: agent=main"}]
+    )
+    analyzer = TrafficAnalyzer(load_profile("openclaw"))
+    analyzer.observe(before)
+    assert analyzer.observe(after).compactions == []
