@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import html
 import json
+import logging
 import re
 import time
 from dataclasses import dataclass, field
@@ -170,6 +171,9 @@ class TelegramEmulator:
             handler = getattr(self, f"_m_{method}", None)
             if handler is None:
                 self.unknown_methods.append(request.match_info["method"])
+                logging.getLogger(__name__).warning(
+                    "the bot called an unknown Bot API method: %s", request.match_info["method"]
+                )
                 raise BotAPIError(404, "Not Found: method not found")
             result = await handler(params)
         except BotAPIError as exc:
