@@ -18,6 +18,7 @@ import json
 import os
 import re
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 import aiohttp
@@ -107,6 +108,8 @@ class HttpAdapter:
         self.session_header = settings.get("session_header")
         self.session = SessionState(self._new_id())
         self._http: aiohttp.ClientSession | None = None
+        # told about each failed attempt that will be retried (the runner logs it)
+        self.on_retry: Callable[[str], None] | None = None
 
     def _new_id(self) -> str:
         return f"{self.session_prefix}-{uuid.uuid4().hex[:12]}"
@@ -161,6 +164,10 @@ class HttpAdapter:
             raise AgentProtocolError(f"reply at {path!r} is {type(reply).__name__}, not text")
         return reply
 
+    def _retrying(self, failure: Exception, attempt: int) -> None:
+        if self.on_retry is not None and attempt < self.retries:
+            self.on_retry(f"{failure}; retrying ({attempt + 1} of {self.retries})")
+
     async def _post(self, headers: dict[str, str], body: Any) -> Any:
         if self._http is None:
             await self.open()
@@ -176,11 +183,13 @@ class HttpAdapter:
                 raise AgentTimeout(f"no reply from {self.url} within {self.timeout:g} s") from None
             except aiohttp.ClientError as exc:
                 failure = AgentConnectionError(f"can't reach {self.url}: {exc}")
+                self._retrying(failure, attempt)
                 continue
             if status >= 400:
                 failure = AgentHTTPError(status, raw[:200].decode("utf-8", "replace"))
                 if status < 500:
                     raise failure
+                self._retrying(failure, attempt)
                 continue
             try:
                 return json.loads(raw)

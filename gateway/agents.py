@@ -196,6 +196,7 @@ async def _start_reference(
             context_tokens=int(settings.get("context_tokens", 1200)),
             keep_turns=int(settings.get("keep_turns", 2)),
             stream=bool(settings.get("stream", True)),
+            llm_timeout=float(settings.get("llm_timeout", 120)),
         )
     )
     stack.push_async_callback(agent.close)

@@ -85,6 +85,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("run", type=Path, help="a run folder or its events.msgpack")
     p.add_argument("--limit", type=int, default=0, help="print at most this many events (0 = all)")
     args = parser.parse_args(argv)
+    # recordings hold people's conversations and agents' memories: files 0600, folders 0700,
+    # for everything this process (and the agents it starts) creates
+    os.umask(0o077)
     try:
         if args.command == "check":
             return cmd_check(args.benchmark)

@@ -210,6 +210,8 @@ class Run:
                 self.spec.agent, self.run_dir, self.recorder, fresh=previous is None
             ) as handle:
                 self.adapter, self.llm_url = handle.adapter, handle.llm_url
+                if hasattr(handle.adapter, "on_retry"):
+                    handle.adapter.on_retry = self._log_retry
                 try:
                     reason = await self._drive(previous)
                 finally:
@@ -446,6 +448,9 @@ class Run:
                     )
                 )
         return None
+
+    def _log_retry(self, message: str) -> None:
+        self.log(ErrorEvent(source="agent", kind="retry", message=message))
 
     async def _send(self, text: str) -> AgentReply:
         assert self.adapter is not None

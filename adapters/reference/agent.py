@@ -52,6 +52,7 @@ class AgentConfig:
     context_tokens: int = 2000
     keep_turns: int = 2
     stream: bool = True
+    llm_timeout: float = 120.0
 
 
 @dataclass
@@ -78,7 +79,7 @@ class ReferenceAgent:
         self.config = config
         self.memory = MemoryFolder(config.memory_dir)
         self.client = anthropic.AsyncAnthropic(
-            api_key=config.api_key, base_url=config.base_url, max_retries=2
+            api_key=config.api_key, base_url=config.base_url, max_retries=2, timeout=config.llm_timeout
         )
         self.system = (PROMPTS / "system.md").read_text(encoding="utf-8")
         self.summary_prompt = (PROMPTS / "summary.md").read_text(encoding="utf-8")
@@ -185,8 +186,8 @@ class ReferenceAgent:
             )
         try:
             reply = await self.chat(session_id, str(text))
-        except anthropic.APIError as exc:
-            return web.json_response({"error": f"model call failed: {exc}"}, status=502)
+        except Exception as exc:  # a model that fails or stalls must not crash the agent's turn
+            return web.json_response({"error": f"model call failed: {type(exc).__name__}: {exc}"}, status=502)
         return web.json_response({"reply": reply})
 
     async def _handle_health(self, request: web.Request) -> web.Response:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+import sys
 from dataclasses import dataclass
 
 from aiohttp import web
@@ -16,8 +18,22 @@ class ServedApp:
         await self.runner.cleanup()
 
 
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def warn_if_exposed(host: str, what: str) -> None:
+    """Loudly, on stderr: a server of ours reachable from other machines."""
+    if host not in LOOPBACK:
+        message = (
+            f"WARNING: {what} listens on {host}, not loopback: anyone who can reach this machine can use it"
+        )
+        logging.getLogger("marathonbench.security").warning(message)
+        print(message, file=sys.stderr, flush=True)
+
+
 async def serve(app: web.Application, host: str = "127.0.0.1", port: int = 0) -> ServedApp:
-    """Start `app`; the returned URL carries the port actually bound."""
+    """Start `app` (loopback unless told otherwise, with a warning); the URL carries the bound port."""
+    warn_if_exposed(host, "a marathonbench server")
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, host, port)

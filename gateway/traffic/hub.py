@@ -26,6 +26,7 @@ from mitmproxy import http, master, options
 from mitmproxy.addons import default_addons
 from mitmproxy.proxy import mode_specs
 
+from adapters.reference.http_server import warn_if_exposed
 from gateway.traffic.recorder import RawExchange, RunRecorder
 
 _REFUSED = json.dumps(
@@ -153,6 +154,7 @@ class RecorderHub:
         self, upstream: str, recorder: RunRecorder, port: int = 0, host: str = "127.0.0.1"
     ) -> Listener:
         """Start a listener that forwards to `upstream` and records into `recorder`."""
+        warn_if_exposed(host, "the LLM-traffic recorder")
         async with self._lock:
             m = await self._start()
             port = port or free_port(host)
