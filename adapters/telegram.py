@@ -175,7 +175,10 @@ class TelegramEmulator:
                     "the bot called an unknown Bot API method: %s", request.match_info["method"]
                 )
                 raise BotAPIError(404, "Not Found: method not found")
-            result = await handler(params)
+            try:
+                result = await handler(params)
+            except (ValueError, TypeError, AttributeError) as exc:  # a parameter of the wrong type
+                raise BotAPIError(400, f"Bad Request: {exc}") from None
         except BotAPIError as exc:
             return web.json_response(
                 {"ok": False, "error_code": exc.code, "description": exc.description}, status=exc.code

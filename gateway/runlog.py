@@ -67,8 +67,8 @@ def iter_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
                     record = unpacker.unpack()
                 except msgpack.OutOfData:
                     break
-                except (ValueError, msgpack.ExtraData, msgpack.FormatError, msgpack.StackError):
-                    return
+                except (ValueError, TypeError, msgpack.ExtraData, msgpack.FormatError, msgpack.StackError):
+                    return  # damage (a flipped bit can even make a map key unhashable): stop here
                 if not isinstance(record, dict):
                     return
                 yield unpacker.tell(), record
