@@ -75,6 +75,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = sub.add_parser("judge-check", help="a grader's recall and specificity on the calibration set")
     p.add_argument("--grader", default="exact", help="exact | anthropic:MODEL | openai:URL#MODEL")
     p.add_argument("--base-url", help="the judge model's base URL (Anthropic)")
+    p = sub.add_parser("import", help="convert another benchmark format into marathonbench benchmarks")
+    p.add_argument("format", choices=["longmemeval"])
+    p.add_argument("file", type=Path)
+    p.add_argument("out_dir", type=Path)
     sub.add_parser("profiles", help="list the known agent profiles")
     p = sub.add_parser(
         "chat", help="type as the persona to an agent, through the gateway, recorded (for trying a profile)"
@@ -97,6 +101,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_demo(args.recordings, fresh=args.fresh, persona=args.persona, surface=args.surface)
         if args.command in ("rescore", "judge-check"):
             return cmd_grade(args)
+        if args.command == "import":
+            return cmd_import(args.file, args.out_dir)
         if args.command == "profiles":
             return cmd_profiles()
         if args.command == "chat":
@@ -280,6 +286,23 @@ def cmd_proxy(upstream: str, profile: str | None, port: int, recordings: Path) -
     except OSError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+    return 0
+
+
+def cmd_import(source: Path, out_dir: Path) -> int:
+    from persona.longmemeval import ImportError_, import_longmemeval
+
+    try:
+        done = import_longmemeval(source, out_dir)
+    except ImportError_ as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    for item in done:
+        kind = " (abstention)" if item.abstain else ""
+        print(f"{item.question_id}: {item.sessions} sessions{kind} → {item.folder}")
+    print(
+        f"{len(done)} benchmarks written; check one with `marathon check {done[0].folder if done else out_dir}`"
+    )
     return 0
 
 

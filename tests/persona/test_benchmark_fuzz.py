@@ -53,7 +53,9 @@ def test_any_benchmark_loads_or_fails_cleanly(
     except BenchmarkErrors as exc:
         assert exc.errors
         for error in exc.errors:
-            assert error.location.path == root or error.location.path.parent == root  # a file of the benchmark
+            assert (
+                error.location.path == root or error.location.path.parent == root
+            )  # a file of the benchmark
             assert str(error.location.path) in str(error) and error.message
 
 
