@@ -122,6 +122,22 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def cmd_check(folder: Path) -> int:
+    from persona.distractors import is_pool, load_pool
+
+    if is_pool(folder):
+        try:
+            pool = load_pool(folder)
+        except BenchmarkErrors as exc:
+            for error in exc.errors:
+                print(f"error: {error}", file=sys.stderr)
+            print(f"{len(exc.errors)} error(s) in the distractor pool", file=sys.stderr)
+            return 1
+        facts = sum(len(f) for f in pool.sessions.values())
+        print(f"distractor pool {folder}: {len(pool.sessions)} sessions, {facts} facts")
+        print(
+            f"screened against: {', '.join(pool.evidence) or 'nothing'} — no shared names, numbers or dates"
+        )
+        return 0
     try:
         bench = load_benchmark(folder)
     except BenchmarkErrors as exc:
