@@ -50,7 +50,13 @@ def marks(text: str) -> Marks:
     for sentence in re.split(r"(?<=[.!?:])\s+|\n", text):
         words = re.findall(r"[^\W\d_][\w'-]*", sentence)
         for word in words[1:]:
-            if word[0].isupper() and len(word) >= 3 and word.lower() not in _COMMON:
+            lowered = word.lower()
+            if (
+                word[0].isupper()
+                and len(word) >= 3
+                and lowered not in _COMMON
+                and lowered.removesuffix("s") not in _COMMON
+            ):
                 entities.add(word.lower().replace("ё", "е")[:6])
     numbers = set()
     for q in extract_quantities(text):

@@ -30,7 +30,9 @@ def test_the_shipped_pool_is_large_enough_and_clean() -> None:
         ("Her flight was LH1173 as well", "LH1173"),
     ],
 )
-def test_an_overlap_with_the_evidence_is_rejected_with_file_and_line(tmp_path: Path, fact: str, clash: str) -> None:
+def test_an_overlap_with_the_evidence_is_rejected_with_file_and_line(
+    tmp_path: Path, fact: str, clash: str
+) -> None:
     pool = tmp_path / "pool"
     pool.mkdir()
     (pool / "pool.json5").write_text(f'{{screen_against: ["{DEMO}"]}}')

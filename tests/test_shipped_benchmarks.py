@@ -1,0 +1,60 @@
+"""Every shipped benchmark passes `marathon check` and completes a scripted run against the
+reference agent with its coverage audit complete."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gateway.config import RunSpec
+from gateway.report import summarize
+from gateway.runlog import EVENTS_FILE, read_log
+from gateway.runner import TerminationReason, run_spec
+from persona.benchmark import load_benchmark
+from tests.conftest import REPO
+from tests.gateway.test_cli import marathon
+
+SHIPPED = sorted(p.parent for p in (REPO / "benchmarks").glob("*/benchmark.json"))
+TAGS = {
+    "single",
+    "aggregation",
+    "update",
+    "history",
+    "correction",
+    "conflict",
+    "temporal",
+    "abstain",
+    "deleted",
+    "preference",
+}
+
+
+def test_the_shipped_benchmarks_are_there() -> None:
+    assert {p.name for p in SHIPPED} >= {"demo-en", "marathon-en", "marathon-ru"}
+
+
+@pytest.mark.parametrize("folder", SHIPPED, ids=[p.name for p in SHIPPED])
+def test_check_passes(folder: Path) -> None:
+    result = marathon("check", str(folder), cwd=REPO)
+    assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize("name", ["marathon-en", "marathon-ru"])
+def test_the_marathons_have_the_promised_shape(name: str) -> None:
+    bench = load_benchmark(REPO / "benchmarks" / name)
+    assert len(bench.facts) >= 6 and sum(len(f.facts) for f in bench.facts.values()) >= 190
+    assert len(bench.chapters) >= 8 and len(bench.questions) >= 60
+    assert {t for q in bench.questions for t in q.tags} >= TAGS
+    exam = [p for p in bench.phases if p.questions and "new_session" in p.actions]
+    assert exam, "a new session before the exam"
+    assert bench.settings["canaries"]
+
+
+@pytest.mark.parametrize("folder", SHIPPED, ids=[p.name for p in SHIPPED])
+async def test_a_scripted_run_completes_with_full_coverage(folder: Path, tmp_path: Path) -> None:
+    outcome = await run_spec(RunSpec("r", folder, {"adapter": "reference"}), tmp_path)
+    assert outcome.reason == TerminationReason.COMPLETED
+    summary = summarize(read_log(tmp_path / "r" / EVENTS_FILE), load_benchmark(folder))
+    assert summary.coverage_complete and len(summary.evaluations) == len(summary.planned)
+    assert summary.compactions or folder.name == "demo-en"  # the reference agent compacted its context
