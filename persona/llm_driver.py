@@ -277,18 +277,27 @@ class LLMPersonaDriver:
         self.queue.append(Say(text, "persona"))
 
     def _question_in(self, text: str) -> Question | None:
-        """A question of the current phase that `text` asks (most of its key terms are there)."""
+        """The question of the current phase that `text` asks: one quoted in full, else the
+        not-yet-asked question with most of its key terms there (at least three quarters)."""
         if self.state.phase < 0:
             return None
-        said = key_terms(text)
+        questions = self.benchmark.phases[self.state.phase].questions
         flat = " ".join(text.lower().split())
-        for q in self.benchmark.phases[self.state.phase].questions:
+        for q in questions:
             if " ".join(q.text.lower().split()) in flat:
                 return q
+        said = key_terms(text)
+        best: tuple[float, int, Question] | None = None
+        for q in questions:
+            if self.state.questions.get(q.id, QuestionState(q)).attempts:
+                continue
             wanted = key_terms(q.text)
-            if wanted and sum(any(terms_match(w, s) for s in said) for w in wanted) >= 0.75 * len(wanted):
-                return q
-        return None
+            if not wanted:
+                continue
+            share = sum(any(terms_match(w, s) for s in said) for w in wanted) / len(wanted)
+            if share >= 0.75 and (best is None or (share, len(wanted)) > best[:2]):
+                best = (share, len(wanted), q)
+        return best[2] if best else None
 
     # -- phases ----------------------------------------------------------------------------
 

@@ -58,3 +58,24 @@ async def test_a_scripted_run_completes_with_full_coverage(folder: Path, tmp_pat
     summary = summarize(read_log(tmp_path / "r" / EVENTS_FILE), load_benchmark(folder))
     assert summary.coverage_complete and len(summary.evaluations) == len(summary.planned)
     assert summary.compactions or folder.name == "demo-en"  # the reference agent compacted its context
+
+
+@pytest.mark.parametrize("name", ["marathon-en", "marathon-ru"])
+async def test_the_marathons_run_with_the_llm_persona(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from adapters.reference.http_server import serve
+    from tests.persona.fake_persona_model import FakePersonaModel
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test")
+    model = FakePersonaModel()
+    served = await serve(model.app())
+    folder = REPO / "benchmarks" / name
+    try:
+        persona = {"driver": "anthropic:fake-persona", "base_url": served.url}
+        outcome = await run_spec(RunSpec("llm", folder, {"adapter": "reference"}, persona), tmp_path)
+    finally:
+        await served.stop()
+    assert outcome.reason == TerminationReason.COMPLETED
+    summary = summarize(read_log(tmp_path / "llm" / EVENTS_FILE), load_benchmark(folder))
+    assert summary.coverage_complete and not summary.slips

@@ -128,6 +128,17 @@ def plan(phase: str) -> Generator[Step, str, None]:
 
 
 def next_step(messages: list[dict[str, Any]], openai: bool = False) -> Step:
+    try:
+        return _next_step(messages, openai)
+    except (
+        StopIteration,
+        RuntimeError,
+    ) as exc:  # the plan ran out: show where, for the test's failure message
+        last = items_of(messages, openai)[-1]
+        raise AssertionError(f"fake persona has no next step after {last.kind}: {last.text[:300]!r}") from exc
+
+
+def _next_step(messages: list[dict[str, Any]], openai: bool = False) -> Step:
     items = items_of(messages, openai)
     start = max(i for i, it in enumerate(items) if it.kind == "phase")
     steps = plan(items[start].text)

@@ -265,3 +265,22 @@ def test_an_llm_persona_run_killed_with_sigkill_resumes(tmp_path: Path) -> None:
     assert sorted(evaluations) == sorted(set(evaluations)) and len(evaluations) == 15
     asked = [e for e in log.events if isinstance(e, Asked) and not e.resent]
     assert len({e.question_id for e in asked}) == len(asked) == 15
+
+
+async def test_a_question_sharing_words_with_an_earlier_one_is_still_itself(
+    make_benchmark: BenchFactory, fake: tuple[FakePersonaModel, ServedApp]
+) -> None:
+    from persona.actions import Ask
+
+    exam = (
+        "## Exam\n"
+        "❓ w1 When is Harriet's wedding? Correct answer: 14 June\n"
+        "❓ w2 What role do I have at Harriet's wedding? Correct answer: maid of honour\n"
+    )
+    driver = offline_driver(lambda: make_benchmark(ch2__md=exam), fake)
+    driver._enter(2)
+    driver.queue.clear()
+    driver._send("When is Harriet's wedding?")
+    driver._send("What role do I have at Harriet's wedding?")
+    assert [a.question_id for a in driver.queue if isinstance(a, Ask)] == ["w1", "w2"]
+    await driver.client.close()
