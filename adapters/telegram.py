@@ -27,7 +27,7 @@ from aiohttp import web
 
 from adapters.base import AdapterConfigError, AgentTimeout, SessionState
 from adapters.http import expand_env
-from adapters.reference.http_server import ServedApp, serve
+from adapters.http_server import ServedApp, serve
 
 MAX_TEXT = 4096
 TYPING_SECONDS = 5.0  # how long a "typing" action shows in Telegram clients
@@ -102,9 +102,8 @@ class TelegramEmulator:
     async def wait_change(self, seen: int, timeout: float) -> int:
         """Wait until `version` moves past `seen` or `timeout` passes; returns the version.
 
-        A short poll rather than an asyncio.Condition with a timeout: the embedded mitmproxy
-        runs the loop with eager tasks, under which a cancelled condition wait inside an
-        aiohttp handler was seen to drop the connection."""
+        A short poll (10 ms) keeps every waiter — long polls, reply settling — simple and
+        cancellation-safe; Bot API traffic is far too slow for its cost to matter."""
         deadline = time.monotonic() + timeout
         while self.version == seen and time.monotonic() < deadline:
             await asyncio.sleep(0.01)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from adapters.reference.http_server import serve
+from adapters.http_server import serve
 from gateway.config import RunSpec
 from gateway.runner import run_spec
 from tests.persona.fake_persona_model import FakePersonaModel

@@ -18,7 +18,7 @@ from aiohttp import web
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from adapters.reference.http_server import serve
+from adapters.http_server import serve
 from gateway.events import Event
 from gateway.traffic.hub import RecorderHub
 from gateway.traffic.profile import load_profile

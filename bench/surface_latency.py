@@ -26,7 +26,7 @@ from websockets.asyncio.server import serve as ws_serve
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from adapters.http import HttpAdapter
-from adapters.reference.http_server import serve
+from adapters.http_server import serve
 from adapters.reference.telegram_bot import call
 from adapters.telegram import TelegramAdapter
 from adapters.websocket import WebSocketAdapter

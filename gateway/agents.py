@@ -29,10 +29,10 @@ from typing import Any
 
 from adapters.base import AdapterConfigError, AgentAdapter, SessionState
 from adapters.http import HttpAdapter
+from adapters.http_server import serve
 from adapters.lifecycle import AgentProcess
 from adapters.openclaw import OpenClawAdapter
 from adapters.profiles import resolve
-from adapters.reference.http_server import serve
 from adapters.reference.standin import STANDIN_NAME, standin_app
 from adapters.telegram import TelegramAdapter
 from adapters.websocket import WebSocketAdapter

@@ -64,7 +64,7 @@ async def test_a_scripted_run_completes_with_full_coverage(folder: Path, tmp_pat
 async def test_the_marathons_run_with_the_llm_persona(
     name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from adapters.reference.http_server import serve
+    from adapters.http_server import serve
     from tests.persona.fake_persona_model import FakePersonaModel
 
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test")

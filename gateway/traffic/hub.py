@@ -26,7 +26,7 @@ from mitmproxy import http, master, options
 from mitmproxy.addons import default_addons
 from mitmproxy.proxy import mode_specs
 
-from adapters.reference.http_server import warn_if_exposed
+from adapters.http_server import warn_if_exposed
 from gateway.traffic.recorder import RawExchange, RunRecorder
 
 _REFUSED = json.dumps(

@@ -13,7 +13,7 @@ from aiohttp import web
 
 from adapters.base import AgentConnectionError, AgentHTTPError, AgentProtocolError, AgentTimeout, SessionState
 from adapters.http import HttpAdapter
-from adapters.reference.http_server import serve
+from adapters.http_server import serve
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 

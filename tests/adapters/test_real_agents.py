@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from adapters.reference.http_server import ServedApp, serve
+from adapters.http_server import ServedApp, serve
 from adapters.reference.standin import standin_app
 from gateway.config import RunSpec
 from gateway.events import Evaluation, LLMExchange, MemoryCallSeen

@@ -13,7 +13,7 @@ import aiohttp
 import pytest
 from aiohttp import web
 
-from adapters.reference.http_server import serve
+from adapters.http_server import serve
 from adapters.telegram import TelegramAdapter
 from gateway.config import RunSpec
 from gateway.events import Evaluation

@@ -21,7 +21,7 @@ from aiohttp import web
 from websockets.asyncio.server import ServerConnection
 from websockets.asyncio.server import serve as ws_serve
 
-from adapters.reference.http_server import ServedApp, serve
+from adapters.http_server import ServedApp, serve
 from adapters.reference.standin import handle_messages
 from adapters.telegram import TelegramAdapter
 from gateway.config import RunSpec

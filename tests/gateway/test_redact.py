@@ -4,7 +4,7 @@ from pathlib import Path
 
 from aiohttp import web
 
-from adapters.reference.http_server import serve
+from adapters.http_server import serve
 from gateway.config import RunSpec
 from gateway.redact import REDACTED, redact
 from gateway.runner import run_spec

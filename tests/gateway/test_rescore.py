@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from adapters.reference.http_server import ServedApp, serve
+from adapters.http_server import ServedApp, serve
 from gateway.config import RunSpec
 from gateway.rescore import exam_items, judge_check, kappa, rescore
 from gateway.runner import run_spec

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from adapters.reference.http_server import serve
+from adapters.http_server import serve
 from gateway.config import RunSpec
 from gateway.events import (
     Asked,

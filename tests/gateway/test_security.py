@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from aiohttp import web
 
-from adapters.reference.http_server import serve
+from adapters.http_server import serve
 from tests.gateway.test_cli import marathon
 
 

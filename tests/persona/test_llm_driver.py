@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from adapters.reference.http_server import ServedApp, serve
+from adapters.http_server import ServedApp, serve
 from gateway.config import RunSpec
 from gateway.events import Evaluation, FactsMarked, PersonaSlip, PersonaTurn, Replied
 from gateway.runlog import EVENTS_FILE, read_log

@@ -8,8 +8,8 @@ from pathlib import Path
 import aiohttp
 import pytest
 
+from adapters.http_server import ServedApp, serve
 from adapters.reference.agent import AgentConfig, ReferenceAgent
-from adapters.reference.http_server import ServedApp, serve
 from adapters.reference.standin import standin_app
 
 

@@ -8,8 +8,8 @@ import aiohttp
 import anthropic
 import pytest
 
+from adapters.http_server import serve
 from adapters.reference.agent import TOOLS
-from adapters.reference.http_server import serve
 from adapters.reference.standin import standin_app
 
 

@@ -12,8 +12,8 @@ import msgpack
 import openai
 import pytest
 
+from adapters.http_server import ServedApp, serve
 from adapters.reference.agent import TOOLS
-from adapters.reference.http_server import ServedApp, serve
 from adapters.reference.standin import standin_app
 from gateway.events import Blob, LLMExchange, MemoryCallSeen
 from gateway.traffic.hub import RecorderHub

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import anthropic
 
+from adapters.http_server import serve
 from adapters.reference.agent import TOOLS
-from adapters.reference.http_server import serve
 from adapters.reference.standin import standin_app
 from gateway.events import LLMExchange
 from gateway.runlog import read_log
