@@ -287,9 +287,8 @@ class Run:
                 case FactEdited():
                     self._maybe_arm(recorder, event.old, event.new)
                 case Asked():
-                    q = next((q for q in self.benchmark.questions if q.id == event.question_id), None)
                     recorder.question_started(
-                        event.question_id, event.text, event.expected, bool(q and q.abstain)
+                        event.question_id, event.text, event.expected, "abstain" in event.tags
                     )
                 case Evaluation():
                     recorder.question_finished()
@@ -390,9 +389,8 @@ class Run:
                 return reply
             case Ask():
                 if recorder:
-                    q = next((q for q in self.benchmark.questions if q.id == action.question_id), None)
                     recorder.question_started(
-                        action.question_id, action.text, action.expected, bool(q and q.abstain)
+                        action.question_id, action.text, action.expected, "abstain" in action.tags
                     )
                 self.log(
                     Asked(

@@ -27,6 +27,10 @@ class MemoryCallInfo:
     target: str = ""
 
 
+SIGNATURE_FIELDS = ("summary", "flush", "replay", "cleared")
+PATTERN_FIELDS = ("memory_tools", "file_tools", "memory_paths", *SIGNATURE_FIELDS, "context_noise")
+
+
 @dataclass(frozen=True)
 class TrafficProfile:
     name: str
@@ -51,44 +55,26 @@ class TrafficProfile:
             return tuple(str(v) for v in value) if isinstance(value, list) else ()
 
         wrappers = data.get("wrapper_tools", {})
-        signatures = [m for key in ("summary", "flush", "replay", "cleared") for m in strings(key)]
+        signatures = [m for key in SIGNATURE_FIELDS for m in strings(key)]
+        patterns: dict[str, Any] = {f: strings(f) for f in PATTERN_FIELDS}
         return cls(
             name=name,
-            memory_tools=strings("memory_tools"),
             wrapper_tools={str(k): str(v) for k, v in wrappers.items()} if isinstance(wrappers, dict) else {},
-            file_tools=strings("file_tools"),
-            memory_paths=strings("memory_paths"),
-            summary=strings("summary"),
-            flush=strings("flush"),
-            replay=strings("replay"),
-            cleared=strings("cleared"),
-            context_noise=strings("context_noise"),
             origin=dict.fromkeys(signatures, name),
+            **patterns,
         )
 
     @classmethod
     def merged(cls, name: str, profiles: list[TrafficProfile]) -> TrafficProfile:
-        def union(attr: str) -> tuple[str, ...]:
-            return tuple(dict.fromkeys(v for p in profiles for v in getattr(p, attr)))
-
         wrappers: dict[str, str] = {}
         origin: dict[str, str] = {}
         for p in profiles:
             wrappers.update(p.wrapper_tools)
             origin.update(p.origin)
-        return cls(
-            name=name,
-            memory_tools=union("memory_tools"),
-            wrapper_tools=wrappers,
-            file_tools=union("file_tools"),
-            memory_paths=union("memory_paths"),
-            summary=union("summary"),
-            flush=union("flush"),
-            replay=union("replay"),
-            cleared=union("cleared"),
-            context_noise=union("context_noise"),
-            origin=origin,
-        )
+        patterns: dict[str, Any] = {
+            f: tuple(dict.fromkeys(v for p in profiles for v in getattr(p, f))) for f in PATTERN_FIELDS
+        }
+        return cls(name=name, wrapper_tools=wrappers, origin=origin, **patterns)
 
     def users_words(self, text: str) -> str:
         """`text` without the context the agent wraps around the user's words."""

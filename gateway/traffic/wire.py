@@ -8,6 +8,7 @@ with what it could read) and a warning, so an exchange is recorded raw rather th
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -129,24 +130,13 @@ def parse_call(path: str, request_body: bytes, response_body: bytes, response_ty
         return call
     streamed = "text/event-stream" in response_type or bool(request.get("stream"))
     try:
-        if api == ANTHROPIC:
-            _anthropic_request(call, request)
+        if api in _PARSERS:
+            read_request, read_stream, read_response = _PARSERS[api]
+            read_request(call, request)
             if streamed:
-                _anthropic_stream(call, sse_events(response_body))
+                read_stream(call, sse_events(response_body))
             else:
-                _anthropic_response(call, _json(response_body))
-        elif api == OPENAI_CHAT:
-            _openai_chat_request(call, request)
-            if streamed:
-                _openai_chat_stream(call, sse_events(response_body))
-            else:
-                _openai_chat_response(call, _json(response_body))
-        elif api == OPENAI_RESPONSES:
-            _responses_request(call, request)
-            if streamed:
-                _responses_stream(call, sse_events(response_body))
-            else:
-                _responses_response(call, _json(response_body))
+                read_response(call, _json(response_body))
         else:
             call.model = str(request.get("model", ""))
             call.warnings.append(f"unknown LLM API at {path}; recorded raw")
@@ -398,3 +388,18 @@ def _responses_stream(call: LLMCall, events: list[Any]) -> None:
         if completed is not None:
             _openai_usage(call, completed.get("usage"))
             call.stop_reason = str(completed.get("status") or "")
+
+
+# per API: the request reader, the event-stream reader and the JSON-response reader
+_PARSERS: dict[
+    str,
+    tuple[
+        Callable[[LLMCall, dict[str, Any]], None],
+        Callable[[LLMCall, list[Any]], None],
+        Callable[[LLMCall, Any], None],
+    ],
+] = {
+    ANTHROPIC: (_anthropic_request, _anthropic_stream, _anthropic_response),
+    OPENAI_CHAT: (_openai_chat_request, _openai_chat_stream, _openai_chat_response),
+    OPENAI_RESPONSES: (_responses_request, _responses_stream, _responses_response),
+}
