@@ -197,6 +197,7 @@ async def _start_reference(
             keep_turns=int(settings.get("keep_turns", 2)),
             stream=bool(settings.get("stream", True)),
             llm_timeout=float(settings.get("llm_timeout", 120)),
+            memory=bool(settings.get("memory", True)),
         )
     )
     stack.push_async_callback(agent.close)

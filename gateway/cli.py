@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import sys
 import time
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from gateway import __version__
@@ -20,11 +22,13 @@ from gateway.agents import check_agent_settings
 from gateway.config import ConfigError, RunSpec, load_config
 from gateway.events import Blob, Event, LLMExchange, UnknownEvent
 from gateway.personas import check_persona_settings
+from gateway.progress import ProgressBoard
 from gateway.report import summarize
 from gateway.runlog import EVENTS_FILE, RunLogFormatError, read_log
-from gateway.runner import ResumeError, RunOutcome, TerminationReason, run_spec, run_status
+from gateway.runner import ResumeError, Run, RunOutcome, TerminationReason, run_status
 from persona.benchmark import Benchmark, load_benchmark
 from persona.errors import BenchmarkErrors
+from persona.scale import benchmark_for
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEMO_BENCHMARK = REPO_ROOT / "benchmarks" / "demo-en"
@@ -186,16 +190,35 @@ def describe_benchmark(bench: Benchmark) -> str:
 # -- run / demo --------------------------------------------------------------------------------
 
 
-def _run_all(specs: Sequence[RunSpec], recordings: Path, fresh: bool) -> list[RunOutcome]:
-    async def go() -> list[RunOutcome]:
-        outcomes = []
-        for spec in specs:
-            print(
-                f"[{spec.id}] {'starting fresh' if fresh else 'starting or resuming'} → {recordings / spec.id}",
-                flush=True,
-            )
-            outcomes.append(await run_spec(spec, recordings, fresh=fresh))
-        return outcomes
+def _run_all(
+    specs: Sequence[RunSpec], recordings: Path, fresh: bool, parallel: int = 1
+) -> list[RunOutcome | BaseException]:
+    """Run `specs`, at most `parallel` at once, each isolated (its own log, agent, recorder
+    listener and ports). A run that fails in our code doesn't stop the others; Ctrl-C
+    interrupts all of them cleanly (each logs `interrupted`) and the same command resumes all."""
+
+    async def go() -> list[RunOutcome | BaseException]:
+        runs = [Run(spec, recordings, fresh=fresh) for spec in specs]
+        gate = asyncio.Semaphore(parallel)
+        board = ProgressBoard([r.progress for r in runs]) if len(runs) > 1 else None
+
+        async def one(run: Run) -> RunOutcome:
+            async with gate:
+                if board is None:
+                    print(
+                        f"[{run.spec.id}] {'starting fresh' if fresh else 'starting or resuming'} → {run.run_dir}",
+                        flush=True,
+                    )
+                return await run.execute()
+
+        watcher = asyncio.create_task(board.watch()) if board else None
+        try:
+            return list(await asyncio.gather(*(one(r) for r in runs), return_exceptions=True))
+        finally:
+            if watcher is not None:
+                watcher.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await watcher
 
     return asyncio.run(go())
 
@@ -205,7 +228,7 @@ def _print_outcome(outcome: RunOutcome) -> None:
         print(f"[{outcome.run_id}] already ended ({outcome.reason}); use --fresh to run it again")
         return
     log = read_log(outcome.run_dir / EVENTS_FILE)
-    bench = load_benchmark(log.header.benchmark["path"])
+    bench = benchmark_for(log.header.benchmark["path"], log.header.benchmark.get("rung", ""))
     s = summarize(log, bench)
     mean = "—" if s.mean is None else f"{s.mean:.2f}/10"
     print(
@@ -226,23 +249,23 @@ def cmd_run(config_path: Path, fresh: bool, only: list[str] | None, persona: str
         return 2
     specs = [s for s in config.runs if not only or s.id in only]
     if persona:
-        specs = [RunSpec(s.id, s.benchmark, s.agent, {**s.persona, "driver": persona}) for s in specs]
+        specs = [replace(s, persona={**s.persona, "driver": persona}) for s in specs]
     if only and len(specs) != len(set(only)):
         print(
             f"error: no run named {', '.join(set(only) - {s.id for s in specs})} in {config_path}",
             file=sys.stderr,
         )
         return 2
-    return _run_and_report(specs, config.recordings, fresh)
+    return _run_and_report(specs, config.recordings, fresh, config.parallel)
 
 
-def _run_and_report(specs: Sequence[RunSpec], recordings: Path, fresh: bool) -> int:
+def _run_and_report(specs: Sequence[RunSpec], recordings: Path, fresh: bool, parallel: int = 1) -> int:
     try:
         for spec in specs:  # a bad benchmark or agent setting fails before any run starts
-            load_benchmark(spec.benchmark)
+            benchmark_for(spec.benchmark, spec.rung)
             check_agent_settings(spec.agent)
             check_persona_settings(spec.persona)
-        outcomes = _run_all(specs, recordings, fresh)
+        results = _run_all(specs, recordings, fresh, parallel)
     except BenchmarkErrors as exc:
         for error in exc.errors:
             print(f"error: {error}", file=sys.stderr)
@@ -250,9 +273,18 @@ def _run_and_report(specs: Sequence[RunSpec], recordings: Path, fresh: bool) -> 
     except (ResumeError, RunLogFormatError, ValueError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    for outcome in outcomes:
-        _print_outcome(outcome)
-    ok = all(o.reason == TerminationReason.COMPLETED for o in outcomes)
+    ok = True
+    for spec, result in zip(specs, results, strict=True):
+        if isinstance(result, KeyboardInterrupt | asyncio.CancelledError):
+            raise KeyboardInterrupt
+        if isinstance(result, BaseException):
+            if not isinstance(result, ResumeError | RunLogFormatError | ValueError | OSError):
+                raise result
+            print(f"error: [{spec.id}] {result}", file=sys.stderr)
+            ok = False
+            continue
+        _print_outcome(result)
+        ok = ok and result.reason == TerminationReason.COMPLETED
     return 0 if ok else 1
 
 

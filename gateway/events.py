@@ -67,7 +67,7 @@ class PhaseEntered(Event):
 
 @dataclass
 class Said(Event):
-    """A persona message sent to the agent. `purpose`: fact | line | update | nudge.
+    """A persona message sent to the agent. `purpose`: fact | line | update | nudge | distractor (a scale-ladder session).
 
     `resent` marks a message re-sent on resume because no reply was logged before a crash.
     """

@@ -16,6 +16,7 @@ from persona.driver import PersonaDriver
 from persona.llm.select import make_client
 from persona.llm.types import LLMClient, LLMRequest, LLMResponse
 from persona.llm_driver import Compaction, LLMPersonaDriver
+from persona.scale import LadderDriver, without_distractors
 from persona.scripted import ScriptedDriver
 
 type Log = Callable[[Event], Event]
@@ -56,6 +57,16 @@ def build_driver(
     name = driver_name(settings)
     if name == "scripted":
         return ScriptedDriver(benchmark, facts_per_message=int(settings.get("facts_per_message", 3)))
+    if benchmark.distractors:  # the LLM persona plays the evidence; the scripted one the distractors
+        return LadderDriver(
+            _llm_driver(name, settings, without_distractors(benchmark), log, replay), benchmark
+        )
+    return _llm_driver(name, settings, benchmark, log, replay)
+
+
+def _llm_driver(
+    name: str, settings: dict[str, Any], benchmark: Benchmark, log: Log, replay: list[dict[str, Any]] | None
+) -> LLMPersonaDriver:
     import os
 
     key_env = settings.get("api_key_env")

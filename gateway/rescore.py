@@ -22,9 +22,10 @@ from gateway.cost import RoleCost
 from gateway.events import Asked, Evaluation, FactEdited, Replied, Said
 from gateway.report import refresh_run_report
 from gateway.runlog import EVENTS_FILE, read_log
-from persona.benchmark import DELETED_MARKERS, Question, load_benchmark
+from persona.benchmark import DELETED_MARKERS, Question
 from persona.grading import contains_expected
 from persona.judge import ExamItem, Judge, Verdict
+from persona.scale import benchmark_for
 
 RETRY_WEIGHT = 0.5
 CORRECT_AT = 5.0
@@ -42,7 +43,7 @@ class Rescored:
 def exam_items(run_dir: Path) -> tuple[list[ExamItem], dict[str, float]]:
     """The run's exam exchanges, and the persona's grades by question."""
     log = read_log(run_dir / EVENTS_FILE)
-    bench = load_benchmark(log.header.benchmark["path"])
+    bench = benchmark_for(log.header.benchmark["path"], log.header.benchmark.get("rung", ""))
     questions = {q.id: q for q in bench.questions}
     items: dict[str, ExamItem] = {}
     persona: dict[str, float] = {}
@@ -120,7 +121,9 @@ async def rescore(run_dir: Path, judge: Judge) -> tuple[list[Rescored], Path]:
         cost.add(judge.name.rsplit(":", 1)[-1].rsplit("#", 1)[-1], vars(judge.usage), calls=len(results))
     out.write_text(render(judge.name, results, cost), encoding="utf-8")
     log = read_log(run_dir / EVENTS_FILE)
-    refresh_run_report(log, load_benchmark(log.header.benchmark["path"]), run_dir)
+    refresh_run_report(
+        log, benchmark_for(log.header.benchmark["path"], log.header.benchmark.get("rung", "")), run_dir
+    )
     return results, out
 
 

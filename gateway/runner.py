@@ -44,6 +44,7 @@ from gateway.events import (
     SessionChanged,
 )
 from gateway.personas import build_driver, driver_name
+from gateway.progress import RunProgress
 from gateway.report import write_reports
 from gateway.runlog import EVENTS_FILE, RunLog, RunLogWriteError, RunLogWriter, read_log
 from gateway.traffic.profile import load_profile
@@ -62,10 +63,11 @@ from persona.actions import (
     Say,
     Slip,
 )
-from persona.benchmark import DELETED_MARKERS, load_benchmark
+from persona.benchmark import DELETED_MARKERS
 from persona.directives import SetVar
 from persona.driver import PersonaDriver
 from persona.grading import contains_expected
+from persona.scale import benchmark_for
 
 MAX_CONSECUTIVE_AGENT_ERRORS = 3
 
@@ -179,7 +181,7 @@ class Run:
         self.run_dir = recordings / spec.id
         self.log_path = self.run_dir / EVENTS_FILE
         self.fresh = fresh
-        self.benchmark = load_benchmark(spec.benchmark)
+        self.benchmark = benchmark_for(spec.benchmark, spec.rung)
         self.driver: PersonaDriver | None = None
         self.writer: RunLogWriter | None = None
         self.adapter: AgentAdapter | None = None
@@ -187,13 +189,23 @@ class Run:
         self.llm_url: str | None = None
         self.agent_errors_in_a_row = 0
         self.outcome = RunOutcome(spec.id, self.run_dir, None)
+        self.progress = RunProgress(
+            spec.id,
+            len(self.benchmark.phases),
+            len(self.benchmark.questions),
+            stand_in=bool(describe_agent(spec.agent).get("offline_stand_in")),
+        )
 
     def log(self, event: Event) -> Event:
         assert self.writer is not None
-        return self.writer.append(event)
+        logged = self.writer.append(event)
+        self.progress.observe(logged)
+        return logged
 
     async def execute(self) -> RunOutcome:
         previous = self._open_log()
+        for event in previous.events if previous else []:
+            self.progress.observe(event)
         if previous is not None and run_status(previous) == TerminationReason.COMPLETED:
             self.outcome.skipped = True
             self.outcome.reason = run_status(previous)
@@ -250,6 +262,11 @@ class Run:
                     "language": self.benchmark.language,
                     "questions": len(self.benchmark.questions),
                     "phases": len(self.benchmark.phases),
+                    **(
+                        {"rung": self.benchmark.rung, "distractors": list(self.benchmark.distractors)}
+                        if self.benchmark.rung
+                        else {}
+                    ),
                 },
                 persona={**self.spec.persona, "driver": driver_name(self.spec.persona)},
                 agent=describe_agent(self.spec.agent),

@@ -28,7 +28,7 @@ class EnterPhase:
 
 @dataclass(frozen=True)
 class Say:
-    """A message to the agent. `purpose`: fact | line | update | nudge.
+    """A message to the agent. `purpose`: fact | line | update | nudge | distractor (a scale-ladder session).
 
     `fact_ids` are `file:id` of the facts this message states; they count as told once the
     message was delivered.

@@ -18,6 +18,7 @@ import json5
 
 from persona.directives import BenchAction, Directive, SetVar, parse_directives
 from persona.errors import BenchmarkError, BenchmarkErrors, SourceLocation
+from persona.scale import ScaleSpec, insert_index, parse_scale
 
 DEFAULT_ANSWER_MARKERS = ("Правильный ответ", "Correct answer", "Expected answer")
 DELETED_MARKERS = ("—", "-", "–")
@@ -99,6 +100,7 @@ class Phase:
     directives: tuple[Directive, ...]
     items: tuple[PhaseItem, ...]
     description: str
+    distractor: str = ""  # the pool session this phase plays, on a scale-ladder rung
 
     @property
     def require_all_facts(self) -> tuple[str, ...]:
@@ -131,6 +133,9 @@ class Benchmark:
     settings: dict[str, Any]
     content_hash: str
     warnings: tuple[str, ...] = field(default=())
+    scale: ScaleSpec | None = None
+    rung: str = ""  # set by `persona.scale.apply_rung`
+    distractors: tuple[str, ...] = ()  # the pool sessions inserted on that rung, in order
 
     @property
     def profile(self) -> FactsFile | None:
@@ -218,6 +223,7 @@ class _Loader:
                 seen[q.id] = q
         if chapters and not phases and not self.errors:
             self.error(config_path, _key_line(raw, "chapters"), "the chapters hold no `## ` phase")
+        scale = self._check_scale(settings, raw, config_path, tuple(phases))
         if self.errors:
             raise BenchmarkErrors(self.errors)
 
@@ -236,7 +242,43 @@ class _Loader:
             settings=settings,
             content_hash=digest.hexdigest(),
             warnings=tuple(self.warnings),
+            scale=scale,
         )
+
+    def _check_scale(
+        self, settings: dict[str, Any], raw: str, config_path: Path, phases: tuple[Phase, ...]
+    ) -> ScaleSpec | None:
+        if "scale" not in settings:
+            return None
+        line = _key_line(raw, "scale")
+        spec, problems = parse_scale(settings["scale"])
+        for problem in problems:
+            self.error(config_path, line, problem)
+        if spec is None:
+            return None
+        at = insert_index(phases, spec.insert_before)
+        if at is None and phases:
+            self.error(
+                config_path,
+                _key_line(raw, "insert_before"),
+                f"`scale.insert_before`: no chapter file or phase title {spec.insert_before!r}",
+            )
+        elif at is not None and "new_session" not in phases[at].actions:
+            # otherwise rung s0 continues the evidence in the same session and s1 doesn't:
+            # the rungs would differ by more than the distractors
+            self.error(
+                config_path,
+                _key_line(raw, "insert_before"),
+                f"`scale.insert_before`: phase {phases[at].title!r} must start with `await bench.newSession()`",
+            )
+        pool = (self.root / spec.distractors).resolve()
+        if not (pool / "pool.json5").is_file():
+            self.error(
+                config_path,
+                _key_line(raw, "distractors"),
+                f"`scale.distractors`: {pool} is not a distractor pool (no pool.json5)",
+            )
+        return spec
 
     # -- files -----------------------------------------------------------------------------
 

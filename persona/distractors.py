@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import json5
@@ -91,6 +91,7 @@ class Pool:
     root: Path
     sessions: dict[str, list[tuple[int, str]]]  # file → (line, fact text)
     evidence: tuple[str, ...]
+    titles: dict[str, str] = field(default_factory=dict)  # file → its `# ` heading
 
 
 def load_pool(folder: Path) -> Pool:
@@ -109,11 +110,14 @@ def load_pool(folder: Path) -> Pool:
         bench = load_benchmark(folder / rel)
         evidence[bench.name] = marks("\n".join(evidence_texts(bench)))
     sessions: dict[str, list[tuple[int, str]]] = {}
+    titles: dict[str, str] = {}
     for path in sorted(folder.glob("*.md")):
         if path.name.lower() == "readme.md":
             continue
         facts = []
         for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if line.startswith("# ") and path.name not in titles:
+                titles[path.name] = line[2:].strip()
             m = re.match(r"^\d+\.\d+\s+(.+)$", line.strip())
             if m:
                 facts.append((lineno, m.group(1)))
@@ -143,4 +147,4 @@ def load_pool(folder: Path) -> Pool:
         errors.append(BenchmarkError(SourceLocation(folder, 0), "the pool has no sessions"))
     if errors:
         raise BenchmarkErrors(errors)
-    return Pool(folder, sessions, tuple(evidence))
+    return Pool(folder, sessions, tuple(evidence), titles)

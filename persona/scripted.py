@@ -29,7 +29,7 @@ from persona.actions import (
     PersonaAction,
     Say,
 )
-from persona.benchmark import Benchmark, FactUpdate, Question, Utterance
+from persona.benchmark import Benchmark, FactUpdate, Phase, Question, Utterance
 from persona.facts import LiveFacts
 from persona.grading import ExactGrader, Grade, Grader
 
@@ -91,19 +91,24 @@ class ScriptedDriver:
 
     def _run(self) -> Script:
         for phase in self.benchmark.phases:
-            yield EnterPhase(phase.index, phase.chapter, phase.title, phase.require_all_facts)
-            for action in phase.actions:
-                yield NewSession() if action == "new_session" else Compact()
-            for file in phase.require_all_facts:
-                yield from self._tell_file(file)
-            for item in phase.items:
-                if isinstance(item, Utterance):
-                    yield from self._deliver(Say(item.text, "line"))
-                elif isinstance(item, FactUpdate):
-                    yield from self._update(item)
-                elif isinstance(item, Question):
-                    yield from self._examine(item)
+            yield from self.play_phase(phase)
         yield Finish()
+
+    def play_phase(self, phase: Phase) -> Script:
+        """One phase, start to end. Also plays a scale ladder's distractor sessions for drivers
+        that don't (the LLM persona), so every rung's distractors read the same."""
+        yield EnterPhase(phase.index, phase.chapter, phase.title, phase.require_all_facts)
+        for action in phase.actions:
+            yield NewSession() if action == "new_session" else Compact()
+        for file in phase.require_all_facts:
+            yield from self._tell_file(file)
+        for item in phase.items:
+            if isinstance(item, Utterance):
+                yield from self._deliver(Say(item.text, "distractor" if phase.distractor else "line"))
+            elif isinstance(item, FactUpdate):
+                yield from self._update(item)
+            elif isinstance(item, Question):
+                yield from self._examine(item)
 
     def _deliver(self, action: Say | Ask) -> Generator[PersonaAction, AgentReply | None, AgentReply | None]:
         """Send `action`, again while the agent answers with an error (up to DELIVERY_ATTEMPTS).

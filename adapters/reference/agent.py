@@ -53,6 +53,9 @@ class AgentConfig:
     keep_turns: int = 2
     stream: bool = True
     llm_timeout: float = 120.0
+    # the memory add-on: False gives the same agent without memory tools (the B side of a
+    # with/without-memory A/B); its compactions still summarise, so only the add-on differs
+    memory: bool = True
 
 
 @dataclass
@@ -81,7 +84,9 @@ class ReferenceAgent:
         self.client = anthropic.AsyncAnthropic(
             api_key=config.api_key, base_url=config.base_url, max_retries=2, timeout=config.llm_timeout
         )
-        self.system = (PROMPTS / "system.md").read_text(encoding="utf-8")
+        self.system = (PROMPTS / ("system.md" if config.memory else "system-no-memory.md")).read_text(
+            encoding="utf-8"
+        )
         self.summary_prompt = (PROMPTS / "summary.md").read_text(encoding="utf-8")
         self.sessions: dict[str, Session] = {}
         self.stats = Stats()
@@ -117,7 +122,7 @@ class ReferenceAgent:
     async def _tool_loop(self, session: Session) -> str:
         working = list(session.messages)
         for _ in range(MAX_TOOL_ROUNDS):
-            message = await self._call(self.system, working, tools=True)
+            message = await self._call(self.system, working, tools=self.config.memory)
             blocks = [b.model_dump(exclude_none=True) for b in message.content]
             working.append({"role": "assistant", "content": blocks})
             if message.stop_reason != "tool_use":
