@@ -43,6 +43,8 @@ class Header(Event):
     benchmark: dict[str, Any] = field(default_factory=dict)
     persona: dict[str, Any] = field(default_factory=dict)
     agent: dict[str, Any] = field(default_factory=dict)
+    # where the run sits in a matrix: config run id, repeat, rung; experiment, task, pair, variant
+    meta: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass

@@ -23,12 +23,12 @@ from gateway.events import Asked, Evaluation, FactEdited, Replied, Said
 from gateway.report import refresh_run_report
 from gateway.runlog import EVENTS_FILE, read_log
 from persona.benchmark import DELETED_MARKERS, Question
-from persona.grading import contains_expected
+from persona.grading import PASS_SCORE, contains_expected
 from persona.judge import ExamItem, Judge, Verdict
 from persona.scale import benchmark_for
 
 RETRY_WEIGHT = 0.5
-CORRECT_AT = 5.0
+CORRECT_AT = PASS_SCORE
 
 
 @dataclass

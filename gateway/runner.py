@@ -270,6 +270,7 @@ class Run:
                 },
                 persona={**self.spec.persona, "driver": driver_name(self.spec.persona)},
                 agent=describe_agent(self.spec.agent),
+                meta=self.spec.meta,
             )
             self.run_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
             self.writer = RunLogWriter.create(self.log_path, header)
