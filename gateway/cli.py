@@ -1,4 +1,4 @@
-"""The `marathon` command line: check, run, demo, inspect.
+"""The `marathon` command line: check, run, demo, report, compare, replay, inspect and more.
 
 Exit codes: 0 success; 1 a run failed or a benchmark is invalid; 2 bad usage or config;
 130 interrupted (the run log stays valid and `marathon run` resumes it).
@@ -19,8 +19,11 @@ from pathlib import Path
 
 from gateway import __version__
 from gateway.agents import check_agent_settings
+from gateway.budget import render_ladder
 from gateway.config import ConfigError, RunSpec, load_config
 from gateway.events import Blob, Event, LLMExchange, UnknownEvent
+from gateway.experiment import compare, read_lines, render_comparison
+from gateway.matrix_report import MatrixReport, write_matrix_report
 from gateway.personas import check_persona_settings
 from gateway.progress import ProgressBoard
 from gateway.report import summarize
@@ -89,6 +92,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     p.add_argument("--agent", required=True, help="an agent profile name (see `marathon profiles`)")
     p.add_argument("--recordings", type=Path, default=Path("recordings"))
+    p = sub.add_parser(
+        "report", help="rebuild the cross-run report (budget tables, A/B, report.html) from recordings"
+    )
+    p.add_argument("recordings", type=Path, nargs="?", default=Path("recordings"))
+    p = sub.add_parser(
+        "compare", help="paired A/B: wins per question group, bootstrap intervals, time and cost"
+    )
+    p.add_argument("source", type=Path, help="an experiment's NAME.runs.jsonl, or a recordings folder")
+    p.add_argument("--seed", type=int, default=0, help="the bootstrap's seed (default 0)")
+    p = sub.add_parser(
+        "replay", help="re-drive another agent with a recorded run's persona side, word for word"
+    )
+    p.add_argument("run", type=Path, help="the recorded run's folder")
+    p.add_argument("--agent", required=True, help="an agent profile name (see `marathon profiles`)")
+    p.add_argument("--id", help="the new run's id (default RUN.replay-PROFILE)")
+    p.add_argument(
+        "--recordings", type=Path, help="where the new run goes (default: beside the recorded run)"
+    )
+    p.add_argument("--fresh", action="store_true", help="start the replay over, discarding its log")
     p = sub.add_parser("inspect", help="print a run's timeline from its log")
     p.add_argument("run", type=Path, help="a run folder or its events.msgpack")
     p.add_argument("--limit", type=int, default=0, help="print at most this many events (0 = all)")
@@ -111,6 +133,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_profiles()
         if args.command == "chat":
             return cmd_chat(args.agent, args.recordings)
+        if args.command == "report":
+            return cmd_report(args.recordings)
+        if args.command == "compare":
+            return cmd_compare(args.source, args.seed)
+        if args.command == "replay":
+            return cmd_replay(args.run, args.agent, args.id, args.recordings, args.fresh)
         if args.command == "proxy":
             return cmd_proxy(args.upstream, args.profile, args.port, args.recordings)
         return cmd_inspect(args.run, args.limit)
@@ -223,14 +251,21 @@ def _run_all(
     return asyncio.run(go())
 
 
-def _print_outcome(outcome: RunOutcome) -> None:
+def _print_outcome(outcome: RunOutcome, brief: bool = False) -> bool:
+    """One run's ending; True when its agent ran on the offline stand-in."""
     if outcome.skipped:
         print(f"[{outcome.run_id}] already ended ({outcome.reason}); use --fresh to run it again")
-        return
+        return False
     log = read_log(outcome.run_dir / EVENTS_FILE)
     bench = benchmark_for(log.header.benchmark["path"], log.header.benchmark.get("rung", ""))
     s = summarize(log, bench)
     mean = "—" if s.mean is None else f"{s.mean:.2f}/10"
+    if brief:
+        print(
+            f"[{outcome.run_id}]{'*' if s.stand_in else ''} {outcome.reason}: mean {mean}, "
+            f"graded {len(s.evaluations)}/{len(s.planned)} → {outcome.report}"
+        )
+        return s.stand_in
     print(
         f"[{outcome.run_id}] {outcome.reason}: mean {mean}, graded {len(s.evaluations)}/{len(s.planned)}, "
         f"coverage {'complete' if s.coverage_complete else 'incomplete'}"
@@ -239,6 +274,7 @@ def _print_outcome(outcome: RunOutcome) -> None:
     if s.stand_in:
         print(f"[{outcome.run_id}] note: the agent ran on the offline rule-based stand-in, not an LLM")
     print(f"[{outcome.run_id}] report: {outcome.report}")
+    return s.stand_in
 
 
 def cmd_run(config_path: Path, fresh: bool, only: list[str] | None, persona: str | None = None) -> int:
@@ -274,6 +310,8 @@ def _run_and_report(specs: Sequence[RunSpec], recordings: Path, fresh: bool, par
         print(f"error: {exc}", file=sys.stderr)
         return 1
     ok = True
+    brief = len(specs) > 1
+    stand_in = False
     for spec, result in zip(specs, results, strict=True):
         if isinstance(result, KeyboardInterrupt | asyncio.CancelledError):
             raise KeyboardInterrupt
@@ -283,8 +321,12 @@ def _run_and_report(specs: Sequence[RunSpec], recordings: Path, fresh: bool, par
             print(f"error: [{spec.id}] {result}", file=sys.stderr)
             ok = False
             continue
-        _print_outcome(result)
+        stand_in = _print_outcome(result, brief) or stand_in
         ok = ok and result.reason == TerminationReason.COMPLETED
+    if brief and stand_in:
+        print("note: agents marked * ran on the offline rule-based stand-in, not an LLM")
+    if brief or any(s.rung or s.meta.get("experiment") for s in specs):
+        _print_matrix(recordings)
     return 0 if ok else 1
 
 
@@ -308,8 +350,80 @@ def cmd_demo(recordings: Path, fresh: bool, persona: str = "scripted", surface: 
     )
     started = time.monotonic()
     code = _run_and_report([spec], recordings.resolve(), fresh)
-    print(f"demo: done in {time.monotonic() - started:.1f} s; all runs: {recordings.resolve() / 'report.md'}")
+    html = write_matrix_report(recordings.resolve()).html
+    print(
+        f"demo: done in {time.monotonic() - started:.1f} s; all runs: {recordings.resolve() / 'report.md'}; charts: {html}"
+    )
     return code
+
+
+def _print_matrix(recordings: Path) -> MatrixReport:
+    matrix = write_matrix_report(recordings)
+    for ladder in matrix.ladders:
+        print(render_ladder(ladder))
+    for comparison in matrix.comparisons:
+        print(render_comparison(comparison))
+    for path in matrix.run_lines:
+        print(f"run lines: {path}")
+    for problem in matrix.problems:
+        print(f"skipped {problem}", file=sys.stderr)
+    print(f"across runs: {matrix.markdown}; charts: {matrix.html}")
+    return matrix
+
+
+def cmd_report(recordings: Path) -> int:
+    if not recordings.is_dir():
+        print(f"error: {recordings} is not a folder", file=sys.stderr)
+        return 2
+    matrix = _print_matrix(recordings.resolve())
+    if not matrix.runs:
+        print(f"error: no run logs under {recordings}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def cmd_compare(source: Path, seed: int) -> int:
+    if source.is_dir():
+        files = sorted(source.glob("*.runs.jsonl"))
+        if not files:
+            write_matrix_report(source.resolve())
+            files = sorted(source.glob("*.runs.jsonl"))
+    else:
+        files = [source]
+    if not files:
+        print(f"error: no experiment under {source} (its runs carry no `experiment`)", file=sys.stderr)
+        return 1
+    for path in files:
+        try:
+            lines = read_lines(path)
+        except (OSError, ValueError) as exc:
+            print(f"error: {path}: can't read the run lines: {exc}", file=sys.stderr)
+            return 1
+        print(render_comparison(compare(lines, seed=seed)))
+    return 0
+
+
+def cmd_replay(run: Path, agent: str, run_id: str | None, recordings: Path | None, fresh: bool) -> int:
+    try:
+        log = read_log(run / EVENTS_FILE)
+    except (OSError, RunLogFormatError) as exc:
+        print(f"error: {run}: can't read the recorded run: {exc}", file=sys.stderr)
+        return 2
+    try:
+        check_agent_settings({"profile": agent})
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    spec = RunSpec(
+        run_id or f"{log.header.run_id}.replay-{agent}",
+        Path(log.header.benchmark["path"]),
+        {"profile": agent},
+        {"driver": "replay", "from": str((run / EVENTS_FILE).resolve())},
+        str(log.header.benchmark.get("rung", "")),
+        {"replay_of": log.header.run_id},
+    )
+    print(f"replay: {log.header.run_id}'s persona side → agent profile {agent}")
+    return _run_and_report([spec], (recordings or run.parent).resolve(), fresh)
 
 
 def cmd_proxy(upstream: str, profile: str | None, port: int, recordings: Path) -> int:

@@ -13,7 +13,6 @@ from pathlib import Path
 
 from gateway.budget import Ladder, build_ladders, render_ladder
 from gateway.experiment import Comparison, compare, render_comparison, run_line, write_lines
-from gateway.html_report import render_html
 from gateway.recordings import load_runs
 
 SUMMARY_FILE = "matrix.md"
@@ -55,6 +54,8 @@ def write_matrix_report(recordings: Path, seed: int = 0) -> MatrixReport:
     parts += [f"- skipped {p}" for p in problems]
     markdown = recordings / SUMMARY_FILE
     markdown.write_text("\n".join(parts) + "\n", encoding="utf-8")
+    from gateway.html_report import render_html  # plotly takes a while to import; only needed here
+
     html = recordings / HTML_FILE
     html.write_text(render_html(recordings, runs, ladders, comparisons, problems), encoding="utf-8")
     return MatrixReport(markdown, html, ladders, comparisons, written, problems, len(runs))

@@ -51,12 +51,16 @@ def driver_name(settings: dict[str, Any]) -> str:
 def build_driver(
     settings: dict[str, Any], benchmark: Benchmark, log: Log, replay: list[dict[str, Any]] | None = None
 ) -> PersonaDriver:
-    """`driver`: scripted | anthropic:MODEL | openai:URL#MODEL. LLM settings: `base_url`,
+    """`driver`: scripted | anthropic:MODEL | openai:URL#MODEL | replay (`from`: a run). LLM settings: `base_url`,
     `api_key_env`, `temperature` (default: 0.2 for OpenAI-compatible endpoints, the provider's
     default for Anthropic, whose current API takes none), `compaction: {max_tokens, trim_to_tokens}`."""
     name = driver_name(settings)
     if name == "scripted":
         return ScriptedDriver(benchmark, facts_per_message=int(settings.get("facts_per_message", 3)))
+    if name == "replay":  # `marathon replay`: a recorded persona side, distractors included
+        from gateway.replay import ReplayDriver
+
+        return ReplayDriver(str(settings["from"]), benchmark)
     if benchmark.distractors:  # the LLM persona plays the evidence; the scripted one the distractors
         return LadderDriver(
             _llm_driver(name, settings, without_distractors(benchmark), log, replay), benchmark
@@ -87,6 +91,13 @@ def _llm_driver(
 def check_persona_settings(settings: dict[str, Any]) -> None:
     """Raise ValueError for a persona that can't work, before a run starts."""
     name = driver_name(settings)
+    if name == "replay":
+        from gateway.replay import recorded_log
+
+        source = recorded_log(str(settings.get("from", "")))
+        if not source.is_file():
+            raise ValueError(f"replay: no run log at {source}")
+        return
     if name != "scripted":
         from persona.llm.select import parse_llm_spec
 
