@@ -1,0 +1,129 @@
+"""A whole matrix through the command line: rungs, repeats, a paired experiment, in parallel;
+the budget table, the onset line, the A/B table and the HTML report — and the same again from
+the recordings alone. Ctrl-C stops every run cleanly and the same command resumes them all."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+from gateway.events import Evaluation, RunEnded
+from gateway.runlog import EVENTS_FILE, read_log
+from tests.conftest import DEMO, REPO, TINY, BenchFactory
+from tests.gateway.test_cli import count_records, marathon
+
+POOL = REPO / "benchmarks" / "distractors"
+SCALED_TINY = TINY["benchmark.json"].replace(
+    "}\n",
+    f' scale: {{ ladder: {{s0: 0, s1: 3}}, insert_before: "ch2.md", distractors: "{POOL}", seed: 1,'
+    " budgets: [0, 1, 2], target: 0.9 },\n}\n",
+)
+
+
+def write_config(tmp_path: Path, bench: Path) -> Path:
+    config = tmp_path / "config.jsonc"
+    config.write_text(
+        f"""{{
+  parallel: 3,
+  runs: [
+    {{ id: "lad", benchmark: "{bench}", agent: {{ adapter: "reference" }}, rung: ["s0", "s1"], repeats: 2 }},
+    {{ id: "blind", benchmark: "{bench}", agent: {{ adapter: "reference", record_llm: false }}, rung: "s1" }},
+  ],
+  experiment: {{
+    name: "mem", seed: 5, repeats: 1,
+    variants: {{ A: {{ adapter: "reference" }}, B: {{ adapter: "reference", memory: false }} }},
+    tasks: [ {{ id: "t0", benchmark: "{bench}", rung: "s0" }}, {{ id: "t1", benchmark: "{bench}", rung: "s1" }} ],
+  }},
+}}
+"""
+    )
+    return config
+
+
+def test_a_matrix_runs_in_parallel_and_reports_from_recordings(
+    make_benchmark: BenchFactory, tmp_path: Path
+) -> None:
+    bench = make_benchmark(benchmark__json=SCALED_TINY)
+    config = write_config(tmp_path, bench)
+    result = marathon("run", str(config), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr + result.stdout
+    out = result.stdout
+    recordings = tmp_path / "recordings"
+    assert len(list(recordings.glob(f"*/{EVENTS_FILE}"))) == 9
+    # the budget table per rung; B = 0 fails every question the agent searched memory for
+    assert "### Scale ladder: lad" in out and "| s1 | 3 | 2 | 6 |" in out
+    assert "| 0 | 0% [0%, 39%] | 100% | 0% |" in out  # every answer needed one memory call
+    assert "Collapse onset at B = 0 (Pass@B < ρ = 0.9): s0" in out
+    assert "Evidence utterances: identical on every rung" in out
+    # an agent whose LLM traffic was not recorded: no zeros, a plain statement
+    assert "### Scale ladder: blind" in out and "budget not observable" in out
+    # the paired A/B table per question group, intervals clustered over the two tasks
+    assert "### Paired A/B: mem" in out and "2 pairs over 2 task(s)" in out
+    # q1, q2 right only with memory; the abstention q3 right only without (with memory the
+    # stand-in answers it from a note about the cat)
+    assert "| all | 6 | 4 | 2 | 0 | 0 |" in out and "| abstain | 2 | 0 | 2 | 0 | 0 |" in out
+    lines = [json.loads(line) for line in (recordings / "mem.runs.jsonl").read_text().splitlines()]
+    assert sorted((line["task"], line["variant"]) for line in lines) == [
+        ("t0", "A"), ("t0", "B"), ("t1", "A"), ("t1", "B"),
+    ]  # fmt: skip
+    a = next(line for line in lines if line["variant"] == "A" and line["task"] == "t1")
+    assert a["memory_calls"] > 0 and a["status"] == "completed" and a["recording"].endswith("mem.t1.r1.A")
+    assert a["memory_snapshot"].startswith("none") and len(a["memory_after"]) == 64
+    assert {line["position"] for line in lines} == {1, 2}
+    assert (recordings / "mem.runs.csv").read_text().startswith("experiment,task,pair,repeat,variant")
+    html = (recordings / "report.html").read_text()
+    assert "Pass@B by rung" in html and "Paired A/B by question group" in html
+    assert "<script src=" not in html  # self-contained: plotly.js is inlined
+    # the same tables again, from the recordings alone (no agent starts)
+    matrix = (recordings / "matrix.md").read_text()
+    for path in (recordings / "matrix.md", recordings / "report.html", recordings / "mem.runs.jsonl"):
+        path.unlink()
+    again = marathon("report", str(recordings), cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert (recordings / "matrix.md").read_text() == matrix
+    assert (recordings / "report.html").is_file() and (recordings / "mem.runs.jsonl").is_file()
+    compared = marathon("compare", str(recordings / "mem.runs.jsonl"), cwd=tmp_path)
+    assert compared.returncode == 0 and "| all | 6 | 4 | 2 | 0 | 0 |" in compared.stdout
+
+
+def test_ctrl_c_stops_every_parallel_run_and_one_command_resumes_them_all(tmp_path: Path) -> None:
+    config = tmp_path / "config.jsonc"
+    config.write_text(
+        f'{{parallel: 2, runs: [{{id: "d", benchmark: "{DEMO}", agent: {{adapter: "reference", '
+        f'context_tokens: 400}}, rung: ["s0", "s1"], repeats: 2}}]}}'
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gateway.cli", "run", str(config)],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    first = tmp_path / "recordings" / "d.s0.r1" / EVENTS_FILE
+    second = tmp_path / "recordings" / "d.s0.r2" / EVENTS_FILE
+    deadline = time.monotonic() + 60
+    while (count_records(first) < 60 or count_records(second) < 60) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
+    for path in (first, second):  # both runs in flight ended cleanly, as interrupted
+        log = read_log(path)
+        assert (
+            not log.torn and isinstance(log.events[-1], RunEnded) and log.events[-1].reason == "interrupted"
+        )
+    result = marathon("run", str(config), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    for run in ("d.s0.r1", "d.s0.r2", "d.s1.r1", "d.s1.r2"):
+        log = read_log(tmp_path / "recordings" / run / EVENTS_FILE)
+        graded = Counter(e.question_id for e in log.events if isinstance(e, Evaluation))
+        assert len(graded) == 15 and set(graded.values()) == {1}  # each question graded once
+        assert log.events[-1].type == "end" and getattr(log.events[-1], "reason", "") == "completed"
