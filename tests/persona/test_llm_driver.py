@@ -11,7 +11,7 @@ import pytest
 
 from adapters.http_server import ServedApp, serve
 from gateway.config import RunSpec
-from gateway.events import Evaluation, FactsMarked, PersonaSlip, PersonaTurn, Replied
+from gateway.events import Evaluation, FactsMarked, PersonaSlip, PersonaTurn, PhaseEntered, Replied, Said
 from gateway.runlog import EVENTS_FILE, read_log
 from gateway.runner import TerminationReason, run_spec
 from persona.benchmark import load_benchmark
@@ -284,3 +284,24 @@ async def test_a_question_sharing_words_with_an_earlier_one_is_still_itself(
     driver._send("What role do I have at Harriet's wedding?")
     assert [a.question_id for a in driver.queue if isinstance(a, Ask)] == ["w1", "w2"]
     await driver.client.close()
+
+
+async def test_on_a_rung_the_llm_persona_plays_the_evidence_and_the_scripted_one_the_distractors(
+    fake: tuple[FakePersonaModel, ServedApp], tmp_path: Path
+) -> None:
+    from gateway.recordings import load_run
+
+    _, served = fake
+    runs = {}
+    for rung in ("s0", "s2"):
+        spec = RunSpec(f"llm-{rung}", DEMO, {"adapter": "reference"}, persona("anthropic", served.url), rung)
+        assert (await run_spec(spec, tmp_path)).reason == TerminationReason.COMPLETED
+        runs[rung] = load_run(tmp_path / f"llm-{rung}")
+    s2 = runs["s2"]
+    distractors = [e for e in s2.log.events if isinstance(e, Said) and e.purpose == "distractor"]
+    assert len({e.text.splitlines()[0] for e in distractors}) == 8  # one topic per distractor session
+    phases = [e.index for e in s2.log.events if isinstance(e, PhaseEntered)]
+    assert phases == list(range(len(s2.benchmark.phases)))
+    assert s2.summary.coverage_complete and len(s2.summary.evaluations) == 15
+    # the fake persona model is deterministic: the evidence it states is the same on both rungs
+    assert runs["s0"].evidence_hash == s2.evidence_hash

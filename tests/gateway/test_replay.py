@@ -1,0 +1,72 @@
+"""`marathon replay`: another agent gets the recorded persona side word for word, graded anew."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from aiohttp import web
+
+from adapters.http_server import serve
+from gateway.config import RunSpec
+from gateway.events import Asked, Evaluation, Said
+from gateway.runlog import EVENTS_FILE, read_log
+from gateway.runner import TerminationReason, run_spec
+from tests.conftest import DEMO, BenchFactory
+from tests.gateway.test_cli import marathon
+
+
+def persona_side(path: Path) -> list[tuple[str, str]]:
+    return [
+        (e.type, e.text)
+        for e in read_log(path / EVENTS_FILE).events
+        if isinstance(e, Said | Asked) and not e.resent
+    ]
+
+
+async def test_a_replay_sends_the_same_messages_and_grades_the_new_answers(
+    make_benchmark: BenchFactory, tmp_path: Path
+) -> None:
+    calls = 0
+
+    async def forgetful(request: web.Request) -> web.Response:
+        nonlocal calls
+        calls += 1
+        if calls == 2:  # one failure: the recorded persona sends that message twice
+            return web.json_response({"error": "busy"}, status=500)
+        return web.json_response({"reply": "I don't know, you never told me."})
+
+    app = web.Application()
+    app.router.add_post("/chat", forgetful)
+    served = await serve(app)
+    bench = make_benchmark()
+    try:
+        agent = {"adapter": "http", "url": f"{served.url}/chat", "retries": 0}
+        await run_spec(RunSpec("orig", bench, agent, {"driver": "scripted"}), tmp_path)
+    finally:
+        await served.stop()
+    recorded = persona_side(tmp_path / "orig")
+    assert recorded[1] == recorded[2] == ("say", "Hello!")  # sent again after the 500
+    assert any("search your memory" in t for _, t in recorded)  # the forgetful agent was nudged
+    result = marathon("replay", str(tmp_path / "orig"), "--agent", "reference", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr + result.stdout
+    replayed = persona_side(tmp_path / "orig.replay-reference")
+    assert replayed == recorded[:1] + recorded[2:]  # word for word; the message the agent failed on once
+    header = read_log(tmp_path / "orig.replay-reference" / EVENTS_FILE).header
+    assert header.persona["driver"] == "replay" and header.meta == {"replay_of": "orig"}
+    scores = {
+        e.question_id: (e.score, e.attempts)
+        for e in read_log(tmp_path / "orig.replay-reference" / EVENTS_FILE).events
+        if isinstance(e, Evaluation)
+    }
+    assert scores["q1"] == (10, 1)  # the reference agent knew at once; the replayed nudge doesn't count
+    assert set(scores) == {"q1", "q2", "q3"}
+
+
+async def test_a_replay_of_a_rung_plays_the_same_distractors(tmp_path: Path) -> None:
+    agent = {"adapter": "reference", "context_tokens": 400}
+    outcome = await run_spec(RunSpec("lad", DEMO, agent, {"driver": "scripted"}, "s1"), tmp_path)
+    assert outcome.reason == TerminationReason.COMPLETED
+    result = marathon("replay", str(tmp_path / "lad"), "--agent", "reference", "--id", "again", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert persona_side(tmp_path / "again") == persona_side(tmp_path / "lad")
+    assert read_log(tmp_path / "again" / EVENTS_FILE).header.benchmark["rung"] == "s1"
