@@ -24,12 +24,11 @@ sys.path.insert(0, str(ROOT))
 
 
 async def one_k(k: int) -> dict[str, float]:
+    import adapters.reference.agent  # noqa: F401 - the anthropic SDK's import (~2 s) is not a run's cost
     from gateway.config import RunSpec
     from gateway.events import LLMExchange, Replied
     from gateway.runlog import EVENTS_FILE, read_log
     from gateway.runner import Run, TerminationReason
-
-    import adapters.reference.agent  # noqa: F401 - the anthropic SDK's import (~2 s) is not a run's cost
 
     with tempfile.TemporaryDirectory() as tmp:
         recordings = Path(tmp)
@@ -53,7 +52,9 @@ def main() -> None:
         print(json.dumps(asyncio.run(one_k(int(sys.argv[2])))))
         return
     ks = [int(a) for a in sys.argv[1:]] or [1, 10, 50]
-    print(f"{'K':>4} {'wall s':>8} {'exchanges':>10} {'exch/s':>8} {'LLM calls/s':>12} {'peak MiB':>9} {'MiB/run':>8}")
+    print(
+        f"{'K':>4} {'wall s':>8} {'exchanges':>10} {'exch/s':>8} {'LLM calls/s':>12} {'peak MiB':>9} {'MiB/run':>8}"
+    )
     base: dict[str, float] | None = None
     for k in ks:
         out = subprocess.run(
@@ -67,7 +68,9 @@ def main() -> None:
             f"{r['llm_calls'] / r['seconds']:>12.1f} {r['peak_mib']:>9.0f} "
             f"{(r['peak_mib'] - base['peak_mib']) / max(k - 1, 1) if k > 1 else 0:>8.1f}"
         )
-    print("(exch/s: persona messages answered per second, all runs together; MiB/run: peak above K=1, per extra run)")
+    print(
+        "(exch/s: persona messages answered per second, all runs together; MiB/run: peak above K=1, per extra run)"
+    )
 
 
 if __name__ == "__main__":
