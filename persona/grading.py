@@ -17,7 +17,6 @@ from typing import Protocol
 from persona.benchmark import Question
 from persona.never_told import says_never_told
 
-
 # A binary outcome (rescore agreement, Pass@B, A/B wins) counts a score ≥ 5 as correct: a
 # right answer after the search-memory nudge (×0.5) or a list mostly right.
 PASS_SCORE = 5.0
