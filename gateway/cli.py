@@ -350,15 +350,23 @@ def cmd_demo(recordings: Path, fresh: bool, persona: str = "scripted", surface: 
     )
     started = time.monotonic()
     code = _run_and_report([spec], recordings.resolve(), fresh)
-    html = write_matrix_report(recordings.resolve()).html
+    try:
+        html: Path | str = write_matrix_report(recordings.resolve()).html
+    except OSError as exc:
+        print(f"error: can't write the HTML report: {exc}", file=sys.stderr)
+        html, code = "not written", code or 1
     print(
         f"demo: done in {time.monotonic() - started:.1f} s; all runs: {recordings.resolve() / 'report.md'}; charts: {html}"
     )
     return code
 
 
-def _print_matrix(recordings: Path) -> MatrixReport:
-    matrix = write_matrix_report(recordings)
+def _print_matrix(recordings: Path) -> MatrixReport | None:
+    try:
+        matrix = write_matrix_report(recordings)
+    except OSError as exc:
+        print(f"error: can't write the cross-run report under {recordings}: {exc}", file=sys.stderr)
+        return None
     for ladder in matrix.ladders:
         print(render_ladder(ladder))
     for comparison in matrix.comparisons:
@@ -376,6 +384,8 @@ def cmd_report(recordings: Path) -> int:
         print(f"error: {recordings} is not a folder", file=sys.stderr)
         return 2
     matrix = _print_matrix(recordings.resolve())
+    if matrix is None:
+        return 1
     if not matrix.runs:
         print(f"error: no run logs under {recordings}", file=sys.stderr)
         return 1

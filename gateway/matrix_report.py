@@ -2,11 +2,13 @@
 paired A/B experiments (run lines and comparison), and the HTML report with charts.
 
 `write_matrix_report()` is what `marathon run` calls when its runs end and what `marathon
-report` calls on its own: both read only the recordings.
+report` calls on its own: both read only the recordings. Raises OSError when the folder
+can't be written (a full disk); the run logs are never touched.
 """
 
 from __future__ import annotations
 
+import os
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +30,16 @@ class MatrixReport:
     run_lines: list[Path] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     runs: int = 0
+
+
+def _replace(path: Path, text: str) -> None:
+    """Write whole or not at all: a reader (or a browser) never sees half a report."""
+    partial = path.with_name(path.name + ".partial")
+    try:
+        partial.write_text(text, encoding="utf-8")
+        os.replace(partial, path)
+    finally:
+        partial.unlink(missing_ok=True)
 
 
 def write_matrix_report(recordings: Path, seed: int = 0) -> MatrixReport:
@@ -53,9 +65,9 @@ def write_matrix_report(recordings: Path, seed: int = 0) -> MatrixReport:
         parts.append("No scale-ladder runs and no experiment here; each run's report.md has its scores.\n")
     parts += [f"- skipped {p}" for p in problems]
     markdown = recordings / SUMMARY_FILE
-    markdown.write_text("\n".join(parts) + "\n", encoding="utf-8")
+    _replace(markdown, "\n".join(parts) + "\n")
     from gateway.html_report import render_html  # plotly takes a while to import; only needed here
 
     html = recordings / HTML_FILE
-    html.write_text(render_html(recordings, runs, ladders, comparisons, problems), encoding="utf-8")
+    _replace(html, render_html(recordings, runs, ladders, comparisons, problems))
     return MatrixReport(markdown, html, ladders, comparisons, written, problems, len(runs))
