@@ -31,7 +31,7 @@ from gateway.runlog import EVENTS_FILE, RunLogFormatError, read_log
 from gateway.runner import ResumeError, Run, RunOutcome, TerminationReason, run_status
 from persona.benchmark import Benchmark, load_benchmark
 from persona.errors import BenchmarkErrors
-from persona.scale import benchmark_for
+from persona.scale import apply_rung, benchmark_for
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEMO_BENCHMARK = REPO_ROOT / "benchmarks" / "demo-en"
@@ -111,6 +111,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--recordings", type=Path, help="where the new run goes (default: beside the recorded run)"
     )
     p.add_argument("--fresh", action="store_true", help="start the replay over, discarding its log")
+    p = sub.add_parser("view", help="a live web viewer for the runs under a recordings folder (read-only)")
+    p.add_argument("recordings", type=Path, nargs="?", default=Path("recordings"))
+    p.add_argument("--port", type=int, default=8765, help="port on 127.0.0.1 (default 8765; 0 = a free one)")
+    p.add_argument(
+        "--host", default="127.0.0.1", help="address to bind (default loopback; others get a warning)"
+    )
     p = sub.add_parser("inspect", help="print a run's timeline from its log")
     p.add_argument("run", type=Path, help="a run folder or its events.msgpack")
     p.add_argument("--limit", type=int, default=0, help="print at most this many events (0 = all)")
@@ -139,6 +145,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_compare(args.source, args.seed)
         if args.command == "replay":
             return cmd_replay(args.run, args.agent, args.id, args.recordings, args.fresh)
+        if args.command == "view":
+            return cmd_view(args.recordings, args.host, args.port)
         if args.command == "proxy":
             return cmd_proxy(args.upstream, args.profile, args.port, args.recordings)
         return cmd_inspect(args.run, args.limit)
@@ -178,6 +186,20 @@ def cmd_check(folder: Path) -> int:
         print(f"{len(exc.errors)} error(s); the benchmark can't run", file=sys.stderr)
         return 1
     print(describe_benchmark(bench))
+    if bench.scale is not None:
+        spec = bench.scale
+        try:  # every rung must be playable: the pool screened clean and large enough
+            for rung in spec.rungs:
+                apply_rung(bench, rung)
+        except BenchmarkErrors as exc:
+            for error in exc.errors:
+                print(f"error: {error}", file=sys.stderr)
+            return 1
+        ladder = ", ".join(f"{k} = {v}" for k, v in spec.ladder.items())
+        print(
+            f"\nscale ladder: {ladder} distractor sessions before {spec.insert_before!r} "
+            f"(pool {spec.distractors}, seed {spec.seed}); budgets {list(spec.budgets)}, target ρ = {spec.target:g}"
+        )
     return 0
 
 
@@ -434,6 +456,33 @@ def cmd_replay(run: Path, agent: str, run_id: str | None, recordings: Path | Non
     )
     print(f"replay: {log.header.run_id}'s persona side → agent profile {agent}")
     return _run_and_report([spec], (recordings or run.parent).resolve(), fresh)
+
+
+def cmd_view(recordings: Path, host: str, port: int) -> int:
+    from adapters.http_server import serve
+    from gateway.viewer import make_app
+
+    if not recordings.is_dir():
+        print(f"error: {recordings} is not a folder (run `marathon demo` first?)", file=sys.stderr)
+        return 2
+
+    async def go() -> None:
+        try:
+            served = await serve(make_app(recordings), host, port)
+        except OSError as exc:
+            print(f"error: can't listen on {host}:{port}: {exc.strerror}; try --port 0", file=sys.stderr)
+            raise SystemExit(2) from None
+        print(
+            f"viewer: {served.url}/  (runs under {recordings.resolve()}; read-only; Ctrl-C to stop)",
+            flush=True,
+        )
+        try:
+            await asyncio.Event().wait()
+        finally:
+            await served.stop()
+
+    asyncio.run(go())
+    return 0
 
 
 def cmd_proxy(upstream: str, profile: str | None, port: int, recordings: Path) -> int:

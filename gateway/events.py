@@ -56,6 +56,7 @@ class RunStart(Event):
     replayed_events: int = 0
     session_id: str = ""
     llm_url: str = ""  # the recorder's listener, when the agent's LLM traffic is recorded
+    pid: int = 0  # the runner's process: a watcher tells a live run from a killed one by it
 
 
 @dataclass

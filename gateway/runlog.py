@@ -56,10 +56,12 @@ def _packb(record: dict[str, Any]) -> bytes:
     return data
 
 
-def iter_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Yield `(end offset, record)` for each complete record; stop silently at damage."""
+def iter_records(path: Path, offset: int = 0) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield `(end offset, record)` for each complete record from byte `offset` (a record
+    boundary); stop silently at damage or at a record still being written."""
     unpacker = msgpack.Unpacker(raw=False, strict_map_key=False, max_buffer_size=1 << 30)
     with open(path, "rb") as f:
+        f.seek(offset)
         while chunk := f.read(1 << 20):
             unpacker.feed(chunk)
             while True:
@@ -71,7 +73,52 @@ def iter_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
                     return  # damage (a flipped bit can even make a map key unhashable): stop here
                 if not isinstance(record, dict):
                     return
-                yield unpacker.tell(), record
+                yield offset + unpacker.tell(), record
+
+
+class LogFollower:
+    """Reads a run log as it grows, for watchers (the viewer): each `read_new()` returns the
+    events appended since the last call. Read-only: it never locks, truncates or writes the
+    log, so a run never waits for it. A half-written last record is left for the next call; a
+    log replaced by `--fresh` (another file, or shorter than what was read) starts over, and
+    `restarted` says so."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.header: Header | None = None
+        self.offset = 0
+        self.restarted = False
+        self._inode: int | None = None
+        self._version = FORMAT_VERSION
+
+    def read_new(self) -> list[Event]:
+        """New events (the header first, on the first call); raises RunLogFormatError for a
+        file that is not a run log or is newer than this reader."""
+        stat = self.path.stat()
+        self.restarted = False
+        if self._inode is not None and (stat.st_ino != self._inode or stat.st_size < self.offset):
+            self.header, self.offset, self.restarted = None, 0, True
+        self._inode = stat.st_ino
+        if stat.st_size == self.offset:
+            return []
+        events: list[Event] = []
+        for end, record in iter_records(self.path, self.offset):
+            if self.header is None:
+                version = record.get("format")
+                if record.get("magic") != MAGIC or not isinstance(version, int):
+                    raise RunLogFormatError(f"{self.path}: not a marathonbench run log (no header record)")
+                if version > FORMAT_VERSION:
+                    raise RunLogFormatError(f"{self.path}: written in a newer log format ({version})")
+                self._version = version
+                header = event_from_record(_migrate(record, version))
+                if not isinstance(header, Header):
+                    raise RunLogFormatError(f"{self.path}: malformed header record")
+                self.header = header
+                events.append(header)
+            else:
+                events.append(event_from_record(_migrate(record, self._version)))
+            self.offset = end
+        return events
 
 
 def _migrate(record: dict[str, Any], version: int) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import time
 from dataclasses import dataclass
 from enum import StrEnum
@@ -339,7 +340,7 @@ class Run:
         pending: PersonaAction | None = None
         if previous is None:
             session = await self.adapter.open()
-            self.log(RunStart(resumed=False, session_id=session, llm_url=self.llm_url or ""))
+            self.log(RunStart(resumed=False, session_id=session, llm_url=self.llm_url or "", pid=os.getpid()))
         else:
             pairs, session_id, turns = _conversation(previous.events)
             session = await self.adapter.open(SessionState(session_id, turns) if session_id else None)
@@ -349,6 +350,7 @@ class Run:
                     replayed_events=len(previous.events),
                     session_id=session,
                     llm_url=self.llm_url or "",
+                    pid=os.getpid(),
                 )
             )
             self.outcome.resumed = True

@@ -1,0 +1,299 @@
+// marathonbench viewer: a single page over the JSON API of gateway/viewer.py.
+// Everything from a run (agent answers, persona text) is shown with textContent, never as markup.
+"use strict";
+
+const main = document.getElementById("main");
+const where = document.getElementById("where");
+let stopCurrent = () => {};
+
+function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (key === "text") node.textContent = value;
+    else if (key === "class") node.className = value;
+    else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+    else node.setAttribute(key, value);
+  }
+  for (const child of children) if (child) node.appendChild(child);
+  return node;
+}
+
+function kids(...nodes) {  // optional children: leave out the null ones
+  return nodes.filter((n) => n !== null && n !== undefined);
+}
+
+async function getJSON(url) {
+  const response = await fetch(url);
+  if (!response.ok) throw new Error(`${url}: ${response.status} ${await response.text()}`);
+  return response.json();
+}
+
+function clock(ts) {
+  return ts ? new Date(ts * 1000).toLocaleTimeString() : "";
+}
+
+function fmtMean(mean) {
+  return mean === null || mean === undefined ? "—" : mean.toFixed(2);
+}
+
+// ---- runs list ------------------------------------------------------------------------
+
+async function showList() {
+  where.textContent = "";
+  const table = el("table", {class: "runs", id: "runs"});
+  const note = el("p", {class: "meta"});
+  main.replaceChildren(el("h2", {text: "Runs"}), note, table);
+  async function draw() {
+    const data = await getJSON("/api/runs");
+    note.textContent = `${data.runs.length} run(s) under ${data.root}`;
+    const head = el("tr", {}, ...["run", "status", "benchmark", "agent", "persona", "progress", "graded", "mean", "cost"].map((h) => el("th", {text: h})));
+    const rows = data.runs.map((r) =>
+      el("tr", {"data-run": r.id, onclick: () => (location.hash = `#/run/${encodeURIComponent(r.id)}`)},
+        el("td", {text: r.id}),
+        el("td", {}, el("span", {class: `status ${r.status}`, text: r.status})),
+        el("td", {text: r.benchmark + (r.rung ? ` @ ${r.rung}` : "")}),
+        el("td", {text: r.agent + (r.stand_in ? " (stand-in, not an LLM)" : r.model ? ` (${r.model})` : "")}),
+        el("td", {text: r.persona}),
+        el("td", {text: r.phases ? `phase ${Math.max(r.phase, 0)}/${r.phases}` : "—"}),
+        el("td", {text: `${r.graded}/${r.questions}`}),
+        el("td", {text: fmtMean(r.mean)}),
+        el("td", {text: r.cost}),
+      ));
+    table.replaceChildren(head, ...rows);
+  }
+  await draw();
+  const timer = setInterval(() => draw().catch(() => {}), 2000);
+  stopCurrent = () => clearInterval(timer);
+}
+
+// ---- one run ----------------------------------------------------------------------------
+
+function chartFigure(series) {
+  return {
+    data: [
+      {x: series.calls.map((p) => new Date(p[0] * 1000)), y: series.calls.map((p) => p[1]), mode: "lines+markers", name: "input tokens per call"},
+      {x: series.compactions.map((p) => new Date(p[0] * 1000)), y: series.compactions.map((p) => p[1]), mode: "markers", name: "compaction",
+       marker: {symbol: "x", size: 12, color: "crimson"}},
+      {x: series.questions.map((p) => new Date(p[0] * 1000)), y: series.questions.map(() => 0), mode: "markers", name: "question",
+       text: series.questions.map((p) => p[1]), marker: {symbol: "triangle-up", size: 10, color: "seagreen"}},
+    ],
+    layout: {title: "Agent context size over time", margin: {l: 60, r: 20, t: 40, b: 40}, yaxis: {title: "tokens"}, template: "plotly_white"},
+  };
+}
+
+function addToSeries(series, item) {
+  if (item.kind === "llm") series.calls.push([item.ts, item.input_tokens]);
+  else if (item.kind === "compaction") series.compactions.push([item.ts, item.tokens_before]);
+  else if (item.kind === "question" && !item.resent) series.questions.push([item.ts, item.question_id]);
+  else return false;
+  return true;
+}
+
+async function showRun(runId) {
+  const run = await getJSON(`/api/runs/${encodeURIComponent(runId)}`);
+  where.textContent = `/ ${run.id}`;
+  const status = el("span", {class: `status ${run.status}`, text: run.status, id: "run-status"});
+  const meta = el("p", {class: "meta", id: "run-meta"});
+  const describe = (r) => {
+    meta.textContent = `${r.benchmark}${r.rung ? " @ " + r.rung : ""} · agent ${r.agent}${r.model ? " (" + r.model + ")" : ""} · persona ${r.persona} · phase ${Math.max(r.phase, 0)}/${r.phases} · graded ${r.graded}/${r.questions} · mean ${fmtMean(r.mean)} · ${r.cost}`;
+    status.textContent = r.status;
+    status.className = `status ${r.status}`;
+  };
+  describe(run);
+  const tagSelect = el("select", {id: "filter-tag"}, el("option", {value: "", text: "all tags"}), ...run.tags.map((t) => el("option", {value: t, text: t})));
+  const evidenceSelect = el("select", {id: "filter-evidence"},
+    el("option", {value: "", text: "all questions"}),
+    el("option", {value: "beyond the boundary", text: "beyond the boundary"}),
+    el("option", {value: "in context", text: "still in context"}));
+  const chart = el("div", {id: "chart"});
+  const transcript = el("div", {class: "transcript", id: "transcript"});
+  const more = el("button", {class: "more", id: "load-more", text: "load more"});
+  main.replaceChildren(...kids(
+    el("h2", {}, document.createTextNode(run.id + " "), status), meta,
+    run.stand_in ? el("p", {class: "note", text: "The agent ran on the offline rule-based model stand-in, not an LLM: these scores measure the platform, not a model."}) : null,
+    chart,
+    el("div", {class: "filters"}, el("label", {text: "tag "}), tagSelect, el("label", {text: "evidence "}), evidenceSelect),
+    transcript, more));
+
+  const series = run.series;  // the whole run's chart data; the transcript below is paged
+  const questions = {};  // question id → {tags, evidence}
+  let lastQuestion = null;
+  let lastSeq = -1;
+  let chartDrawn = false;
+  let source = null;
+
+  function matches(node) {
+    const tag = tagSelect.value, evidence = evidenceSelect.value;
+    if (!tag && !evidence) return true;
+    const q = questions[node.dataset.q];
+    if (!q) return false;
+    return (!tag || q.tags.includes(tag)) && (!evidence || q.evidence === evidence);
+  }
+  function applyFilters() {
+    for (const node of transcript.children) node.hidden = !matches(node);
+  }
+  tagSelect.addEventListener("change", applyFilters);
+  evidenceSelect.addEventListener("change", applyFilters);
+
+  function render(item) {
+    let node = null;
+    const time = el("span", {class: "time", text: clock(item.ts)});
+    switch (item.kind) {
+      case "phase":
+        node = el("div", {class: "divider phase", text: `phase ${item.index + 1}: ${item.title}${item.chapter.startsWith("distractors/") ? " (distractor session)" : ""}`});
+        break;
+      case "session":
+        node = el("div", {class: "divider session", text: item.action === "new_session" ? "— new session —" : "— compaction asked (bench.compact) —"});
+        break;
+      case "persona": {
+        node = el("div", {class: "bubble persona"}, el("span", {text: item.text}));
+        if (item.facts.length) node.appendChild(el("div", {class: "facts"}, document.createTextNode("facts told: "), ...item.facts.map((f) => el("span", {text: f}))));
+        if (item.resent) node.appendChild(el("span", {class: "tag", text: "re-sent after a restart"}));
+        if (item.purpose === "nudge") { node.appendChild(el("span", {class: "tag", text: "retry: search-memory nudge"})); node.dataset.q = item.question_id; lastQuestion = item.question_id; }
+        else lastQuestion = null;
+        node.appendChild(time);
+        break;
+      }
+      case "question":
+        questions[item.question_id] = questions[item.question_id] || {tags: item.tags, evidence: null};
+        lastQuestion = item.question_id;
+        node = el("div", {class: "bubble question", "data-q": item.question_id},
+          el("span", {text: `❓ ${item.question_id}: ${item.text}`}),
+          el("div", {class: "facts"}, ...item.tags.map((t) => el("span", {class: "tag", text: t}))), time);
+        break;
+      case "agent":
+        node = el("div", {class: "bubble agent"}, el("span", {text: item.text}), el("span", {class: "time", text: `${clock(item.ts)} · ${item.elapsed.toFixed(1)} s`}));
+        if (lastQuestion) node.dataset.q = lastQuestion;
+        break;
+      case "grade": {
+        const q = questions[item.question_id] = questions[item.question_id] || {tags: item.tags, evidence: null};
+        q.evidence = item.evidence;
+        const cls = item.score >= 10 ? "good" : item.score >= 5 ? "part" : "bad";
+        node = el("div", {class: `grade ${cls}`, "data-q": item.question_id},
+          el("b", {text: `${item.question_id}: ${item.score}/10`}),
+          el("div", {text: `expected: ${item.expected}`}),
+          el("div", {text: `answer: ${item.answer}`}),
+          el("div", {text: `grader (${item.grader}): ${item.reason}`}),
+          item.attempts > 1 ? el("div", {text: `after a retry; first try scored ${item.first_score}`}) : null,
+          item.evidence ? el("div", {class: "tag", text: `evidence when asked: ${item.evidence}`}) : null);
+        lastQuestion = null;
+        break;
+      }
+      case "compaction":
+        node = el("div", {class: "event compaction"}, document.createTextNode(`agent compaction (${item.compaction}): ${item.tokens_before} → ${item.tokens_after} tokens `), inspectLink(item.exchange));
+        break;
+      case "memory":
+        node = el("div", {class: "event memory"}, document.createTextNode(`memory ${item.operation}: ${item.tool}${item.target ? " " + item.target : ""} `), inspectLink(item.exchange));
+        if (item.question_id) node.dataset.q = item.question_id;
+        break;
+      case "edit":
+        node = el("div", {class: "event", text: `fact ${item.fact} changed: ${item.new}`});
+        break;
+      case "error":
+        node = el("div", {class: "event error", text: `${item.source} error (${item.error}): ${item.message}`});
+        break;
+      case "slip":
+        node = el("div", {class: "event error", text: `persona slip (${item.slip}): ${item.detail}`});
+        break;
+      case "canary":
+        node = el("div", {class: "event error", text: `canary reached the model: ${item.marker}`});
+        break;
+      case "start":
+        node = el("div", {class: "divider", text: item.resumed ? "— run resumed —" : "— run started —"});
+        break;
+      case "end":
+        node = el("div", {class: "divider", text: `— run ended: ${item.reason}${item.detail ? " (" + item.detail + ")" : ""} —`});
+        break;
+    }
+    if (node) {
+      node.dataset.seq = item.seq;
+      node.dataset.kind = item.kind;
+      node.hidden = !matches(node);
+      transcript.appendChild(node);
+    }
+  }
+
+  function take(items) {
+    let seriesChanged = false;
+    for (const item of items) {
+      if (item.seq <= lastSeq) continue;
+      lastSeq = item.seq;
+      if (item.seq > run.series_seq) seriesChanged = addToSeries(series, item) || seriesChanged;
+      render(item);
+    }
+    if (seriesChanged || !chartDrawn) {
+      const figure = chartFigure(series);
+      if (chartDrawn) Plotly.react(chart, figure.data, figure.layout);
+      else Plotly.newPlot(chart, figure.data, figure.layout, {displaylogo: false, responsive: true});
+      chartDrawn = true;
+    }
+    if (items.length) applyFilters();
+  }
+
+  function follow() {
+    source = new EventSource(`/api/runs/${encodeURIComponent(runId)}/stream?after=${lastSeq}`);
+    source.addEventListener("items", (e) => take(JSON.parse(e.data)));
+    source.addEventListener("status", (e) => describe(JSON.parse(e.data)));
+    source.addEventListener("restarted", () => { source.close(); showRun(runId); });
+  }
+
+  async function page() {
+    more.disabled = true;
+    const data = await getJSON(`/api/runs/${encodeURIComponent(runId)}/items?after=${lastSeq}&limit=500`);
+    take(data.items);
+    more.hidden = !data.more;
+    more.disabled = false;
+    if (!data.more && !source) follow();  // everything loaded: from here on, live
+  }
+  more.addEventListener("click", page);
+  new IntersectionObserver((entries) => { if (entries[0].isIntersecting && !more.hidden && !more.disabled) page(); }).observe(more);
+  await page();
+  stopCurrent = () => { if (source) source.close(); };
+}
+
+function inspectLink(exchange) {
+  if (exchange === undefined || exchange < 0) return null;
+  return el("a", {class: "inspect", "data-exchange": exchange, text: "open the LLM exchange", onclick: () => inspect(exchange)});
+}
+
+function blockText(block) {
+  if (typeof block === "string") return block;
+  if (block.type === "text") return block.text;
+  if (block.type === "tool_use") return `→ tool ${block.name}(${JSON.stringify(block.input)})`;
+  if (block.type === "tool_result") return `← result: ${typeof block.content === "string" ? block.content : JSON.stringify(block.content)}`;
+  return JSON.stringify(block);
+}
+
+async function inspect(seq) {
+  const runId = decodeURIComponent(location.hash.split("/")[2]);
+  const ex = await getJSON(`/api/runs/${encodeURIComponent(runId)}/exchange/${seq}`);
+  const body = document.getElementById("inspector-body");
+  const content = (c) => Array.isArray(c) ? c.map(blockText).join("\n") : typeof c === "string" ? c : JSON.stringify(c);
+  body.replaceChildren(...kids(
+    el("h3", {text: `LLM exchange #${ex.seq}: ${ex.method} ${ex.path} → ${ex.status} (${ex.api}, ${ex.model}${ex.stream ? ", streamed" : ""})`}),
+    el("p", {text: `kind: ${ex.kind} · tools offered: ${ex.tools.join(", ") || "none"} · usage: ${JSON.stringify(ex.usage)}${ex.question_id ? " · during question " + ex.question_id : ""}`}),
+    el("h4", {text: "Request: system"}), el("pre", {text: ex.system || "(none)"}),
+    el("h4", {text: `Request: ${ex.messages.length} messages`}),
+    ...ex.messages.map((m) => el("div", {class: "msg"}, el("div", {class: "role", text: m.role}), el("div", {text: content(m.content)}))),
+    el("h4", {text: "Response"}),
+    el("pre", {text: ex.text || "(no text)"}),
+    ...(ex.tool_calls || []).map((c) => el("pre", {text: `→ ${JSON.stringify(c)}`})),
+    ex.error ? el("p", {class: "note", text: `error: ${ex.error}`}) : null,
+    el("h4", {text: "Request headers (as recorded, secrets redacted)"}), el("pre", {text: JSON.stringify(ex.request_headers, null, 1)}),
+  ));
+  document.getElementById("inspector").showModal();
+}
+
+async function route() {
+  stopCurrent();
+  stopCurrent = () => {};
+  const parts = location.hash.replace(/^#\/?/, "").split("/");
+  try {
+    if (parts[0] === "run" && parts[1]) await showRun(decodeURIComponent(parts[1]));
+    else await showList();
+  } catch (err) {
+    main.replaceChildren(el("p", {class: "note", text: String(err)}));
+  }
+}
+window.addEventListener("hashchange", route);
+route();
