@@ -380,6 +380,8 @@ def cmd_demo(recordings: Path, fresh: bool, persona: str = "scripted", surface: 
     print(
         f"demo: done in {time.monotonic() - started:.1f} s; all runs: {recordings.resolve() / 'report.md'}; charts: {html}"
     )
+    view = "./marathon view" + ("" if recordings == Path("recordings") else f" {recordings}")
+    print(f"demo: browse it (live while a run goes on): {view}")
     return code
 
 

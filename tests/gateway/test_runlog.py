@@ -8,7 +8,7 @@ import msgpack
 import pytest
 
 from gateway.events import FORMAT_VERSION, MAGIC, Header, Replied, Said, UnknownEvent
-from gateway.runlog import RunLogFormatError, RunLogWriteError, RunLogWriter, read_log
+from gateway.runlog import LogFollower, RunLogFormatError, RunLogWriteError, RunLogWriter, read_log
 
 
 def write_log(path: Path, n: int) -> list[int]:
@@ -104,3 +104,33 @@ def test_a_full_disk_fails_closed() -> None:
         writer.append(Said(text="lost?"))
     assert isinstance(RunLogWriteError(), OSError)
     writer.close()
+
+
+def test_a_follower_reads_only_what_was_appended_and_waits_for_a_half_written_record(tmp_path: Path) -> None:
+    path = tmp_path / "events.msgpack"
+    writer = RunLogWriter.create(path, Header(run_id="r1"))
+    follower = LogFollower(path)
+    first = follower.read_new()
+    assert [type(e) for e in first] == [Header] and follower.read_new() == []
+    writer.append(Said(text="one", purpose="line"))
+    writer.append(Replied(text="two"))
+    assert [getattr(e, "text", "") for e in follower.read_new()] == ["one", "two"]
+    # a record being written: half of it on disk, nothing returned, nothing lost
+    record = msgpack.packb(Said(text="three", purpose="line", seq=3).to_record())
+    with open(path, "ab") as f:
+        f.write(record[:5])
+    assert follower.read_new() == []
+    with open(path, "ab") as f:
+        f.write(record[5:])
+    assert [getattr(e, "text", "") for e in follower.read_new()] == ["three"]
+    writer.close()
+
+
+def test_a_follower_starts_over_when_the_log_is_replaced(tmp_path: Path) -> None:
+    path = tmp_path / "events.msgpack"
+    write_log(path, 3)
+    follower = LogFollower(path)
+    assert len(follower.read_new()) == 4 and not follower.restarted
+    write_log(path, 1)  # `--fresh`: a new file in its place
+    again = follower.read_new()
+    assert follower.restarted and [type(e) for e in again] == [Header, Said]
