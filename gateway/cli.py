@@ -483,7 +483,10 @@ def cmd_view(recordings: Path, host: str, port: int) -> int:
         finally:
             await served.stop()
 
-    asyncio.run(go())
+    try:
+        asyncio.run(go())
+    except KeyboardInterrupt:
+        print("viewer: stopped")
     return 0
 
 

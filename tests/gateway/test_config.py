@@ -85,3 +85,11 @@ def test_matrix_errors_name_the_line(tmp_path: Path, text: str, line: int, messa
     with pytest.raises(ConfigError) as err:
         load_config(path)
     assert f"{path}:{line}:" in str(err.value) and message in str(err.value)
+
+
+def test_the_shipped_experiment_example_loads() -> None:
+    config = load_config(Path(__file__).resolve().parents[2] / "examples" / "experiment.jsonc")
+    assert {s.rung for s in config.runs if s.meta.get("id") == "ladder"} == {"s0", "s1", "s2"}
+    assert config.experiment is not None and sorted(config.experiment.variants) == ["A", "B"]
+    assert config.experiment.variants["B"].get("memory") is False and config.parallel == 4
+    assert all(s.benchmark.is_dir() for s in config.runs)

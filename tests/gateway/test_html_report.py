@@ -1,16 +1,20 @@
-"""The HTML report, opened from disk in headless Chromium: the charts draw, offline."""
+"""The HTML report, opened from disk in headless Chromium: the charts draw, offline, and what
+agents said stays text (in the viewer too)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from aiohttp import web
 from playwright.async_api import Browser
 
+from adapters.http_server import serve
 from gateway.config import RunSpec
 from gateway.matrix_report import write_matrix_report
 from gateway.runner import run_spec
+from gateway.viewer import make_app
 from tests.browser import artifact, browser  # noqa: F401 - the fixture
-from tests.conftest import DEMO
+from tests.conftest import DEMO, BenchFactory
 
 
 async def test_the_report_draws_every_chart_offline(browser: Browser, tmp_path: Path) -> None:  # noqa: F811
@@ -71,3 +75,41 @@ async def test_the_report_draws_every_chart_offline(browser: Browser, tmp_path: 
     await page.wait_for_function("document.querySelector('#run-chart-0 .main-svg') !== null")
     assert await page.locator("#run-facts").inner_text() != before
     await page.screenshot(path=str(artifact("html-report.png")), full_page=True)
+
+
+HOSTILE = '</script><img src="x" id="pwned" onerror="document.title=\'pwned\'"><b>bold</b>'
+
+
+async def test_an_agents_answer_is_shown_as_text_never_as_markup(
+    browser: Browser,  # noqa: F811
+    make_benchmark: BenchFactory,
+    tmp_path: Path,
+) -> None:
+    async def hostile(request: web.Request) -> web.Response:
+        return web.json_response({"reply": HOSTILE})
+
+    app = web.Application()
+    app.router.add_post("/chat", hostile)
+    served = await serve(app)
+    try:
+        await run_spec(
+            RunSpec("h", make_benchmark(), {"adapter": "http", "url": f"{served.url}/chat"}), tmp_path
+        )
+    finally:
+        await served.stop()
+    html = write_matrix_report(tmp_path).html
+    page = await browser.new_page()
+    await page.goto(html.as_uri())
+    await page.wait_for_function("document.querySelectorAll('#run-charts .main-svg').length > 0")
+    assert await page.locator("#pwned").count() == 0 and await page.title() == "marathonbench report"
+    assert HOSTILE in await page.locator("#run-facts").inner_text()
+    viewer = await serve(make_app(tmp_path))
+    try:
+        await page.goto(f"{viewer.url}/#/run/h")
+        await page.locator(".bubble.agent").first.wait_for()
+        assert await page.locator(".bubble.agent").first.inner_text() != ""
+        assert HOSTILE in await page.locator(".bubble.agent").first.inner_text()
+        assert await page.locator("#pwned").count() == 0 and await page.title() == "marathonbench viewer"
+    finally:
+        await page.close()
+        await viewer.stop()

@@ -274,3 +274,26 @@ async def test_the_page_of_a_live_run_appends_messages_without_reload(
     for _ in range(60):
         agent.permits.put_nowait(None)
     await expect(page.locator("#run-status")).to_have_text("finished", timeout=30000)
+
+
+async def test_marathon_view_prints_its_address_and_serves_the_recordings(recorded: Path) -> None:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "gateway.cli", "view", str(recorded), "--port", "0",
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        line = (await asyncio.wait_for(proc.stdout.readline(), 30)).decode()
+        assert line.startswith("viewer: http://127.0.0.1:") and "read-only" in line
+        url = line.split()[1].rstrip("/")
+        status, data = await get(f"{url}/api/runs")
+        assert status == 200 and isinstance(data, dict) and data["runs"][0]["id"] == "demo"
+        status, page = await get(f"{url}/")
+        assert (
+            status == 200 and "/assets/viewer.js" in str(page) and "http" not in str(page).split("<body>")[0]
+        )
+    finally:
+        proc.send_signal(2)  # Ctrl-C: a quiet stop, nothing about resuming runs
+        assert await asyncio.wait_for(proc.wait(), 30) == 0
+    assert proc.stderr is not None and b"resume" not in await proc.stderr.read()
