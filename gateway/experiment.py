@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from adapters.profiles import resolve
 from gateway import __version__
 from gateway.budget import percentile
 from gateway.events import FactEdited
@@ -75,10 +74,10 @@ def run_line(run: RecordedRun) -> dict[str, Any]:
     s, meta, header = run.summary, run.meta, run.header
     agent_cost = s.costs.get("agent")
     priced = all(not c.unpriced for c in s.costs.values())
-    settings = resolve(dict(header.agent)) if header.agent.get("profile") else dict(header.agent)
-    snapshot = (
-        settings.get("lifecycle", {}).get("snapshot") if isinstance(settings.get("lifecycle"), dict) else None
-    )
+    process = header.agent.get("process")  # the header holds the settings with the profile applied
+    snapshot = process.get("snapshot") if isinstance(process, dict) else None
+    if snapshot:
+        snapshot = str(snapshot).replace("${RUN_DIR}", str(run.run_dir))
     correct = sum(ev.score >= PASS_SCORE for ev in s.evaluations.values())
     return {
         "experiment": meta.get("experiment", ""),

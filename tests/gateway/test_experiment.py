@@ -9,7 +9,7 @@ from aiohttp import web
 
 from adapters.http_server import serve
 from gateway.config import RunSpec
-from gateway.experiment import compare, misapplied_old_facts, render_comparison
+from gateway.experiment import compare, folder_hash, misapplied_old_facts, render_comparison
 from gateway.recordings import load_run
 from gateway.runner import run_spec
 from tests.conftest import BenchFactory
@@ -92,3 +92,14 @@ async def test_an_answer_with_a_replaced_value_counts_as_a_misapplied_old_fact(
         await served.stop()
     # the benchmark updates "Miso is 4 years old" to "Miso turned 5 years old"
     assert misapplied_old_facts(load_run(tmp_path / "r")) == ["q2"]
+
+
+def test_a_state_folder_hash_changes_with_its_content_only(tmp_path: Path) -> None:
+    a, b = tmp_path / "a", tmp_path / "b"
+    for folder in (a, b):
+        (folder / "memory").mkdir(parents=True)
+        (folder / "memory" / "notes.md").write_text("Miso is 5\n")
+    assert folder_hash(a) == folder_hash(b) and len(folder_hash(a)) == 64
+    (b / "memory" / "notes.md").write_text("Miso is 4\n")
+    assert folder_hash(a) != folder_hash(b)
+    assert folder_hash(tmp_path / "missing") == "none"
