@@ -101,7 +101,9 @@ def context_over_time(run: RecordedRun) -> dict[str, Any]:
 
 def memory_calls_per_question(run: RecordedRun) -> dict[str, Any]:
     qids = [q.id for q in run.summary.planned if q.id in run.summary.evaluations]
-    fig = go.Figure(go.Bar(x=qids, y=[run.summary.memory_calls_for(q) for q in qids], name="memory calls"))
+    # unrecorded traffic: no bars at all, never a row of zeros
+    calls = [run.summary.memory_calls_for(q) for q in qids] if run.observed else []
+    fig = go.Figure(go.Bar(x=qids if run.observed else [], y=calls, name="memory calls"))
     fig.update_yaxes(title="memory calls")
     title = "Memory calls per question" + ("" if run.observed else " (not observable: traffic not recorded)")
     return _figure(fig, title)
