@@ -18,6 +18,8 @@ recordings folder or nothing.
 from __future__ import annotations
 
 import asyncio
+import bisect
+import functools
 import json
 import os
 import re
@@ -58,6 +60,20 @@ RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$")
 PAGE_LIMIT = 500
 POLL_SECONDS = 0.3
 QUIET_LOG_SECONDS = 120.0  # a run with no `end` and no live runner pid, quiet this long: not running
+
+
+PAGE_POLICY = (
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+    "connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'"
+)
+
+
+@functools.cache
+def _plotly_js() -> bytes:
+    from plotly.offline import get_plotlyjs
+
+    script: str = get_plotlyjs()
+    return script.encode()
 
 
 def _pid_alive(pid: int) -> bool:
@@ -336,14 +352,14 @@ def make_app(recordings: Path) -> web.Application:
         return watch
 
     async def index(request: web.Request) -> web.FileResponse:
-        return web.FileResponse(ASSETS / "index.html")
+        # only our own scripts, and requests back to this server: a defence in depth behind
+        # showing every recorded text with textContent
+        return web.FileResponse(ASSETS / "index.html", headers={"Content-Security-Policy": PAGE_POLICY})
 
     async def asset(request: web.Request) -> web.StreamResponse:
         name = request.match_info["name"]
         if name == "plotly.js":
-            from plotly.offline import get_plotlyjs
-
-            return web.Response(text=get_plotlyjs(), content_type="application/javascript")
+            return web.Response(body=_plotly_js(), content_type="application/javascript")
         path = ASSETS / name
         if not re.fullmatch(r"[a-z-]+\.(js|css)", name) or not path.is_file():
             raise web.HTTPNotFound()
@@ -371,14 +387,7 @@ def make_app(recordings: Path) -> web.Application:
         watch = await needs(request)
         after = _int(request, "after", -1)
         limit = max(1, min(_int(request, "limit", PAGE_LIMIT), 5000))
-        # items are in seq order: find the first after `after` by bisection
-        lo, hi = 0, len(watch.items)
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if watch.items[mid]["seq"] <= after:
-                lo = mid + 1
-            else:
-                hi = mid
+        lo = bisect.bisect_right(watch.items, after, key=lambda i: int(i["seq"]))  # items are in seq order
         page = watch.items[lo : lo + limit]
         last = page[-1]["seq"] if page else after
         more = bool(page) and watch.items[-1]["seq"] > last

@@ -229,6 +229,7 @@ async def test_the_page_shows_the_runs_the_transcript_and_the_chart(browser: Bro
     page = await browser.new_page(viewport={"width": 1200, "height": 1400})
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)  # CSP refusals too
     requests: list[str] = []
     page.on("request", lambda r: requests.append(r.url))
     await page.goto(f"{viewer}/")
