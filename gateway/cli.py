@@ -399,7 +399,7 @@ def _print_matrix(recordings: Path) -> MatrixReport | None:
         print(f"run lines: {path}")
     for problem in matrix.problems:
         print(f"skipped {problem}", file=sys.stderr)
-    print(f"across runs: {matrix.markdown}; charts: {matrix.html}")
+    print(f"across runs: {matrix.markdown}; charts: {matrix.html}; browse: ./marathon view {recordings}")
     return matrix
 
 

@@ -327,6 +327,16 @@ class Recordings:
         await watch.refresh()
         return watch
 
+    def subfolders(self) -> dict[str, int]:
+        """Folders below this one that hold runs of their own (an experiment's recordings):
+        they are separate recordings folders, listed so the page can point at them."""
+        counts: dict[str, int] = {}
+        for log in self.root.glob(f"*/*/{EVENTS_FILE}"):
+            folder = log.parent.parent
+            if not (folder / EVENTS_FILE).exists():
+                counts[folder.name] = counts.get(folder.name, 0) + 1
+        return dict(sorted(counts.items()))
+
     async def all(self) -> list[RunWatch]:
         ids = sorted(p.parent.name for p in self.root.glob(f"*/{EVENTS_FILE}"))
         watches = [w for w in [await self.watch(i) for i in ids] if w is not None]
@@ -366,7 +376,13 @@ def make_app(recordings: Path) -> web.Application:
         return web.FileResponse(path)
 
     async def runs(request: web.Request) -> web.Response:
-        return web.json_response({"root": str(store.root), "runs": [w.summary() for w in await store.all()]})
+        return web.json_response(
+            {
+                "root": str(store.root),
+                "runs": [w.summary() for w in await store.all()],
+                "subfolders": store.subfolders(),
+            }
+        )
 
     async def run(request: web.Request) -> web.Response:
         watch = await needs(request)

@@ -56,6 +56,19 @@ async def test_the_runs_list_shows_a_recorded_run(viewer: str) -> None:
     assert (run["phase"], run["phases"], run["graded"], run["questions"]) == (5, 5, 15, 15)
     assert run["stand_in"] is True and run["persona"] == "scripted" and run["mean"] > 5
     assert run["cost"] == "$0.0000"
+    assert data["subfolders"] == {}
+
+
+async def test_recordings_folders_inside_are_pointed_at(recorded: Path, tmp_path: Path) -> None:
+    recordings = tmp_path / "recordings"
+    (recordings / "experiment" / "a").mkdir(parents=True)
+    shutil.copy(recorded / "demo" / EVENTS_FILE, recordings / "experiment" / "a" / EVENTS_FILE)
+    served = await serve(make_app(recordings))
+    try:
+        _, data = await get(f"{served.url}/api/runs")
+    finally:
+        await served.stop()
+    assert isinstance(data, dict) and data["runs"] == [] and data["subfolders"] == {"experiment": 1}
 
 
 async def test_the_transcript_is_paged_in_log_order(viewer: str) -> None:
