@@ -127,3 +127,23 @@ def test_ctrl_c_stops_every_parallel_run_and_one_command_resumes_them_all(tmp_pa
         graded = Counter(e.question_id for e in log.events if isinstance(e, Evaluation))
         assert len(graded) == 15 and set(graded.values()) == {1}  # each question graded once
         assert log.events[-1].type == "end" and getattr(log.events[-1], "reason", "") == "completed"
+
+
+async def test_report_skips_an_unreadable_run_and_says_why(
+    make_benchmark: BenchFactory, tmp_path: Path
+) -> None:
+    from gateway.config import RunSpec
+    from gateway.runner import run_spec
+
+    recordings = tmp_path / "recordings"
+    await run_spec(RunSpec("good", make_benchmark(), {"adapter": "reference"}), recordings)
+    (recordings / "bad").mkdir()
+    (recordings / "bad" / EVENTS_FILE).write_bytes(b"\x00not a log")
+    result = marathon("report", str(recordings), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "skipped bad: unreadable log" in result.stderr and "Traceback" not in result.stderr
+    assert "Skipped bad: unreadable log" in (recordings / "report.html").read_text()
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    nothing = marathon("report", str(empty), cwd=tmp_path)
+    assert nothing.returncode == 1 and "no run logs" in nothing.stderr

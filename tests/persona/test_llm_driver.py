@@ -11,7 +11,16 @@ import pytest
 
 from adapters.http_server import ServedApp, serve
 from gateway.config import RunSpec
-from gateway.events import Evaluation, FactsMarked, PersonaSlip, PersonaTurn, PhaseEntered, Replied, Said
+from gateway.events import (
+    Asked,
+    Evaluation,
+    FactsMarked,
+    PersonaSlip,
+    PersonaTurn,
+    PhaseEntered,
+    Replied,
+    Said,
+)
 from gateway.runlog import EVENTS_FILE, read_log
 from gateway.runner import TerminationReason, run_spec
 from persona.benchmark import load_benchmark
@@ -305,3 +314,29 @@ async def test_on_a_rung_the_llm_persona_plays_the_evidence_and_the_scripted_one
     assert s2.summary.coverage_complete and len(s2.summary.evaluations) == 15
     # the fake persona model is deterministic: the evidence it states is the same on both rungs
     assert runs["s0"].evidence_hash == s2.evidence_hash
+
+
+async def test_an_llm_persona_run_cut_inside_a_distractor_session_resumes_the_same(
+    fake: tuple[FakePersonaModel, ServedApp], tmp_path: Path
+) -> None:
+    from gateway.runlog import iter_records
+
+    _, served = fake
+    spec = RunSpec("llm", DEMO, {"adapter": "reference"}, persona("anthropic", served.url), "s1")
+    await run_spec(spec, tmp_path)
+    path = tmp_path / "llm" / EVENTS_FILE
+
+    def said(p: Path) -> list[str]:
+        return [e.text for e in read_log(p).events if isinstance(e, Said | Asked) and not e.resent]
+
+    full = said(path)
+    distractors = [
+        end for end, r in iter_records(path) if r.get("t") == "say" and r.get("purpose") == "distractor"
+    ]
+    with open(path, "r+b") as f:  # a crash in the middle of the second distractor session
+        f.truncate(distractors[len(distractors) // 2])
+    outcome = await run_spec(spec, tmp_path)
+    assert outcome.reason == TerminationReason.COMPLETED and outcome.resumed
+    assert said(path) == full
+    graded = [e.question_id for e in read_log(path).events if isinstance(e, Evaluation)]
+    assert sorted(graded) == sorted(set(graded)) and len(graded) == 15
