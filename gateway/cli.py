@@ -48,7 +48,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = sub.add_parser("run", help="run (or resume) every run named in a config.jsonc")
     p.add_argument("config", type=Path)
     p.add_argument("--fresh", action="store_true", help="start every run over, discarding its log")
-    p.add_argument("--only", action="append", metavar="RUN_ID", help="run only this run id (repeatable)")
+    p.add_argument(
+        "--only",
+        action="append",
+        metavar="ID",
+        help="run only this run, matrix entry or experiment (repeatable)",
+    )
     p.add_argument(
         "--persona", help="override every run's persona: scripted | anthropic:MODEL | openai:URL#MODEL"
     )
@@ -305,15 +310,20 @@ def cmd_run(config_path: Path, fresh: bool, only: list[str] | None, persona: str
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    specs = [s for s in config.runs if not only or s.id in only]
+    # --only takes a run's id, the id of a matrix entry (all its rungs and repeats) or an
+    # experiment's name (all its runs)
+    names = set(only or [])
+
+    def chosen(spec: RunSpec) -> set[str]:
+        return names & {spec.id, str(spec.meta.get("id", "")), str(spec.meta.get("experiment", ""))}
+
+    specs = [s for s in config.runs if not only or chosen(s)]
+    unknown = names - set().union(*(chosen(s) for s in specs)) if only else set()
+    if unknown:
+        print(f"error: no run named {', '.join(sorted(unknown))} in {config_path}", file=sys.stderr)
+        return 2
     if persona:
         specs = [replace(s, persona={**s.persona, "driver": persona}) for s in specs]
-    if only and len(specs) != len(set(only)):
-        print(
-            f"error: no run named {', '.join(set(only) - {s.id for s in specs})} in {config_path}",
-            file=sys.stderr,
-        )
-        return 2
     return _run_and_report(specs, config.recordings, fresh, config.parallel)
 
 

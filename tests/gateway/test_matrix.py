@@ -147,3 +147,15 @@ async def test_report_skips_an_unreadable_run_and_says_why(
     empty.mkdir()
     nothing = marathon("report", str(empty), cwd=tmp_path)
     assert nothing.returncode == 1 and "no run logs" in nothing.stderr
+
+
+def test_only_picks_a_matrix_entry_or_an_experiment_by_name(
+    make_benchmark: BenchFactory, tmp_path: Path
+) -> None:
+    config = write_config(tmp_path, make_benchmark(benchmark__json=SCALED_TINY))
+    unknown = marathon("run", str(config), "--only", "nosuch", cwd=tmp_path)
+    assert unknown.returncode == 2 and "no run named nosuch" in unknown.stderr
+    picked = marathon("run", str(config), "--only", "lad", "--only", "blind", cwd=tmp_path)
+    assert picked.returncode == 0, picked.stderr
+    ran = sorted(p.parent.name for p in (tmp_path / "recordings").glob(f"*/{EVENTS_FILE}"))
+    assert ran == ["blind", "lad.s0.r1", "lad.s0.r2", "lad.s1.r1", "lad.s1.r2"]
