@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import json
 import os
 import sys
 import time
@@ -18,9 +19,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from gateway import __version__
-from gateway.agents import check_agent_settings
+from gateway.agents import check_agent_settings, describe_agent
 from gateway.budget import render_ladder
-from gateway.config import ConfigError, RunSpec, load_config
+from gateway.config import ConfigError, Experiment, RunSpec, load_config
 from gateway.events import Blob, Event, LLMExchange, UnknownEvent
 from gateway.experiment import compare, read_lines, render_comparison
 from gateway.matrix_report import MatrixReport, write_matrix_report
@@ -256,8 +257,20 @@ def _run_all(
         runs = [Run(spec, recordings, fresh=fresh) for spec in specs]
         gate = asyncio.Semaphore(parallel)
         board = ProgressBoard([r.progress for r in runs]) if len(runs) > 1 else None
+        # the second run of an A/B pair starts when the first has ended: the drawn order holds
+        first_done = {str(s.meta["pair"]): asyncio.Event() for s in specs if s.meta.get("position") == 1}
 
         async def one(run: Run) -> RunOutcome:
+            pair = str(run.spec.meta.get("pair", ""))
+            if run.spec.meta.get("position") == 2 and pair in first_done:
+                await first_done[pair].wait()
+            try:
+                return await gated(run)
+            finally:
+                if pair in first_done and run.spec.meta.get("position") == 1:
+                    first_done[pair].set()
+
+        async def gated(run: Run) -> RunOutcome:
             async with gate:
                 if board is None:
                     print(
@@ -324,7 +337,27 @@ def cmd_run(config_path: Path, fresh: bool, only: list[str] | None, persona: str
         return 2
     if persona:
         specs = [replace(s, persona={**s.persona, "driver": persona}) for s in specs]
+    if config.experiment is not None and any(s.meta.get("experiment") for s in specs):
+        _write_plan(config.experiment, config.recordings)
     return _run_and_report(specs, config.recordings, fresh, config.parallel)
+
+
+def _write_plan(experiment: Experiment, recordings: Path) -> None:
+    """The experiment's seed and the order drawn for each pair, beside its run lines."""
+    recordings.mkdir(parents=True, exist_ok=True)
+    plan = {
+        "experiment": experiment.name,
+        "seed": experiment.seed,
+        "repeats": experiment.repeats,
+        "tasks": list(experiment.tasks),
+        "variants": {name: describe_agent(agent) for name, agent in experiment.variants.items()},  # redacted
+        "pairs": [
+            {"pair": p, "task": t, "repeat": k, "order": list(order)} for p, t, k, order in experiment.pairs
+        ],
+    }
+    (recordings / f"{experiment.name}.plan.json").write_text(
+        json.dumps(plan, indent=1) + "\n", encoding="utf-8"
+    )
 
 
 def _run_and_report(specs: Sequence[RunSpec], recordings: Path, fresh: bool, parallel: int = 1) -> int:

@@ -76,6 +76,12 @@ def test_a_matrix_runs_in_parallel_and_reports_from_recordings(
     assert a["memory_calls"] > 0 and a["status"] == "completed" and a["recording"].endswith("mem.t1.r1.A")
     assert a["memory_snapshot"].startswith("none") and len(a["memory_after"]) == 64
     assert {line["position"] for line in lines} == {1, 2}
+    plan = json.loads((recordings / "mem.plan.json").read_text())
+    assert plan["seed"] == 5 and len(plan["pairs"]) == 2
+    for pair in plan["pairs"]:  # the drawn order was kept: the second run started after the first ended
+        first, second = (read_log(recordings / f"{pair['pair']}.{v}" / EVENTS_FILE) for v in pair["order"])
+        assert first.header.meta["position"] == 1 and second.header.meta["position"] == 2
+        assert first.events[-1].ts <= next(e.ts for e in second.events if e.type == "run_start")
     assert (recordings / "mem.runs.csv").read_text().startswith("experiment,task,pair,repeat,variant")
     html = (recordings / "report.html").read_text()
     assert "Pass@B by rung" in html and "Paired A/B by question group" in html
