@@ -247,6 +247,8 @@ class RunWatch:
             "agent": str(agent.get("profile") or agent.get("adapter") or ""),
             "model": str(agent.get("model", "")),
             "stand_in": bool(agent.get("offline_stand_in")),
+            # the agent's LLM traffic goes through the recorder (else no chart, no memory calls)
+            "recorded": bool(self.exchanges) or bool(self.last_start and self.last_start.llm_url),
             "persona": str(h.persona.get("driver", "")) if h else "",
             "phase": p.phase + 1,
             "phases": p.phases,

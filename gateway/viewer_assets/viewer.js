@@ -69,7 +69,7 @@ async function showList() {
 
 // ---- one run ----------------------------------------------------------------------------
 
-function chartFigure(series) {
+function chartFigure(series, recorded) {
   return {
     data: [
       {x: series.calls.map((p) => new Date(p[0] * 1000)), y: series.calls.map((p) => p[1]), mode: "lines+markers", name: "input tokens per call"},
@@ -78,7 +78,10 @@ function chartFigure(series) {
       {x: series.questions.map((p) => new Date(p[0] * 1000)), y: series.questions.map(() => 0), mode: "markers", name: "question",
        text: series.questions.map((p) => p[1]), marker: {symbol: "triangle-up", size: 10, color: "seagreen"}},
     ],
-    layout: {title: "Agent context size over time", margin: {l: 60, r: 20, t: 40, b: 40}, yaxis: {title: "tokens"}, template: "plotly_white"},
+    layout: {
+      title: {text: "Agent context size over time" + (recorded ? "" : " — this run's LLM traffic was not recorded")},
+      margin: {l: 60, r: 20, t: 40, b: 40}, yaxis: {title: {text: "tokens"}}, template: "plotly_white",
+    },
   };
 }
 
@@ -223,7 +226,7 @@ async function showRun(runId) {
       render(item);
     }
     if (seriesChanged || !chartDrawn) {
-      const figure = chartFigure(series);
+      const figure = chartFigure(series, run.recorded || series.calls.length > 0);
       if (chartDrawn) Plotly.react(chart, figure.data, figure.layout);
       else Plotly.newPlot(chart, figure.data, figure.layout, {displaylogo: false, responsive: true});
       chartDrawn = true;

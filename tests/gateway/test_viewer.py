@@ -257,6 +257,8 @@ async def test_the_page_shows_the_runs_the_transcript_and_the_chart(browser: Bro
     await expect(page.locator(".grade").first).to_contain_text("expected:")
     await expect(page.locator("#chart .main-svg").first).to_be_visible()
     assert await page.locator("#chart .scatterlayer .trace").count() == 3  # calls, compactions, questions
+    title = await page.eval_on_selector("#chart .gtitle", "e => e.textContent")
+    assert title == "Agent context size over time"
     # filters: only the update questions and what belongs to them
     await page.select_option("#filter-tag", "update")
     visible = await page.locator(".grade:visible").count()
@@ -284,6 +286,8 @@ async def test_the_page_of_a_live_run_appends_messages_without_reload(
         agent.permits.put_nowait(None)
         await expect(page.locator(".bubble.agent")).to_have_count(n, timeout=15000)
     await expect(page.locator(".bubble.agent").nth(2)).to_contain_text("reply 3")
+    title = await page.eval_on_selector("#chart .gtitle", "e => e.textContent")
+    assert "LLM traffic was not recorded" in title  # an HTTP agent without `llm.upstream`
     await page.screenshot(path=str(artifact("viewer-live.png")))
     for _ in range(60):
         agent.permits.put_nowait(None)
