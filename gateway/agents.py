@@ -26,6 +26,7 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from adapters.base import AdapterConfigError, AgentAdapter, SessionState
 from adapters.http import HttpAdapter
@@ -85,6 +86,32 @@ def check_agent_settings(settings: dict[str, Any]) -> None:
             raise AdapterConfigError(f"reference agent `surface` must be one of {', '.join(SURFACES)}")
         return
     make_adapter(settings)
+
+
+def shared_resources(settings: dict[str, Any]) -> set[str]:
+    """What a run of this agent holds that another run could also want: a fixed port (the
+    agent's, or its LLM recorder's), the agent behind a URL (its memory is shared by whoever
+    talks to it), a state folder outside the run's own. Runs sharing any of them must not
+    overlap; the reference agent holds none (everything it uses is per run)."""
+    settings = resolve(settings)
+    if settings.get("adapter") == "reference":
+        return set()
+    held: set[str] = set()
+    url = settings.get("url")
+    if isinstance(url, str) and url:
+        parsed = urlsplit(url)
+        held.add(
+            f"agent {parsed.hostname}:{parsed.port or (443 if parsed.scheme in ('https', 'wss') else 80)}"
+        )
+    llm = settings.get("llm")
+    if isinstance(llm, dict) and isinstance(llm.get("port"), int) and llm["port"]:
+        held.add(f"port {llm['port']}")
+    process = settings.get("process")
+    if isinstance(process, dict):
+        state = process.get("state_dir")
+        if isinstance(state, str) and "${RUN_DIR}" not in state:
+            held.add(f"state folder {state}")
+    return held
 
 
 @dataclass(frozen=True)

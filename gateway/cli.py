@@ -19,7 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from gateway import __version__
-from gateway.agents import check_agent_settings, describe_agent
+from gateway.agents import check_agent_settings, describe_agent, shared_resources
 from gateway.budget import render_ladder
 from gateway.config import ConfigError, Experiment, RunSpec, load_config
 from gateway.events import Blob, Event, LLMExchange, UnknownEvent
@@ -260,12 +260,19 @@ def _run_all(
         # the second run of an A/B pair starts when the first has ended: the drawn order holds
         first_done = {str(s.meta["pair"]): asyncio.Event() for s in specs if s.meta.get("position") == 1}
 
+        # runs that share an agent, a fixed port or a state folder take turns
+        held = {r.spec.id: sorted(shared_resources(r.spec.agent)) for r in runs}
+        locks = {key: asyncio.Lock() for keys in held.values() for key in keys}
+
         async def one(run: Run) -> RunOutcome:
             pair = str(run.spec.meta.get("pair", ""))
             if run.spec.meta.get("position") == 2 and pair in first_done:
                 await first_done[pair].wait()
             try:
-                return await gated(run)
+                async with contextlib.AsyncExitStack() as stack:
+                    for key in held[run.spec.id]:  # always in the same order: no deadlock
+                        await stack.enter_async_context(locks[key])
+                    return await gated(run)
             finally:
                 if pair in first_done and run.spec.meta.get("position") == 1:
                     first_done[pair].set()

@@ -4,6 +4,8 @@ the recordings alone. Ctrl-C stops every run cleanly and the same command resume
 
 from __future__ import annotations
 
+import asyncio
+import itertools
 import json
 import os
 import signal
@@ -165,3 +167,64 @@ def test_only_picks_a_matrix_entry_or_an_experiment_by_name(
     assert picked.returncode == 0, picked.stderr
     ran = sorted(p.parent.name for p in (tmp_path / "recordings").glob(f"*/{EVENTS_FILE}"))
     assert ran == ["blind", "lad.s0.r1", "lad.s0.r2", "lad.s1.r1", "lad.s1.r2"]
+
+
+def test_shared_resources_name_what_two_runs_cannot_both_hold() -> None:
+    from gateway.agents import shared_resources
+
+    assert shared_resources({"adapter": "reference"}) == set()
+    assert shared_resources({"profile": "hermes-http"}) == {"agent 127.0.0.1:8642", "port 8643"}
+    assert shared_resources({"adapter": "http", "url": "https://example.org/chat"}) == {
+        "agent example.org:443"
+    }
+    held = shared_resources(
+        {
+            "adapter": "http",
+            "url": "http://127.0.0.1:9000/x",
+            "process": {"command": ["a"], "state_dir": "/srv/a"},
+        }
+    )
+    assert "state folder /srv/a" in held
+
+
+async def test_runs_against_the_same_agent_take_turns_even_in_parallel(
+    make_benchmark: BenchFactory, tmp_path: Path
+) -> None:
+    from aiohttp import web
+
+    from adapters.http_server import serve
+
+    active = peak = 0
+
+    async def chat(request: web.Request) -> web.Response:
+        nonlocal active, peak
+        active += 1
+        peak = max(peak, active)
+        await asyncio.sleep(0.02)
+        active -= 1
+        return web.json_response({"reply": "ok"})
+
+    app = web.Application()
+    app.router.add_post("/chat", chat)
+    served = await serve(app)
+    config = tmp_path / "config.jsonc"
+    config.write_text(
+        f'{{parallel: 3, runs: [{{id: "x", benchmark: "{make_benchmark()}", '
+        f'agent: {{adapter: "http", url: "{served.url}/chat"}}, repeats: 3}}]}}'
+    )
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "gateway.cli", "run", str(config), cwd=tmp_path,
+            stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
+            env={**os.environ, "PYTHONPATH": str(REPO)},
+        )  # fmt: skip
+        _, err = await asyncio.wait_for(proc.communicate(), 120)
+    finally:
+        await served.stop()
+    assert proc.returncode == 0, err.decode()
+    assert peak == 1  # one agent, one conversation at a time: its memory is not shared mid-run
+    spans = sorted(
+        (log.events[0].ts, log.events[-1].ts)
+        for log in (read_log(p) for p in (tmp_path / "recordings").glob(f"*/{EVENTS_FILE}"))
+    )
+    assert len(spans) == 3 and all(a[1] <= b[0] for a, b in itertools.pairwise(spans))
