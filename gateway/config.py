@@ -94,6 +94,7 @@ def load_config(path: Path | str) -> Config:
         ) from None
     if not isinstance(data, dict):
         raise ConfigError(path, 1, "expected an object with a `runs` list")
+    _known_keys(path, raw, "the config", data, TOP_KEYS)
     base = path.parent
     runs = data.get("runs", [])
     experiment_data = data.get("experiment")
@@ -124,6 +125,23 @@ def load_config(path: Path | str) -> Config:
     if not isinstance(recordings, str):
         raise ConfigError(path, _line_of(raw, "recordings"), "`recordings` must be a folder path")
     return Config(path, (base / recordings).resolve(), tuple(specs), parallel, experiment)
+
+
+TOP_KEYS = ("recordings", "parallel", "runs", "experiment")
+RUN_KEYS = ("id", "benchmark", "agent", "persona", "rung", "repeats")
+EXPERIMENT_KEYS = ("name", "seed", "repeats", "variants", "tasks", "persona")
+TASK_KEYS = ("id", "benchmark", "rung")
+
+
+def _known_keys(path: Path, raw: str, who: str, data: dict[str, Any], known: tuple[str, ...]) -> None:
+    """A misspelt key (`rungs`, `repeat`) would silently change what runs: refuse it."""
+    for key in data:
+        if key not in known:
+            raise ConfigError(
+                path,
+                _line_of(raw, str(key)),
+                f"{who}: unknown key `{key}` (expected one of {', '.join(known)})",
+            )
 
 
 def _persona(path: Path, line: int, who: str, persona: Any) -> dict[str, Any]:
@@ -165,6 +183,7 @@ def _expand_run(path: Path, raw: str, base: Path, n: int, run: dict[str, Any]) -
         raise ConfigError(
             path, line, f"run #{n}: `id` must be letters, digits, '.', '_' or '-' (it names a folder)"
         )
+    _known_keys(path, raw, f"run {run_id}", run, RUN_KEYS)
     bench = run.get("benchmark")
     if not isinstance(bench, str):
         raise ConfigError(path, line, f"run {run_id}: `benchmark` must be a folder path")
@@ -185,6 +204,7 @@ def _experiment(path: Path, raw: str, base: Path, data: Any) -> tuple[Experiment
     line = _line_of(raw, "experiment")
     if not isinstance(data, dict):
         raise ConfigError(path, line, "`experiment` must be an object {name, variants, tasks, repeats, seed}")
+    _known_keys(path, raw, "experiment", data, EXPERIMENT_KEYS)
     name = data.get("name", "experiment")
     if not isinstance(name, str) or not _RUN_ID.match(name):
         raise ConfigError(path, line, "experiment `name` must be letters, digits, '.', '_' or '-'")
@@ -214,6 +234,7 @@ def _experiment(path: Path, raw: str, base: Path, data: Any) -> tuple[Experiment
                 _line_of(raw, "tasks"),
                 "each experiment task is a benchmark path or {benchmark, rung, id}",
             )
+        _known_keys(path, raw, "experiment task", task, TASK_KEYS)
         rung = str(task.get("rung", ""))
         task_id = str(task.get("id") or Path(task["benchmark"]).name + (f"-{rung}" if rung else ""))
         if not _RUN_ID.match(task_id) or task_id in task_names:

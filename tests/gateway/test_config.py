@@ -64,6 +64,16 @@ def test_an_experiment_expands_into_pairs_in_a_seeded_recorded_order(tmp_path: P
     ("text", "line", "message"),
     [
         ('{\n parallel: 0,\n runs: [{id: "a", benchmark: "b", agent: {adapter: "x"}}]}', 2, "`parallel`"),
+        (
+            '{runs: [{id: "a", benchmark: "b", agent: {adapter: "x"},\n rungs: ["s0"]}]}',
+            2,
+            "unknown key `rungs`",
+        ),
+        (
+            '{\n paralel: 2, runs: [{id: "a", benchmark: "b", agent: {adapter: "x"}}]}',
+            2,
+            "unknown key `paralel`",
+        ),
         ('{runs: [\n{id: "a", benchmark: "b", agent: {adapter: "x"}, repeats: 0}]}', 2, "`repeats`"),
         ('{runs: [\n{id: "a", benchmark: "b", agent: {adapter: "x"}, rung: []}]}', 2, "`rung` must be"),
         ('{\nexperiment: {variants: {A: {adapter: "x"}}, tasks: ["b"]}}', 2, "{A: agent, B: agent}"),
