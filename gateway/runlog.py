@@ -80,8 +80,8 @@ class LogFollower:
     """Reads a run log as it grows, for watchers (the viewer): each `read_new()` returns the
     events appended since the last call. Read-only: it never locks, truncates or writes the
     log, so a run never waits for it. A half-written last record is left for the next call; a
-    log replaced by `--fresh` (another file, or shorter than what was read) starts over, and
-    `restarted` says so."""
+    log replaced by `--fresh` (another file, shorter than what was read, or — the inode being
+    reused — another header) starts over, and `restarted` says so."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -89,6 +89,7 @@ class LogFollower:
         self.offset = 0
         self.restarted = False
         self._inode: int | None = None
+        self._head = b""  # the header record's bytes: a new log has another (its `created`)
         self._version = FORMAT_VERSION
 
     def read_new(self) -> list[Event]:
@@ -96,11 +97,13 @@ class LogFollower:
         file that is not a run log or is newer than this reader."""
         stat = self.path.stat()
         self.restarted = False
-        if self._inode is not None and (stat.st_ino != self._inode or stat.st_size < self.offset):
-            self.header, self.offset, self.restarted = None, 0, True
-        self._inode = stat.st_ino
-        if stat.st_size == self.offset:
+        if stat.st_size == self.offset and stat.st_ino == self._inode:
             return []
+        if self._inode is not None and (
+            stat.st_ino != self._inode or stat.st_size < self.offset or not self._same_head()
+        ):
+            self.header, self.offset, self.restarted, self._head = None, 0, True, b""
+        self._inode = stat.st_ino
         events: list[Event] = []
         for end, record in iter_records(self.path, self.offset):
             if self.header is None:
@@ -114,11 +117,19 @@ class LogFollower:
                 if not isinstance(header, Header):
                     raise RunLogFormatError(f"{self.path}: malformed header record")
                 self.header = header
+                with open(self.path, "rb") as f:
+                    self._head = f.read(end)
                 events.append(header)
             else:
                 events.append(event_from_record(_migrate(record, self._version)))
             self.offset = end
         return events
+
+    def _same_head(self) -> bool:
+        if not self._head:
+            return True
+        with open(self.path, "rb") as f:
+            return f.read(len(self._head)) == self._head
 
 
 def _migrate(record: dict[str, Any], version: int) -> dict[str, Any]:

@@ -134,3 +134,18 @@ def test_a_follower_starts_over_when_the_log_is_replaced(tmp_path: Path) -> None
     write_log(path, 1)  # `--fresh`: a new file in its place
     again = follower.read_new()
     assert follower.restarted and [type(e) for e in again] == [Header, Said]
+
+
+def test_a_follower_notices_a_new_log_written_over_the_same_file(tmp_path: Path) -> None:
+    path = tmp_path / "events.msgpack"
+    write_log(path, 3)
+    follower = LogFollower(path)
+    follower.read_new()
+    # the same inode, rewritten in place with another header and more records (as when the
+    # file system hands a removed file's inode to the new log)
+    other = tmp_path / "other.msgpack"
+    write_log(other, 6)
+    with open(path, "r+b") as f:
+        f.write(other.read_bytes())
+    events = follower.read_new()
+    assert follower.restarted and [type(e) for e in events] == [Header] + [Said] * 6
