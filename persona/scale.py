@@ -138,35 +138,22 @@ def apply_rung(bench: Benchmark, rung: str) -> Benchmark:
     screening or is too small for the rung. The result keeps the benchmark's content hash:
     the evidence is the same; `rung` and `distractors` say what was added.
     """
+    from persona.benchmark import Utterance
     from persona.scripted import phrases_for
 
-    config = bench.root / "benchmark.json"
+    def refuse(message: str) -> BenchmarkErrors:
+        return BenchmarkErrors([BenchmarkError(SourceLocation(bench.root / "benchmark.json", 1), message)])
+
     spec = bench.scale
     if spec is None:
-        raise BenchmarkErrors(
-            [BenchmarkError(SourceLocation(config, 1), f"rung {rung!r} asked for, but there is no `scale`")]
-        )
+        raise refuse(f"rung {rung!r} asked for, but there is no `scale`")
     if rung not in spec.ladder:
-        raise BenchmarkErrors(
-            [
-                BenchmarkError(
-                    SourceLocation(config, 1),
-                    f"unknown rung {rung!r}; the ladder has {', '.join(spec.rungs)}",
-                )
-            ]
-        )
+        raise refuse(f"unknown rung {rung!r}; the ladder has {', '.join(spec.rungs)}")
     pool = _pool(bench.root / spec.distractors)
     order = distractor_order(pool, spec.seed)
     count = spec.ladder[rung]
     if count > len(order):
-        raise BenchmarkErrors(
-            [
-                BenchmarkError(
-                    SourceLocation(config, 1),
-                    f"rung {rung} needs {count} distractor sessions; {pool.root} holds {len(order)}",
-                )
-            ]
-        )
+        raise refuse(f"rung {rung} needs {count} distractor sessions; {pool.root} holds {len(order)}")
     at = insert_index(bench.phases, spec.insert_before)
     assert at is not None  # the loader checked it
     intro = phrases_for(bench.language)["distractor_intro"]
@@ -175,10 +162,11 @@ def apply_rung(bench: Benchmark, rung: str) -> Benchmark:
         facts = [text for _, text in pool.sessions[name]]
         topic = pool.titles.get(name, Path(name).stem)
         items = tuple(
-            _utterance(
+            Utterance(
                 intro.format(topic=topic)
                 + "\n"
-                + "\n".join(f"- {t}" for t in facts[i : i + FACTS_PER_DISTRACTOR_MESSAGE])
+                + "\n".join(f"- {t}" for t in facts[i : i + FACTS_PER_DISTRACTOR_MESSAGE]),
+                0,
             )
             for i in range(0, len(facts), FACTS_PER_DISTRACTOR_MESSAGE)
         )
@@ -201,12 +189,6 @@ def apply_rung(bench: Benchmark, rung: str) -> Benchmark:
         *(replace(p, index=p.index + count) for p in bench.phases[at:]),
     )
     return replace(bench, phases=phases, rung=rung, distractors=tuple(order[:count]))
-
-
-def _utterance(text: str) -> Any:
-    from persona.benchmark import Utterance
-
-    return Utterance(text, 0)
 
 
 def benchmark_for(path: str | Path, rung: str = "") -> Benchmark:
