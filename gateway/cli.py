@@ -27,7 +27,7 @@ from gateway.experiment import compare, read_lines, render_comparison
 from gateway.matrix_report import MatrixReport, write_matrix_report
 from gateway.personas import check_persona_settings
 from gateway.progress import ProgressBoard
-from gateway.report import summarize
+from gateway.recordings import load_run
 from gateway.runlog import EVENTS_FILE, RunLogFormatError, read_log
 from gateway.runner import ResumeError, Run, RunOutcome, TerminationReason, run_status
 from persona.benchmark import Benchmark, load_benchmark
@@ -303,9 +303,7 @@ def _print_outcome(outcome: RunOutcome, brief: bool = False) -> bool:
     if outcome.skipped:
         print(f"[{outcome.run_id}] already ended ({outcome.reason}); use --fresh to run it again")
         return False
-    log = read_log(outcome.run_dir / EVENTS_FILE)
-    bench = benchmark_for(log.header.benchmark["path"], log.header.benchmark.get("rung", ""))
-    s = summarize(log, bench)
+    s = load_run(outcome.run_dir).summary
     mean = "—" if s.mean is None else f"{s.mean:.2f}/10"
     if brief:
         print(

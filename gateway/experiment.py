@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from adapters.base import AdapterConfigError
+from adapters.lifecycle import fill
 from gateway import __version__
 from gateway.budget import percentile
 from gateway.events import FactEdited
@@ -70,14 +72,26 @@ def misapplied_old_facts(run: RecordedRun) -> list[str]:
     return found
 
 
+def _agent_folders(run: RecordedRun) -> tuple[Path | None, Path | None]:
+    """(snapshot, state folder) of the run's agent, its placeholders filled as the lifecycle
+    fills them; the header holds the settings with the profile applied. None where a
+    placeholder can't be filled any more (an environment variable gone)."""
+    process = run.header.agent.get("process")
+    settings = process if isinstance(process, dict) else {}
+    values = {"RUN_DIR": str(run.run_dir)}
+    try:
+        state = Path(fill(str(settings.get("state_dir", "${RUN_DIR}/agent-state")), values))
+        snapshot = settings.get("snapshot")
+        return (Path(fill(str(snapshot), {**values, "STATE_DIR": str(state)})) if snapshot else None), state
+    except AdapterConfigError:
+        return None, None
+
+
 def run_line(run: RecordedRun) -> dict[str, Any]:
     s, meta, header = run.summary, run.meta, run.header
     agent_cost = s.costs.get("agent")
     priced = all(not c.unpriced for c in s.costs.values())
-    process = header.agent.get("process")  # the header holds the settings with the profile applied
-    snapshot = process.get("snapshot") if isinstance(process, dict) else None
-    if snapshot:
-        snapshot = str(snapshot).replace("${RUN_DIR}", str(run.run_dir))
+    snapshot, state = _agent_folders(run)
     correct = sum(ev.score >= PASS_SCORE for ev in s.evaluations.values())
     return {
         "experiment": meta.get("experiment", ""),
@@ -99,8 +113,8 @@ def run_line(run: RecordedRun) -> dict[str, Any]:
         "tool_version": header.tool_version or __version__,
         "benchmark_hash": header.benchmark.get("hash", ""),
         "agent": json.dumps(header.agent, sort_keys=True),
-        "memory_snapshot": folder_hash(Path(str(snapshot))) if snapshot else "none (empty state folder)",
-        "memory_after": folder_hash(run.run_dir / "agent-state"),
+        "memory_snapshot": folder_hash(snapshot) if snapshot else "none (empty state folder)",
+        "memory_after": folder_hash(state),
         "recording": str(run.run_dir),
         "questions": {
             qid: {

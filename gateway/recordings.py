@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 from gateway.events import Asked, Header, LLMExchange, RunStart, Said
@@ -40,14 +41,14 @@ class RecordedRun:
     def rung(self) -> str:
         return str(self.log.header.benchmark.get("rung", ""))
 
-    @property
+    @cached_property
     def observed(self) -> bool:
         """Was the agent's LLM traffic recorded, so that memory calls could be seen at all?"""
         return any(
             (isinstance(e, RunStart) and e.llm_url) or isinstance(e, LLMExchange) for e in self.log.events
         )
 
-    @property
+    @cached_property
     def evidence_hash(self) -> str:
         """sha256 of what the persona stated and asked of the evidence, in order (re-sends and
         nudges left out): equal across rungs exactly when the evidence was played identically."""
@@ -64,10 +65,16 @@ def run_dirs(recordings: Path) -> list[Path]:
     return sorted(p.parent for p in recordings.glob(f"*/{EVENTS_FILE}"))
 
 
+def benchmark_of(header: Header) -> Benchmark:
+    """The benchmark as the logged run played it (its rung's distractors in place).
+    Raises `BenchmarkErrors` when it no longer loads."""
+    return benchmark_for(header.benchmark["path"], str(header.benchmark.get("rung", "")))
+
+
 def load_run(run_dir: Path) -> RecordedRun:
     """Raises `RunLogFormatError`, `BenchmarkErrors` or `OSError` when the run can't be read."""
     log = read_log(run_dir / EVENTS_FILE)
-    bench = benchmark_for(log.header.benchmark["path"], str(log.header.benchmark.get("rung", "")))
+    bench = benchmark_of(log.header)
     return RecordedRun(run_dir, log, bench, summarize(log, bench))
 
 

@@ -20,12 +20,12 @@ import json5
 
 from gateway.cost import RoleCost
 from gateway.events import Asked, Evaluation, FactEdited, Replied, Said
+from gateway.recordings import benchmark_of
 from gateway.report import refresh_run_report
 from gateway.runlog import EVENTS_FILE, read_log
 from persona.benchmark import DELETED_MARKERS, Question
 from persona.grading import PASS_SCORE, contains_expected
 from persona.judge import ExamItem, Judge, Verdict
-from persona.scale import benchmark_for
 
 RETRY_WEIGHT = 0.5
 CORRECT_AT = PASS_SCORE
@@ -43,7 +43,7 @@ class Rescored:
 def exam_items(run_dir: Path) -> tuple[list[ExamItem], dict[str, float]]:
     """The run's exam exchanges, and the persona's grades by question."""
     log = read_log(run_dir / EVENTS_FILE)
-    bench = benchmark_for(log.header.benchmark["path"], log.header.benchmark.get("rung", ""))
+    bench = benchmark_of(log.header)
     questions = {q.id: q for q in bench.questions}
     items: dict[str, ExamItem] = {}
     persona: dict[str, float] = {}
@@ -121,9 +121,7 @@ async def rescore(run_dir: Path, judge: Judge) -> tuple[list[Rescored], Path]:
         cost.add(judge.name.rsplit(":", 1)[-1].rsplit("#", 1)[-1], vars(judge.usage), calls=len(results))
     out.write_text(render(judge.name, results, cost), encoding="utf-8")
     log = read_log(run_dir / EVENTS_FILE)
-    refresh_run_report(
-        log, benchmark_for(log.header.benchmark["path"], log.header.benchmark.get("rung", "")), run_dir
-    )
+    refresh_run_report(log, benchmark_of(log.header), run_dir)
     return results, out
 
 
