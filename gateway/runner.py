@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import os
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -423,7 +424,9 @@ class Run:
                 )
                 return await self._send(action.text)
             case NewSession():
-                session = await self.adapter.new_session()
+                session = await self._until_done("new session", self.adapter.new_session)
+                if session is None:
+                    return None  # the agent failed MAX times in a row; _drive ends the run
                 if recorder:
                     recorder.session_changed()
                 self.log(SessionChanged(action="new_session", detail=session))
@@ -437,8 +440,8 @@ class Run:
                             message="bench.compact(): this agent's adapter can't ask it to compact",
                         )
                     )
-                else:
-                    await compact()
+                elif await self._until_done("compact", compact) is None:
+                    return None
                 self.log(SessionChanged(action="compact", detail="" if compact else "unsupported"))
             case MarkTold():
                 self.log(FactsMarked(fact_ids=list(action.fact_ids)))
@@ -465,6 +468,21 @@ class Run:
                         grader=action.grader,
                     )
                 )
+        return None
+
+    async def _until_done[T](self, what: str, call: Callable[[], Awaitable[T]]) -> T | None:
+        """A session command (new session, compact) that fails is logged and tried again, like a
+        message; None once the agent has failed MAX_CONSECUTIVE_AGENT_ERRORS times in a row. The
+        command's event is logged only when it went through, so a resumed run performs it again."""
+        while self.agent_errors_in_a_row < MAX_CONSECUTIVE_AGENT_ERRORS:
+            try:
+                result = await call()
+            except AdapterError as exc:
+                self.agent_errors_in_a_row += 1
+                self.log(ErrorEvent(source="agent", kind=exc.kind, message=f"{what}: {exc}"))
+                continue
+            self.agent_errors_in_a_row = 0
+            return result
         return None
 
     def _log_retry(self, message: str) -> None:

@@ -25,7 +25,7 @@ from adapters.http_server import ServedApp, serve
 from adapters.reference.standin import handle_messages
 from adapters.telegram import TelegramAdapter
 from gateway.config import RunSpec
-from gateway.events import ErrorEvent, Evaluation, LLMExchange, RunEnded
+from gateway.events import ErrorEvent, Evaluation, LLMExchange, RunEnded, SessionChanged
 from gateway.runlog import EVENTS_FILE, RunLog, read_log
 from gateway.runner import TerminationReason, run_spec
 from gateway.traffic.hub import free_port
@@ -191,16 +191,16 @@ async def test_a_websocket_closed_mid_turn(make_benchmark: BenchFactory, tmp_pat
     check(read_log(tmp_path / "r" / EVENTS_FILE), "connection")
 
 
-async def test_a_telegram_bot_that_stops_polling_pauses_the_run_until_it_is_back(
-    make_benchmark: BenchFactory, tmp_path: Path
-) -> None:
+async def run_with_bot(
+    bench: Path, tmp_path: Path, reply: Callable[[str], str | None], stop_after: int | None = None
+) -> TerminationReason | None:
+    """A run against a bot polling our Bot API, started once the API is up (as the lifecycle would
+    start it); `reply` None leaves a message unanswered; the bot stops after `stop_after` updates."""
     from adapters.reference.telegram_bot import call
 
-    port = free_port()
-    settings = {"adapter": "telegram", "port": port, "quiet": 0.1, "timeout": 1}
-    answer = memory_agent()
+    settings = {"adapter": "telegram", "port": free_port(), "quiet": 0.1, "timeout": 1}
 
-    async def bot(root: str, token: str, stop_after: int | None) -> None:
+    async def bot(root: str, token: str) -> None:
         import aiohttp
 
         base, offset, handled = f"{root}/bot{token}", 0, 0
@@ -209,38 +209,76 @@ async def test_a_telegram_bot_that_stops_polling_pauses_the_run_until_it_is_back
                 for update in await call(http, base, "getUpdates", offset=offset, timeout=0.2):
                     offset = update["update_id"] + 1
                     handled += 1
-                    await call(
-                        http,
-                        base,
-                        "sendMessage",
-                        chat_id=update["message"]["chat"]["id"],
-                        text=answer(update["message"]["text"]),
-                    )
+                    text = reply(update["message"]["text"])
+                    if text is not None:
+                        await call(
+                            http, base, "sendMessage", chat_id=update["message"]["chat"]["id"], text=text
+                        )
 
-    async def attempt(stop_after: int | None) -> TerminationReason | None:
-        # the bot starts once our Bot API is up (as the lifecycle would start it)
-        original = TelegramAdapter.start
+    original = TelegramAdapter.start
+    launched: list[asyncio.Task[None]] = []
 
-        async def start_and_launch(self: TelegramAdapter) -> str:
-            root = await original(self)
-            launched.append(asyncio.create_task(bot(root, self.emulator.token, stop_after)))
-            return root
+    async def start_and_launch(self: TelegramAdapter) -> str:
+        root = await original(self)
+        if not launched:  # start() is called again by open(): one bot, as one process would be
+            launched.append(asyncio.create_task(bot(root, self.emulator.token)))
+        return root
 
-        launched: list[asyncio.Task[None]] = []
-        TelegramAdapter.start = start_and_launch  # type: ignore[method-assign]
-        try:
-            outcome = await run_spec(RunSpec("r", make_benchmark(), settings), tmp_path)
-        finally:
-            TelegramAdapter.start = original  # type: ignore[method-assign]
-            for task in launched:
-                task.cancel()
-        return outcome.reason
+    TelegramAdapter.start = start_and_launch  # type: ignore[method-assign]
+    try:
+        outcome = await run_spec(RunSpec("r", bench, settings), tmp_path)
+    finally:
+        TelegramAdapter.start = original  # type: ignore[method-assign]
+        for task in launched:
+            task.cancel()
+    return outcome.reason
 
-    assert await attempt(stop_after=3) == TerminationReason.AGENT_FAILED
+
+async def test_a_telegram_bot_that_stops_polling_pauses_the_run_until_it_is_back(
+    make_benchmark: BenchFactory, tmp_path: Path
+) -> None:
+    answer = memory_agent()
+    assert (
+        await run_with_bot(make_benchmark(), tmp_path, answer, stop_after=3) == TerminationReason.AGENT_FAILED
+    )
     paused = read_log(tmp_path / "r" / EVENTS_FILE)
     assert [e.kind for e in paused.events if isinstance(e, ErrorEvent)] == ["timeout"] * 3
-    assert await attempt(stop_after=None) == TerminationReason.COMPLETED
+    assert await run_with_bot(make_benchmark(), tmp_path, answer) == TerminationReason.COMPLETED
     check(read_log(tmp_path / "r" / EVENTS_FILE), "timeout")
+
+
+async def test_a_new_session_command_the_bot_leaves_unanswered_is_logged_and_tried_again(
+    make_benchmark: BenchFactory, tmp_path: Path
+) -> None:
+    answer, unanswered = memory_agent(), 0
+
+    def reply(text: str) -> str | None:
+        nonlocal unanswered
+        if text == "/new" and unanswered < 2:
+            unanswered += 1
+            return None
+        return answer(text)
+
+    assert await run_with_bot(make_benchmark(), tmp_path, reply) == TerminationReason.COMPLETED
+    log = read_log(tmp_path / "r" / EVENTS_FILE)
+    check(log, "timeout", "new session")
+    assert [e.kind for e in log.events if isinstance(e, ErrorEvent)] == ["timeout"] * 2
+    assert [e.action for e in log.events if isinstance(e, SessionChanged)] == ["new_session"]
+
+
+async def test_a_new_session_that_keeps_failing_pauses_the_run_and_resumes_with_it(
+    make_benchmark: BenchFactory, tmp_path: Path
+) -> None:
+    answer = memory_agent()
+    silent = lambda text: None if text == "/new" else answer(text)  # noqa: E731
+    assert await run_with_bot(make_benchmark(), tmp_path, silent) == TerminationReason.AGENT_FAILED
+    paused = read_log(tmp_path / "r" / EVENTS_FILE)
+    assert not [e for e in paused.events if isinstance(e, SessionChanged)]
+    assert [e.message for e in paused.events if isinstance(e, ErrorEvent)] == [
+        "new session: the bot sent no settled reply within 1 s"
+    ] * 3
+    assert await run_with_bot(make_benchmark(), tmp_path, answer) == TerminationReason.COMPLETED
+    check(read_log(tmp_path / "r" / EVENTS_FILE), "timeout", "new session")
 
 
 async def flaky_upstream(fault: Callable[[int], Awaitable[web.StreamResponse | None]]) -> ServedApp:
