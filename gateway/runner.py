@@ -425,8 +425,6 @@ class Run:
                 return await self._send(action.text)
             case NewSession():
                 session = await self._until_done("new session", self.adapter.new_session)
-                if session is None:
-                    return None  # the agent failed MAX times in a row; _drive ends the run
                 if recorder:
                     recorder.session_changed()
                 self.log(SessionChanged(action="new_session", detail=session))
@@ -440,8 +438,8 @@ class Run:
                             message="bench.compact(): this agent's adapter can't ask it to compact",
                         )
                     )
-                elif await self._until_done("compact", compact) is None:
-                    return None
+                else:
+                    await self._until_done("compact", compact)
                 self.log(SessionChanged(action="compact", detail="" if compact else "unsupported"))
             case MarkTold():
                 self.log(FactsMarked(fact_ids=list(action.fact_ids)))
@@ -470,20 +468,22 @@ class Run:
                 )
         return None
 
-    async def _until_done[T](self, what: str, call: Callable[[], Awaitable[T]]) -> T | None:
+    async def _until_done[T](self, what: str, call: Callable[[], Awaitable[T]]) -> T:
         """A session command (new session, compact) that fails is logged and tried again, like a
-        message; None once the agent has failed MAX_CONSECUTIVE_AGENT_ERRORS times in a row. The
-        command's event is logged only when it went through, so a resumed run performs it again."""
-        while self.agent_errors_in_a_row < MAX_CONSECUTIVE_AGENT_ERRORS:
+        message. After MAX_CONSECUTIVE_AGENT_ERRORS agent errors in a row the last one is raised
+        (the run ends `agent_failed`). The command's own event is logged only once it went
+        through, so a resumed run performs it again."""
+        while True:
             try:
                 result = await call()
             except AdapterError as exc:
                 self.agent_errors_in_a_row += 1
                 self.log(ErrorEvent(source="agent", kind=exc.kind, message=f"{what}: {exc}"))
+                if self.agent_errors_in_a_row >= MAX_CONSECUTIVE_AGENT_ERRORS:
+                    raise
                 continue
             self.agent_errors_in_a_row = 0
             return result
-        return None
 
     def _log_retry(self, message: str) -> None:
         self.log(ErrorEvent(source="agent", kind="retry", message=message))

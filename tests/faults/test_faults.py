@@ -274,6 +274,8 @@ async def test_a_new_session_that_keeps_failing_pauses_the_run_and_resumes_with_
     assert await run_with_bot(make_benchmark(), tmp_path, silent) == TerminationReason.AGENT_FAILED
     paused = read_log(tmp_path / "r" / EVENTS_FILE)
     assert not [e for e in paused.events if isinstance(e, SessionChanged)]
+    ended = [e for e in paused.events if isinstance(e, RunEnded)]
+    assert ended[-1].detail == "AgentTimeout: the bot sent no settled reply within 1 s"
     assert [e.message for e in paused.events if isinstance(e, ErrorEvent)] == [
         "new session: the bot sent no settled reply within 1 s"
     ] * 3
