@@ -179,7 +179,7 @@ def cmd_check(folder: Path) -> int:
             print(f"{len(exc.errors)} error(s) in the distractor pool", file=sys.stderr)
             return 1
         facts = sum(len(f) for f in pool.sessions.values())
-        print(f"distractor pool {folder}: {len(pool.sessions)} sessions, {facts} facts")
+        print(f"distractor pool {folder} ({pool.language}): {len(pool.sessions)} sessions, {facts} facts")
         print(
             f"screened against: {', '.join(pool.evidence) or 'nothing'} — no shared names, numbers or dates"
         )

@@ -278,6 +278,24 @@ class _Loader:
                 _key_line(raw, "distractors"),
                 f"`scale.distractors`: {pool} is not a distractor pool (no pool.json5)",
             )
+            return spec
+        from persona.distractors import pool_language  # imported here: distractors loads benchmarks
+
+        try:
+            theirs = pool_language(pool)
+        except BenchmarkErrors as exc:
+            self.errors.extend(exc.errors)
+            return spec
+        ours = str(settings.get("language", "en"))
+        if theirs != ours:
+            # the persona would switch language for every distractor session: an agent could
+            # tell them from the evidence by language alone, and the ladder would measure less
+            self.error(
+                config_path,
+                _key_line(raw, "distractors"),
+                f"`scale.distractors`: the pool {pool} is in {theirs!r}, this benchmark in {ours!r}; "
+                "point at a pool in the benchmark's language",
+            )
         return spec
 
     # -- files -----------------------------------------------------------------------------

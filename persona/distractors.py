@@ -1,7 +1,7 @@
 """The distractor pool: irrelevant sessions for the scale ladder, screened against the evidence.
 
-A pool is a folder with `pool.json5` (`screen_against`: evidence benchmark folders, relative
-to the pool) and one facts file per session (`# Topic`, `## N. …`, `N.M …`). A distractor must
+A pool is a folder with `pool.json5` (`language`, default "en"; `screen_against`: evidence
+benchmark folders, relative to the pool) and one facts file per session (`# Topic`, `## N. …`, `N.M …`). A distractor must
 share no entity (a capitalised name), number or date with any evidence benchmark — otherwise
 it could hand an agent a wrong answer or a right one by accident, and the ladder would no
 longer keep the evidence fixed. Screening reports each overlap with file and line.
@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import json5
 
@@ -92,11 +93,11 @@ class Pool:
     sessions: dict[str, list[tuple[int, str]]]  # file → (line, fact text)
     evidence: tuple[str, ...]
     titles: dict[str, str] = field(default_factory=dict)  # file → its `# ` heading
+    language: str = "en"
 
 
-def load_pool(folder: Path) -> Pool:
-    """Load and screen a pool; raises `BenchmarkErrors` for any overlap or bad file."""
-    errors: list[BenchmarkError] = []
+def pool_settings(folder: Path) -> dict[str, Any]:
+    """The pool's `pool.json5`; `BenchmarkErrors` (file, line) when it can't be read or is no object."""
     config_path = folder / POOL_FILE
     try:
         config = json5.loads(config_path.read_text(encoding="utf-8"))
@@ -104,7 +105,23 @@ def load_pool(folder: Path) -> Pool:
         raise BenchmarkErrors(
             [BenchmarkError(SourceLocation(config_path, 1), f"can't read the pool settings: {exc}")]
         ) from None
-    against = [str(p) for p in config.get("screen_against", [])] if isinstance(config, dict) else []
+    if not isinstance(config, dict):
+        raise BenchmarkErrors(
+            [BenchmarkError(SourceLocation(config_path, 1), "the pool settings must be an object `{...}`")]
+        )
+    return config
+
+
+def pool_language(folder: Path) -> str:
+    """The language the pool's sessions are written in (`language`, default "en", as a benchmark's)."""
+    return str(pool_settings(folder).get("language", "en"))
+
+
+def load_pool(folder: Path) -> Pool:
+    """Load and screen a pool; raises `BenchmarkErrors` for any overlap or bad file."""
+    errors: list[BenchmarkError] = []
+    config = pool_settings(folder)
+    against = [str(p) for p in config.get("screen_against", [])]
     evidence: dict[str, Marks] = {}
     for rel in against:
         bench = load_benchmark(folder / rel)
@@ -147,4 +164,4 @@ def load_pool(folder: Path) -> Pool:
         errors.append(BenchmarkError(SourceLocation(folder, 0), "the pool has no sessions"))
     if errors:
         raise BenchmarkErrors(errors)
-    return Pool(folder, sessions, tuple(evidence), titles)
+    return Pool(folder, sessions, tuple(evidence), titles, str(config.get("language", "en")))

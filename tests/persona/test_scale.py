@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
 import pytest
 
 from persona.actions import AgentReply, Ask, EnterPhase, Finish, PersonaAction, Say
-from persona.benchmark import load_benchmark
+from persona.benchmark import Utterance, load_benchmark
 from persona.errors import BenchmarkErrors
 from persona.scale import LadderDriver, apply_rung, without_distractors
 from persona.scripted import ScriptedDriver
@@ -76,6 +77,22 @@ def test_a_bad_scale_fails_at_load_with_file_and_line(
         load_benchmark(make_benchmark(benchmark__json=scale(**over)))
     text = str(err.value)
     assert message in text and "benchmark.json:" in text
+
+
+def test_a_pool_in_another_language_than_the_benchmark_fails_at_load(make_benchmark: BenchFactory) -> None:
+    russian = scale().replace('name: "tiny",', 'name: "tiny", language: "ru",')
+    with pytest.raises(BenchmarkErrors) as err:
+        load_benchmark(make_benchmark(benchmark__json=russian))
+    assert "is in 'en', this benchmark in 'ru'" in str(err.value)
+    assert "benchmark.json:4:" in str(err.value)  # the `scale` line, where `distractors` is
+
+
+def test_the_russian_marathon_hears_its_distractors_in_russian() -> None:
+    bench = load_benchmark(REPO / "benchmarks" / "marathon-ru")
+    top = apply_rung(bench, bench.scale.rungs[-1] if bench.scale else "")
+    told = [u.text for p in top.phases if p.distractor for u in p.items if isinstance(u, Utterance)]
+    assert len(told) >= 40
+    assert all(re.search("[а-я]", t) and not re.search("[a-z]", t, re.IGNORECASE) for t in told), told[:3]
 
 
 def test_an_unknown_rung_or_a_too_small_pool_is_an_error(
