@@ -222,7 +222,10 @@ def render_ladder(ladder: Ladder) -> str:
         )
     hashes = sorted(set().union(*(r.evidence_hashes for r in ladder.rungs)))
     verdict = (
-        "identical on every rung" if ladder.evidence_identical else f"NOT identical ({len(hashes)} variants)"
+        "identical on every rung"
+        if ladder.evidence_identical
+        else f"NOT identical ({len(hashes)} variants; for an LLM persona, replay one recording on every "
+        "rung: `marathon replay RUN --rung …`)"
     )
     lines.append(
         "- Evidence utterances: "

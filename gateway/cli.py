@@ -114,6 +114,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--agent", required=True, help="an agent profile name (see `marathon profiles`)")
     p.add_argument("--id", help="the new run's id (default RUN.replay-PROFILE)")
     p.add_argument(
+        "--rung",
+        action="append",
+        help="play on this rung of the scale ladder (repeatable: one run each, ID.RUNG; default: the "
+        "recorded rung) — the recorded evidence, word for word, with the rung's distractors",
+    )
+    p.add_argument(
         "--recordings", type=Path, help="where the new run goes (default: beside the recorded run)"
     )
     p.add_argument("--fresh", action="store_true", help="start the replay over, discarding its log")
@@ -150,7 +156,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "compare":
             return cmd_compare(args.source, args.seed)
         if args.command == "replay":
-            return cmd_replay(args.run, args.agent, args.id, args.recordings, args.fresh)
+            return cmd_replay(args.run, args.agent, args.id, args.recordings, args.fresh, args.rung)
         if args.command == "view":
             return cmd_view(args.recordings, args.host, args.port)
         if args.command == "proxy":
@@ -368,9 +374,9 @@ def _write_plan(experiment: Experiment, recordings: Path) -> None:
 def _run_and_report(specs: Sequence[RunSpec], recordings: Path, fresh: bool, parallel: int = 1) -> int:
     try:
         for spec in specs:  # a bad benchmark or agent setting fails before any run starts
-            benchmark_for(spec.benchmark, spec.rung)
+            benchmark = benchmark_for(spec.benchmark, spec.rung)
             check_agent_settings(spec.agent)
-            check_persona_settings(spec.persona)
+            check_persona_settings(spec.persona, benchmark)
         results = _run_all(specs, recordings, fresh, parallel)
     except BenchmarkErrors as exc:
         for error in exc.errors:
@@ -485,7 +491,9 @@ def cmd_compare(source: Path, seed: int) -> int:
     return 0
 
 
-def cmd_replay(run: Path, agent: str, run_id: str | None, recordings: Path | None, fresh: bool) -> int:
+def cmd_replay(
+    run: Path, agent: str, run_id: str | None, recordings: Path | None, fresh: bool, rungs: list[str] | None
+) -> int:
     try:
         log = read_log(run / EVENTS_FILE)
     except (OSError, RunLogFormatError) as exc:
@@ -496,16 +504,22 @@ def cmd_replay(run: Path, agent: str, run_id: str | None, recordings: Path | Non
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    spec = RunSpec(
-        run_id or f"{log.header.run_id}.replay-{agent}",
-        Path(log.header.benchmark["path"]),
-        {"profile": agent},
-        {"driver": "replay", "from": str((run / EVENTS_FILE).resolve())},
-        str(log.header.benchmark.get("rung", "")),
-        {"replay_of": log.header.run_id},
-    )
-    print(f"replay: {log.header.run_id}'s persona side → agent profile {agent}")
-    return _run_and_report([spec], (recordings or run.parent).resolve(), fresh)
+    base = run_id or f"{log.header.run_id}.replay-{agent}"
+    recorded_rung = str(log.header.benchmark.get("rung", ""))
+    specs = [
+        RunSpec(
+            f"{base}.{rung}" if rungs else base,
+            Path(log.header.benchmark["path"]),
+            {"profile": agent},
+            {"driver": "replay", "from": str((run / EVENTS_FILE).resolve())},
+            rung,
+            {"replay_of": log.header.run_id},
+        )
+        for rung in rungs or [recorded_rung]
+    ]
+    on = f" on rung {', '.join(rungs)}" if rungs else ""
+    print(f"replay: {log.header.run_id}'s persona side → agent profile {agent}{on}")
+    return _run_and_report(specs, (recordings or run.parent).resolve(), fresh)
 
 
 def cmd_view(recordings: Path, host: str, port: int) -> int:

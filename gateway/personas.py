@@ -57,15 +57,15 @@ def build_driver(
     name = driver_name(settings)
     if name == "scripted":
         return ScriptedDriver(benchmark, facts_per_message=int(settings.get("facts_per_message", 3)))
-    if name == "replay":  # `marathon replay`: a recorded persona side, distractors included
+    evidence: PersonaDriver
+    if name == "replay":  # `marathon replay`: a recorded persona side, on any rung
         from gateway.replay import ReplayDriver
 
-        return ReplayDriver(str(settings["from"]), benchmark)
-    if benchmark.distractors:  # the LLM persona plays the evidence; the scripted one the distractors
-        return LadderDriver(
-            _llm_driver(name, settings, without_distractors(benchmark), log, replay), benchmark
-        )
-    return _llm_driver(name, settings, benchmark, log, replay)
+        evidence = ReplayDriver(str(settings["from"]), without_distractors(benchmark))
+    else:
+        evidence = _llm_driver(name, settings, without_distractors(benchmark), log, replay)
+    # the LLM (or recorded) persona plays the evidence; the scripted one the rung's distractors
+    return LadderDriver(evidence, benchmark) if benchmark.distractors else evidence
 
 
 def _llm_driver(
@@ -88,15 +88,16 @@ def _llm_driver(
     )
 
 
-def check_persona_settings(settings: dict[str, Any]) -> None:
-    """Raise ValueError for a persona that can't work, before a run starts."""
+def check_persona_settings(settings: dict[str, Any], benchmark: Benchmark) -> None:
+    """Raise ValueError for a persona that can't work on `benchmark`, before a run starts."""
     name = driver_name(settings)
     if name == "replay":
-        from gateway.replay import recorded_log
+        from gateway.replay import ReplayDriver, recorded_log
 
         source = recorded_log(str(settings.get("from", "")))
         if not source.is_file():
             raise ValueError(f"replay: no run log at {source}")
+        ReplayDriver(source, without_distractors(benchmark))  # a recording of another benchmark fails here
         return
     if name != "scripted":
         from persona.llm.select import parse_llm_spec

@@ -1,10 +1,15 @@
 """`marathon replay`: drive another agent with a recorded persona side, word for word.
 
-The recorded run's persona messages (facts, lines, updates, questions, nudges, distractor
-sessions), its phase entries, session changes and fact edits are replayed in order; only the
-agent differs. Answers are graded again, by the exact grader, on what the new agent said —
-a nudge is replayed exactly where the recorded persona sent one, and counts (×0.5) only where
-the new agent's first answer was not already right. Re-sends after a crash, and copies of a
+The recorded run's persona messages (facts, lines, updates, questions, nudges), its phase
+entries, session changes and fact edits are replayed in order; only the agent differs. The
+driver plays the evidence only: the recorded rung's distractor sessions are left out, and the
+run's own rung (`LadderDriver`) plays its distractors — the same words when it is the
+recorded rung (they are scripted from the pool and seed), another rung's when asked. So one
+recording of an LLM persona drives a whole ladder with its wording identical on every rung.
+
+Answers are graded again, by the exact grader, on what the new agent said — a nudge is
+replayed exactly where the recorded persona sent one, and counts (×0.5) only where the new
+agent's first answer was not already right. Re-sends after a crash, and copies of a
 message re-sent because the recorded agent errored, are sent once.
 
 Deterministic (the same recording gives the same actions), so a replay run resumes like any
@@ -13,7 +18,8 @@ other run.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from dataclasses import replace
 from pathlib import Path
 
 from gateway.events import (
@@ -44,7 +50,12 @@ from persona.actions import (
 )
 from persona.benchmark import Benchmark
 from persona.grading import ExactGrader, Grader
+from persona.scale import insert_index
 from persona.scripted import RETRY_WEIGHT
+
+
+class ReplayError(ValueError):
+    """The recording can't be replayed on this benchmark (it changed since)."""
 
 
 def recorded_log(path: Path | str) -> Path:
@@ -79,13 +90,43 @@ def persona_side(events: list[Event]) -> Iterator[Event]:
             yield event
 
 
+def without_recorded_distractors(events: Iterable[Event], at: int, inserted: int) -> Iterator[Event]:
+    """The events outside the `inserted` distractor phases that began at phase `at`, the later
+    phases numbered as in the benchmark without them."""
+    skipping = False
+    for event in events:
+        if isinstance(event, PhaseEntered):
+            skipping = at <= event.index < at + inserted
+            if event.index >= at + inserted:
+                event = replace(event, index=event.index - inserted)
+        if not skipping:
+            yield event
+
+
 class ReplayDriver:
+    """Plays a recording's evidence on `benchmark`, which must be the benchmark without a rung
+    (`without_distractors`); wrap it in a `LadderDriver` to play on a rung."""
+
     name = "replay"
     deterministic = True
 
     def __init__(self, source: Path | str, benchmark: Benchmark, grader: Grader | None = None) -> None:
+        assert not benchmark.distractors, "replay the evidence; the LadderDriver plays a rung's distractors"
         self.source = recorded_log(source)
-        self.events = list(persona_side(read_log(self.source).events))
+        log = read_log(self.source)
+        recorded = log.header.benchmark
+        if recorded.get("hash") != benchmark.content_hash:
+            raise ReplayError(
+                f"{self.source}: recorded on another version of {benchmark.name} (its files changed "
+                "since); a replay would ask other questions than the recording answers"
+            )
+        inserted = len(recorded.get("distractors") or [])
+        at = insert_index(benchmark.phases, benchmark.scale.insert_before) if benchmark.scale else None
+        if inserted and at is None:
+            raise ReplayError(
+                f"{self.source}: recorded on rung {recorded.get('rung')!r}, but the benchmark has no ladder"
+            )
+        self.events = list(without_recorded_distractors(persona_side(log.events), at or 0, inserted))
         self.questions = {q.id: q for q in benchmark.questions}
         self.grader = grader or ExactGrader()
         self._position = 0

@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
+import pytest
 from aiohttp import web
 
 from adapters.http_server import serve
 from gateway.config import RunSpec
-from gateway.events import Asked, Evaluation, Said
+from gateway.events import Asked, Evaluation, PhaseEntered, Said
+from gateway.recordings import load_run
 from gateway.runlog import EVENTS_FILE, read_log
 from gateway.runner import TerminationReason, run_spec
-from tests.conftest import DEMO, BenchFactory
+from persona.benchmark import load_benchmark
+from persona.scale import apply_rung
+from tests.conftest import DEMO, TINY, BenchFactory
 from tests.gateway.test_cli import marathon
+from tests.persona.fake_persona_model import FakePersonaModel
 
 
 def persona_side(path: Path) -> list[tuple[str, str]]:
@@ -70,3 +76,56 @@ async def test_a_replay_of_a_rung_plays_the_same_distractors(tmp_path: Path) -> 
     assert result.returncode == 0, result.stderr
     assert persona_side(tmp_path / "again") == persona_side(tmp_path / "lad")
     assert read_log(tmp_path / "again" / EVENTS_FILE).header.benchmark["rung"] == "s1"
+
+
+async def test_one_llm_persona_recording_plays_a_whole_ladder_with_the_same_evidence(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    model = FakePersonaModel()
+    served = await serve(model.app())
+    try:
+        llm = {"driver": "anthropic:fake-persona", "base_url": served.url}
+        spec = RunSpec("llm", DEMO, {"adapter": "reference"}, llm, "s1")
+        assert (await run_spec(spec, tmp_path)).reason == TerminationReason.COMPLETED
+    finally:
+        await served.stop()  # the replays below call no persona model
+    result = await asyncio.to_thread(
+        marathon,
+        "replay",
+        str(tmp_path / "llm"),
+        "--agent",
+        "reference",
+        "--rung",
+        "s0",
+        "--rung",
+        "s2",
+        cwd=tmp_path,
+    )
+    assert result.returncode == 0, result.stderr + result.stdout
+    recorded = load_run(tmp_path / "llm")
+    replays = {rung: load_run(tmp_path / f"llm.replay-reference.{rung}") for rung in ("s0", "s2")}
+    for rung, run in replays.items():
+        assert run.header.benchmark["rung"] == rung
+        assert run.evidence_hash == recorded.evidence_hash  # the LLM's wording, on every rung
+        assert len(run.summary.evaluations) == 15
+        assert [e.index for e in run.log.events if isinstance(e, PhaseEntered)] == list(
+            range(len(run.benchmark.phases))
+        )
+    told = [e.text for e in replays["s2"].log.events if isinstance(e, Said) and e.purpose == "distractor"]
+    s2 = apply_rung(load_benchmark(DEMO), "s2")
+    assert len(replays["s2"].header.benchmark["distractors"]) == 8 == len(s2.distractors)
+    assert told == [u.text for p in s2.phases if p.distractor for u in p.items]  # the s2 rung's own
+    assert not [e for e in replays["s0"].log.events if isinstance(e, Said) and e.purpose == "distractor"]
+
+
+def test_a_recording_of_a_changed_benchmark_is_refused_before_the_replay_starts(
+    make_benchmark: BenchFactory, tmp_path: Path
+) -> None:
+    bench = make_benchmark()
+    asyncio.run(run_spec(RunSpec("orig", bench, {"adapter": "reference"}), tmp_path))
+    make_benchmark(pets__md=TINY["pets.md"].replace("tuna", "chicken"))
+    result = marathon("replay", str(tmp_path / "orig"), "--agent", "reference", cwd=tmp_path)
+    assert result.returncode == 1
+    assert "recorded on another version of tiny" in result.stderr
+    assert not (tmp_path / "orig.replay-reference").exists()
