@@ -145,10 +145,16 @@ def _known_keys(path: Path, raw: str, who: str, data: dict[str, Any], known: tup
 
 
 def _persona(path: Path, line: int, who: str, persona: Any) -> dict[str, Any]:
+    """The persona settings; a replayed recording's `from` is relative to the config, as a benchmark is."""
     if isinstance(persona, str):
         persona = {"driver": persona}
     if not isinstance(persona, dict):
         raise ConfigError(path, line, f"{who}: `persona` must be a driver name or an object")
+    if persona.get("driver") == "replay":
+        source = persona.get("from")
+        if not isinstance(source, str) or not source:
+            raise ConfigError(path, line, f"{who}: a `replay` persona needs `from`: the recorded run's folder")
+        persona = {**persona, "from": str((path.parent / source).resolve())}
     return persona
 
 

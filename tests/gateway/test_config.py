@@ -76,6 +76,11 @@ def test_an_experiment_expands_into_pairs_in_a_seeded_recorded_order(tmp_path: P
         ),
         ('{runs: [\n{id: "a", benchmark: "b", agent: {adapter: "x"}, repeats: 0}]}', 2, "`repeats`"),
         ('{runs: [\n{id: "a", benchmark: "b", agent: {adapter: "x"}, rung: []}]}', 2, "`rung` must be"),
+        (
+            '{runs: [\n{id: "a", benchmark: "b", agent: {adapter: "x"}, persona: "replay"}]}',
+            2,
+            "a `replay` persona needs `from`",
+        ),
         ('{\nexperiment: {variants: {A: {adapter: "x"}}, tasks: ["b"]}}', 2, "{A: agent, B: agent}"),
         (
             '{experiment: {variants: {A: {adapter: "x"}, B: {adapter: "y"}},\n tasks: []}}',
@@ -95,6 +100,16 @@ def test_matrix_errors_name_the_line(tmp_path: Path, text: str, line: int, messa
     with pytest.raises(ConfigError) as err:
         load_config(path)
     assert f"{path}:{line}:" in str(err.value) and message in str(err.value)
+
+
+def test_a_replayed_recording_is_found_beside_the_config_as_a_benchmark_is(tmp_path: Path) -> None:
+    text = '{runs: [{id: "a", benchmark: "b", agent: {adapter: "x"}, persona: {driver: "replay", from: "rec/r1"}}]}'
+    (tmp_path / "conf").mkdir()
+    config = load_config(write(tmp_path / "conf", text))
+    assert config.runs[0].persona == {
+        "driver": "replay",
+        "from": str((tmp_path / "conf" / "rec" / "r1").resolve()),
+    }
 
 
 def test_the_shipped_experiment_example_loads() -> None:
