@@ -153,9 +153,11 @@ def _persona(path: Path, line: int, who: str, persona: Any) -> dict[str, Any]:
     if persona.get("driver") == "replay":
         source = persona.get("from")
         if not isinstance(source, str) or not source:
-            raise ConfigError(path, line, f"{who}: a `replay` persona needs `from`: the recorded run's folder")
-        persona = {**persona, "from": str((path.parent / source).resolve())}
-    return persona
+            raise ConfigError(
+                path, line, f"{who}: a `replay` persona needs `from`: the recorded run's folder"
+            )
+        return {**persona, "from": str((path.parent / source).resolve())}
+    return dict(persona)
 
 
 def _agent(path: Path, line: int, who: str, agent: Any) -> dict[str, Any]:

@@ -27,10 +27,9 @@ from adapters.base import AdapterConfigError
 from adapters.lifecycle import fill
 from gateway import __version__
 from gateway.budget import percentile
-from gateway.events import FactEdited
 from gateway.recordings import RecordedRun
-from persona.benchmark import DELETED_MARKERS
-from persona.grading import PASS_SCORE, extract_identifiers, extract_quantities
+from gateway.stale_facts import misapplied_old_facts
+from persona.grading import PASS_SCORE
 
 BOOTSTRAP_SAMPLES = 2000
 CSV_FIELDS = (
@@ -50,26 +49,6 @@ def folder_hash(folder: Path | None) -> str:
             str(path.relative_to(folder)).encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest()
         )
     return digest.hexdigest()
-
-
-def _values(text: str) -> set[str]:
-    return {str(q.value) for q in extract_quantities(text)} | extract_identifiers(text)
-
-
-def misapplied_old_facts(run: RecordedRun) -> list[str]:
-    """Questions whose answer states a value that an update replaced (and that is neither in
-    the new value nor in the expected answer): the agent applied an old fact."""
-    replaced: set[str] = set()
-    for event in run.log.events:
-        if isinstance(event, FactEdited) and event.old and event.new.strip() not in DELETED_MARKERS:
-            replaced |= _values(event.old) - _values(event.new)
-    found = []
-    expected = {q.id: q.expected for q in run.summary.planned}
-    for qid, ev in run.summary.evaluations.items():
-        stale = (_values(ev.answer) & replaced) - _values(expected.get(qid, ""))
-        if stale:
-            found.append(qid)
-    return found
 
 
 def _agent_folders(run: RecordedRun) -> tuple[Path | None, Path | None]:

@@ -5,14 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from aiohttp import web
-
-from adapters.http_server import serve
-from gateway.config import RunSpec
-from gateway.experiment import compare, folder_hash, misapplied_old_facts, render_comparison
-from gateway.recordings import load_run
-from gateway.runner import run_spec
-from tests.conftest import BenchFactory
+from gateway.experiment import compare, folder_hash, render_comparison
 
 
 def line(task: str, repeat: int, variant: str, correct: dict[str, bool], **extra: Any) -> dict[str, Any]:
@@ -73,25 +66,6 @@ def test_time_and_cost_are_medians_with_spread_and_unknown_prices_stay_unknown()
     c = compare(lines)
     assert c.time["A"] == (20.0, 15.0, 25.0) and c.cost["A"] == (2.0, 1.5, 2.5)
     assert c.cost["B"] is None and "median cost price unknown" in render_comparison(c)
-
-
-async def test_an_answer_with_a_replaced_value_counts_as_a_misapplied_old_fact(
-    make_benchmark: BenchFactory, tmp_path: Path
-) -> None:
-    async def stale(request: web.Request) -> web.Response:
-        text = (await request.json())["message"]
-        return web.json_response({"reply": "Miso is 4 years old." if "How old" in text else "Noted."})
-
-    app = web.Application()
-    app.router.add_post("/chat", stale)
-    served = await serve(app)
-    try:
-        agent = {"adapter": "http", "url": f"{served.url}/chat"}
-        await run_spec(RunSpec("r", make_benchmark(), agent, {"driver": "scripted"}), tmp_path)
-    finally:
-        await served.stop()
-    # the benchmark updates "Miso is 4 years old" to "Miso turned 5 years old"
-    assert misapplied_old_facts(load_run(tmp_path / "r")) == ["q2"]
 
 
 def test_a_state_folder_hash_changes_with_its_content_only(tmp_path: Path) -> None:
