@@ -24,6 +24,7 @@ import json
 import os
 import re
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -58,6 +59,7 @@ from gateway.traffic.recorder import message_refs
 ASSETS = Path(__file__).parent / "viewer_assets"
 RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$")
 PAGE_LIMIT = 500
+OPEN_RUNS = 8  # run pages whose details stay in memory (a reopened one is read again)
 POLL_SECONDS = 0.3
 QUIET_LOG_SECONDS = 120.0  # a run with no `end` and no live runner pid, quiet this long: not running
 
@@ -90,9 +92,12 @@ def _pid_alive(pid: int) -> bool:
 
 @dataclass
 class RunWatch:
-    """One run, followed as its log grows: transcript items, chart series and counters."""
+    """One run, followed as its log grows: counters and status; when `detailed`, also the
+    transcript items, chart series and recorded LLM exchanges (what a run page needs — a run
+    in the list keeps only its counters, so a folder of many long runs stays small)."""
 
     run_dir: Path
+    detailed: bool = True
     follower: LogFollower = field(init=False)
     header: Header | None = None
     items: list[dict[str, Any]] = field(default_factory=list)
@@ -104,6 +109,9 @@ class RunWatch:
     scores: dict[str, float] = field(default_factory=dict)
     last_start: RunStart | None = None
     last_end: RunEnded | None = None
+    last_seq: int = -1
+    traffic: bool = False  # an LLM exchange was recorded
+    streams: int = 0  # open event streams on this watch: it stays detailed while there are any
     error: str = ""
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
@@ -124,9 +132,9 @@ class RunWatch:
                 self.error = str(exc)
                 return []
             if self.follower.restarted:  # the run was started over (--fresh)
-                fresh = RunWatch(self.run_dir)
+                fresh = RunWatch(self.run_dir, self.detailed)
                 self.__dict__.update(
-                    {k: v for k, v in fresh.__dict__.items() if k not in ("follower", "lock")}
+                    {k: v for k, v in fresh.__dict__.items() if k not in ("follower", "lock", "streams")}
                 )
             start = len(self.items)
             for event in events:
@@ -147,11 +155,25 @@ class RunWatch:
                     int(event.benchmark.get("questions", 0)),
                     stand_in=bool(event.agent.get("offline_stand_in")),
                 )
+                return
             case RunStart():
                 self.last_start, self.last_end = event, None
-                self._item(event, "start", resumed=event.resumed)
             case RunEnded():
                 self.last_end = event
+            case Evaluation():
+                self.scores[event.question_id] = event.score
+            case LLMExchange():
+                self.traffic = True
+        self.last_seq = event.seq
+        if self.detailed:
+            self._index(event)
+
+    def _index(self, event: Event) -> None:
+        """The transcript item, question, evidence, blob or exchange `event` makes."""
+        match event:
+            case RunStart():
+                self._item(event, "start", resumed=event.resumed)
+            case RunEnded():
                 self._item(event, "end", reason=event.reason, detail=event.detail)
             case PhaseEntered():
                 self._item(event, "phase", index=event.index, chapter=event.chapter, title=event.title)
@@ -176,7 +198,6 @@ class RunWatch:
                 self._item(event, "agent", text=event.text, elapsed=event.elapsed)
             case Evaluation():
                 asked = self.questions.get(event.question_id, {})
-                self.scores[event.question_id] = event.score
                 evidence = self.evidence.get(event.question_id)
                 self._item(
                     event, "grade", question_id=event.question_id, score=event.score, reason=event.reason,
@@ -248,7 +269,7 @@ class RunWatch:
             "model": str(agent.get("model", "")),
             "stand_in": bool(agent.get("offline_stand_in")),
             # the agent's LLM traffic goes through the recorder (else no chart, no memory calls)
-            "recorded": bool(self.exchanges) or bool(self.last_start and self.last_start.llm_url),
+            "recorded": self.traffic or bool(self.last_start and self.last_start.llm_url),
             "persona": str(h.persona.get("driver", "")) if h else "",
             "phase": p.phase + 1,
             "phases": p.phases,
@@ -259,7 +280,7 @@ class RunWatch:
             "cost": p.cost,
             "tokens": p.tokens,
             "created": h.created if h else 0,
-            "events": self.items[-1]["seq"] + 1 if self.items else 0,
+            "events": self.last_seq + 1,
         }
 
     def series(self) -> dict[str, list[list[Any]]]:
@@ -304,11 +325,13 @@ class RunWatch:
 
 
 class Recordings:
-    """The runs under one folder, each followed on demand."""
+    """The runs under one folder, each followed on demand: every run's counters (for the list),
+    and the details of the `OPEN_RUNS` run pages opened last (or still streaming)."""
 
     def __init__(self, root: Path) -> None:
         self.root = root.resolve()
-        self.watches: dict[str, RunWatch] = {}
+        self.watches: dict[str, RunWatch] = {}  # counters only
+        self.open: OrderedDict[str, RunWatch] = OrderedDict()  # detailed, least recently opened first
 
     def run_dir(self, run_id: str) -> Path | None:
         """The folder of `run_id`, only when it is a run directly under the recordings folder."""
@@ -319,15 +342,32 @@ class Recordings:
             return None
         return candidate
 
-    async def watch(self, run_id: str) -> RunWatch | None:
+    async def watch(self, run_id: str, detailed: bool = True) -> RunWatch | None:
+        """The run's watch, brought up to date; None when `run_id` names no run here."""
         run_dir = self.run_dir(run_id)
         if run_dir is None:
             return None
-        watch = self.watches.get(run_id)
-        if watch is None:
-            watch = self.watches[run_id] = RunWatch(run_dir)
+        watch = self.open.get(run_id)
+        if watch is not None:
+            if detailed:  # the list's refreshes don't count as opening a run
+                self.open.move_to_end(run_id)
+        elif detailed:
+            watch = self.open[run_id] = RunWatch(run_dir, detailed=True)
+            self.watches.pop(run_id, None)
+            self._close_least_recent()
+        else:
+            watch = self.watches.get(run_id) or self.watches.setdefault(
+                run_id, RunWatch(run_dir, detailed=False)
+            )
         await watch.refresh()
         return watch
+
+    def _close_least_recent(self) -> None:
+        """Keep OPEN_RUNS detailed watches; one with an open stream stays."""
+        for run_id in [r for r, w in self.open.items() if w.streams == 0][
+            : max(0, len(self.open) - OPEN_RUNS)
+        ]:
+            self.open.pop(run_id)
 
     def subfolders(self) -> dict[str, int]:
         """Folders below this one that hold runs of their own (an experiment's recordings):
@@ -341,7 +381,7 @@ class Recordings:
 
     async def all(self) -> list[RunWatch]:
         ids = sorted(p.parent.name for p in self.root.glob(f"*/{EVENTS_FILE}"))
-        watches = [w for w in [await self.watch(i) for i in ids] if w is not None]
+        watches = [w for w in [await self.watch(i, detailed=False) for i in ids] if w is not None]
         return sorted(watches, key=lambda w: -(w.header.created if w.header else 0))
 
 
@@ -352,9 +392,13 @@ def _int(request: web.Request, name: str, default: int) -> int:
         raise web.HTTPBadRequest(text=f"{name} must be a whole number") from None
 
 
+STORE = web.AppKey("recordings", Recordings)
+
+
 def make_app(recordings: Path) -> web.Application:
     store = Recordings(recordings)
     app = web.Application()
+    app[STORE] = store
     streams: set[asyncio.Task[Any]] = set()
 
     async def needs(request: web.Request) -> RunWatch:
@@ -430,6 +474,7 @@ def make_app(recordings: Path) -> web.Application:
         task = asyncio.current_task()
         assert task is not None
         streams.add(task)
+        watch.streams += 1
         status = ""
         pending = [i for i in watch.items if i["seq"] > after]
         try:
@@ -448,6 +493,7 @@ def make_app(recordings: Path) -> web.Application:
             pass
         finally:
             streams.discard(task)
+            watch.streams -= 1
         return response
 
     async def end_streams(app: web.Application) -> None:

@@ -21,7 +21,7 @@ from adapters.http_server import ServedApp, serve
 from gateway.config import RunSpec
 from gateway.runlog import EVENTS_FILE
 from gateway.runner import run_spec
-from gateway.viewer import make_app
+from gateway.viewer import OPEN_RUNS, STORE, make_app
 from tests.browser import artifact, browser  # noqa: F401 - the fixture
 from tests.conftest import DEMO, REPO, BenchFactory
 
@@ -69,6 +69,37 @@ async def test_recordings_folders_inside_are_pointed_at(recorded: Path, tmp_path
     finally:
         await served.stop()
     assert isinstance(data, dict) and data["runs"] == [] and data["subfolders"] == {"experiment": 1}
+
+
+async def test_a_folder_of_many_runs_keeps_few_run_pages_in_memory(recorded: Path, tmp_path: Path) -> None:
+    recordings = tmp_path / "recordings"
+    ids = [f"r{n}" for n in range(OPEN_RUNS + 2)]
+    for run_id in ids:
+        (recordings / run_id).mkdir(parents=True)
+        shutil.copy(recorded / "demo" / EVENTS_FILE, recordings / run_id / EVENTS_FILE)
+    app = make_app(recordings)
+    store = app[STORE]
+    served = await serve(app)
+    try:
+        _, listed = await get(f"{served.url}/api/runs")
+        assert isinstance(listed, dict) and [r["graded"] for r in listed["runs"]] == [15] * len(ids)
+        assert not store.open and all(not w.items and not w.blobs for w in store.watches.values())
+        async with aiohttp.ClientSession() as http, http.get(f"{served.url}/api/runs/r0/stream") as stream:
+            await stream.content.readline()  # r0 is streaming: its page stays open
+            first = {}
+            for run_id in ids[1:]:
+                _, first[run_id] = await get(f"{served.url}/api/runs/{run_id}/items?limit=20")
+            assert list(store.open) == ["r0", *ids[-(OPEN_RUNS - 1) :]]
+            _, again = await get(f"{served.url}/api/runs/r1/items?limit=20")  # closed: read again
+            assert again == first["r1"] and "r1" in store.open and len(store.open) == OPEN_RUNS
+        _, opened = await get(f"{served.url}/api/runs/r1")
+        assert isinstance(opened, dict)
+        # the list's counters are the run page's
+        assert {k: v for k, v in opened.items() if k in listed["runs"][0]} == next(
+            r for r in listed["runs"] if r["id"] == "r1"
+        )
+    finally:
+        await served.stop()
 
 
 async def test_the_transcript_is_paged_in_log_order(viewer: str) -> None:
