@@ -322,6 +322,13 @@ EVENT_TYPES: dict[str, type[Event]] = {
 }
 
 
+# each type's field names, looked up once: dataclasses.fields() per record was a third of the
+# time it takes to read a log
+_FIELDS: dict[type[Event], frozenset[str]] = {
+    cls: frozenset(f.name for f in dataclasses.fields(cls)) for cls in EVENT_TYPES.values()
+}
+
+
 def event_from_record(record: dict[str, Any]) -> Event:
     """A decoded msgpack map → its typed event; unknown tags and bad fields → `UnknownEvent`."""
     tag = record.get("t")
@@ -330,7 +337,7 @@ def event_from_record(record: dict[str, Any]) -> Event:
     ts = record.get("ts", 0.0)
     if cls is None:
         return UnknownEvent(tag=str(tag), data=record, seq=seq if isinstance(seq, int) else -1)
-    names = {f.name for f in dataclasses.fields(cls)}
+    names = _FIELDS[cls]
     try:
         return cls(**{k: v for k, v in record.items() if k in names})
     except TypeError:
