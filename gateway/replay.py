@@ -120,6 +120,14 @@ class ReplayDriver:
                 f"{self.source}: recorded on another version of {benchmark.name} (its files changed "
                 "since); a replay would ask other questions than the recording answers"
             )
+        from gateway.runner import TerminationReason, run_status  # the runner builds this driver
+
+        status = run_status(log)
+        if status != TerminationReason.COMPLETED:
+            raise ReplayError(
+                f"{self.source}: the recorded run did not complete ({status or 'no end: killed or running'}); "
+                "a replay would stop where it stopped — resume it first (`marathon run`), then replay"
+            )
         inserted = len(recorded.get("distractors") or [])
         at = insert_index(benchmark.phases, benchmark.scale.insert_before) if benchmark.scale else None
         if inserted and at is None:

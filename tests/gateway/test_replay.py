@@ -129,3 +129,13 @@ def test_a_recording_of_a_changed_benchmark_is_refused_before_the_replay_starts(
     assert result.returncode == 1
     assert "recorded on another version of tiny" in result.stderr
     assert not (tmp_path / "orig.replay-reference").exists()
+
+
+def test_a_recording_that_did_not_complete_is_refused(tmp_path: Path, make_benchmark: BenchFactory) -> None:
+    dead = {"adapter": "http", "url": "http://127.0.0.1:9/chat", "retries": 0, "timeout": 0.5}
+    outcome = asyncio.run(run_spec(RunSpec("orig", make_benchmark(), dead), tmp_path))
+    assert outcome.reason == TerminationReason.AGENT_FAILED
+    result = marathon("replay", str(tmp_path / "orig"), "--agent", "reference", cwd=tmp_path)
+    assert result.returncode == 1
+    assert "the recorded run did not complete (agent_failed)" in result.stderr
+    assert not (tmp_path / "orig.replay-reference").exists()
