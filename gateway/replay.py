@@ -55,7 +55,7 @@ from persona.scripted import RETRY_WEIGHT
 
 
 class ReplayError(ValueError):
-    """The recording can't be replayed on this benchmark (it changed since)."""
+    """The recording can't be replayed: its benchmark changed since, or the run never completed."""
 
 
 def recorded_log(path: Path | str) -> Path:

@@ -1,10 +1,11 @@
 """The distractor pool: irrelevant sessions for the scale ladder, screened against the evidence.
 
 A pool is a folder with `pool.json5` (`language`, default "en"; `screen_against`: evidence
-benchmark folders, relative to the pool) and one facts file per session (`# Topic`, `## N. …`, `N.M …`). A distractor must
-share no entity (a capitalised name), number or date with any evidence benchmark — otherwise
-it could hand an agent a wrong answer or a right one by accident, and the ladder would no
-longer keep the evidence fixed. Screening reports each overlap with file and line.
+benchmark folders, relative to the pool) and one facts file per session (`# Topic`,
+`## N. …`, `N.M …`). A distractor must share no entity (a capitalised name), number or date
+with any evidence benchmark — otherwise it could hand an agent a wrong answer or a right one
+by accident, and the ladder would no longer keep the evidence fixed. Screening reports each
+overlap with file and line. A benchmark may only use a pool in its own language.
 """
 
 from __future__ import annotations
