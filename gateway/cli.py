@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from gateway import __version__
-from gateway.cli_runs import cmd_compare, cmd_demo, cmd_replay, cmd_report, cmd_run
+from gateway.cli_runs import cmd_compare, cmd_demo, cmd_replay, cmd_report, cmd_run, print_errors
 from gateway.events import Blob, Event, LLMExchange, UnknownEvent
 from gateway.runlog import EVENTS_FILE, RunLogFormatError, read_log
 from gateway.runner import run_status
@@ -167,9 +167,7 @@ def cmd_check(folder: Path) -> int:
         try:
             pool = load_pool(folder)
         except BenchmarkErrors as exc:
-            for error in exc.errors:
-                print(f"error: {error}", file=sys.stderr)
-            print(f"{len(exc.errors)} error(s) in the distractor pool", file=sys.stderr)
+            print_errors(exc, " in the distractor pool")
             return 1
         facts = sum(len(f) for f in pool.sessions.values())
         print(f"distractor pool {folder} ({pool.language}): {len(pool.sessions)} sessions, {facts} facts")
@@ -180,9 +178,7 @@ def cmd_check(folder: Path) -> int:
     try:
         bench = load_benchmark(folder)
     except BenchmarkErrors as exc:
-        for error in exc.errors:
-            print(f"error: {error}", file=sys.stderr)
-        print(f"{len(exc.errors)} error(s); the benchmark can't run", file=sys.stderr)
+        print_errors(exc, "; the benchmark can't run")
         return 1
     print(describe_benchmark(bench))
     if bench.scale is not None:
@@ -191,8 +187,7 @@ def cmd_check(folder: Path) -> int:
             for rung in spec.rungs:
                 apply_rung(bench, rung)
         except BenchmarkErrors as exc:
-            for error in exc.errors:
-                print(f"error: {error}", file=sys.stderr)
+            print_errors(exc)
             return 1
         ladder = ", ".join(f"{k} = {v}" for k, v in spec.ladder.items())
         print(

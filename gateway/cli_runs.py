@@ -34,6 +34,14 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 DEMO_BENCHMARK = REPO_ROOT / "benchmarks" / "demo-en"
 
 
+def print_errors(exc: BenchmarkErrors, summary: str = "") -> None:
+    """Each error of a benchmark or pool on its own line (file:line: what was expected), then `summary`."""
+    for error in exc.errors:
+        print(f"error: {error}", file=sys.stderr)
+    if summary:
+        print(f"{len(exc.errors)} error(s){summary}", file=sys.stderr)
+
+
 # -- run / demo --------------------------------------------------------------------------------
 
 
@@ -164,8 +172,7 @@ def _run_and_report(specs: Sequence[RunSpec], recordings: Path, fresh: bool, par
             check_persona_settings(spec.persona, benchmark)
         results = _run_all(specs, recordings, fresh, parallel)
     except BenchmarkErrors as exc:
-        for error in exc.errors:
-            print(f"error: {error}", file=sys.stderr)
+        print_errors(exc)
         return 1
     except (ResumeError, RunLogFormatError, ValueError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)

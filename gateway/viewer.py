@@ -356,9 +356,9 @@ class Recordings:
             self.watches.pop(run_id, None)
             self._close_least_recent()
         else:
-            watch = self.watches.get(run_id) or self.watches.setdefault(
-                run_id, RunWatch(run_dir, detailed=False)
-            )
+            watch = self.watches.get(run_id)
+            if watch is None:
+                watch = self.watches[run_id] = RunWatch(run_dir, detailed=False)
         await watch.refresh()
         return watch
 

@@ -17,6 +17,8 @@ from gateway.events import Asked, Evaluation, Said
 from gateway.runlog import EVENTS_FILE, iter_records, read_log
 from tests.conftest import ARTICLE_RU, DEMO, REPO, BenchFactory
 
+MARATHON_ENV = {**os.environ, "PYTHONPATH": str(REPO)}
+
 
 def marathon(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
@@ -25,7 +27,19 @@ def marathon(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
         capture_output=True,
         text=True,
         timeout=120,
-        env={**os.environ, "PYTHONPATH": str(REPO)},
+        env=MARATHON_ENV,
+    )
+
+
+def spawn_marathon(*args: str, cwd: Path, stdout: int = subprocess.PIPE) -> subprocess.Popen[str]:
+    """`marathon ARGS` started and left running (to signal, kill or watch); stderr piped."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "gateway.cli", *args],
+        cwd=cwd,
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=MARATHON_ENV,
     )
 
 
@@ -98,14 +112,7 @@ def count_records(path: Path) -> int:
 
 def demo_until(tmp_path: Path, records: int) -> subprocess.Popen[str]:
     """Start `marathon demo` in `tmp_path`; return once its log holds `records` records."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "gateway.cli", "demo"],
-        cwd=tmp_path,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(REPO)},
-    )
+    proc = spawn_marathon("demo", cwd=tmp_path)
     log_path = tmp_path / "recordings" / "demo" / EVENTS_FILE
     deadline = time.monotonic() + 60
     while count_records(log_path) < records and proc.poll() is None and time.monotonic() < deadline:

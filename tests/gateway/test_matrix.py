@@ -9,7 +9,6 @@ import itertools
 import json
 import os
 import signal
-import subprocess
 import sys
 import time
 from collections import Counter
@@ -18,7 +17,7 @@ from pathlib import Path
 from gateway.events import Evaluation, RunEnded
 from gateway.runlog import EVENTS_FILE, read_log
 from tests.conftest import DEMO, REPO, TINY, BenchFactory
-from tests.gateway.test_cli import count_records, marathon
+from tests.gateway.test_cli import count_records, marathon, spawn_marathon
 
 POOL = REPO / "benchmarks" / "distractors"
 SCALED_TINY = TINY["benchmark.json"].replace(
@@ -106,14 +105,7 @@ def test_ctrl_c_stops_every_parallel_run_and_one_command_resumes_them_all(tmp_pa
         f'{{parallel: 2, runs: [{{id: "d", benchmark: "{DEMO}", agent: {{adapter: "reference", '
         f'context_tokens: 400}}, rung: ["s0", "s1"], repeats: 2}}]}}'
     )
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "gateway.cli", "run", str(config)],
-        cwd=tmp_path,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(REPO)},
-    )
+    proc = spawn_marathon("run", str(config), cwd=tmp_path)
     first = tmp_path / "recordings" / "d.s0.r1" / EVENTS_FILE
     second = tmp_path / "recordings" / "d.s0.r2" / EVENTS_FILE
     deadline = time.monotonic() + 60

@@ -24,6 +24,7 @@ from gateway.runner import run_spec
 from gateway.viewer import OPEN_RUNS, STORE, make_app
 from tests.browser import artifact, browser  # noqa: F401 - the fixture
 from tests.conftest import DEMO, REPO, BenchFactory
+from tests.gateway.test_cli import spawn_marathon
 
 
 @pytest.fixture(scope="module")
@@ -220,13 +221,7 @@ async def live_run(
         f'{{recordings: "{recordings}", runs: [{{id: "live", benchmark: "{make_benchmark()}", '
         f'agent: {{adapter: "http", url: "{agent_server.url}/chat", timeout: 60}}}}]}}'
     )
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "gateway.cli", "run", str(config)],
-        cwd=tmp_path,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        env={**os.environ, "PYTHONPATH": str(REPO)},
-    )
+    proc = spawn_marathon("run", str(config), cwd=tmp_path, stdout=subprocess.DEVNULL)
     viewer = await serve(make_app(recordings))
     try:
         for _ in range(600):  # wait for the first message to reach the agent
