@@ -25,10 +25,10 @@ sys.path.insert(0, str(ROOT))
 
 async def one_k(k: int) -> dict[str, float]:
     import adapters.reference.agent  # noqa: F401 - the anthropic SDK's import (~2 s) is not a run's cost
-    from gateway.config import RunSpec
-    from gateway.events import LLMExchange, Replied
-    from gateway.runlog import EVENTS_FILE, read_log
-    from gateway.runner import Run, TerminationReason
+    from gateway.log.events import LLMExchange, Replied, TerminationReason
+    from gateway.log.runlog import EVENTS_FILE, read_log
+    from gateway.run.config import RunSpec
+    from gateway.run.runner import Run
 
     with tempfile.TemporaryDirectory() as tmp:
         recordings = Path(tmp)

@@ -21,9 +21,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from adapters.http_server import serve
-from gateway.config import RunSpec
-from gateway.runner import run_spec
-from tests.persona.fake_persona_model import FakePersonaModel
+from fakes.persona_model import FakePersonaModel
+from gateway.run.config import RunSpec
+from gateway.run.runner import run_spec
 
 DEMO = Path(__file__).resolve().parents[1] / "benchmarks" / "demo-en"
 

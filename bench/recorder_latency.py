@@ -19,7 +19,7 @@ from aiohttp import web
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from adapters.http_server import serve
-from gateway.events import Event
+from gateway.log.events import Event
 from gateway.traffic.hub import RecorderHub
 from gateway.traffic.profile import load_profile
 from gateway.traffic.recorder import RunRecorder

@@ -16,8 +16,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from gateway.events import Header
-from gateway.runlog import RunLogWriter
+from gateway.log.events import Header
+from gateway.log.runlog import RunLogWriter
 from gateway.traffic.profile import load_profile
 from gateway.traffic.recorder import RawExchange, RunRecorder
 

@@ -15,11 +15,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from gateway.events import Asked, Evaluation, Event, FactTold, Header, PhaseEntered, Replied, Said
-from gateway.report import summarize
-from gateway.runlog import RunLogWriter, read_log
-from gateway.runner import _conversation
-from persona.benchmark import load_benchmark
+from gateway.log.events import Asked, Evaluation, Event, FactTold, Header, PhaseEntered, Replied, Said
+from gateway.log.runlog import RunLogWriter, read_log
+from gateway.report.markdown import summarize
+from gateway.run.resume import conversation
+from persona.benchmark.loader import load_benchmark
 
 DEMO = Path(__file__).resolve().parents[1] / "benchmarks" / "demo-en"
 
@@ -72,7 +72,7 @@ def main() -> None:
         assert len(log.events) == n
 
         started = time.perf_counter()
-        _conversation(log.events)  # what a resume replays
+        conversation(log.events)  # what a resume replays
         summarize(log, bench)  # what a report derives
         rebuild_s = time.perf_counter() - started
 

@@ -18,10 +18,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from gateway.config import RunSpec
-from gateway.runlog import EVENTS_FILE
-from gateway.runner import run_spec
-from gateway.viewer import OPEN_RUNS, Recordings, RunWatch
+from gateway.log.runlog import EVENTS_FILE
+from gateway.run.config import RunSpec
+from gateway.run.runner import run_spec
+from gateway.viewer.index import OPEN_RUNS, Recordings
+from gateway.viewer.watch import RunWatch
 
 DEMO = Path(__file__).resolve().parents[1] / "benchmarks" / "demo-en"
 
@@ -67,7 +68,7 @@ async def main(k: int) -> None:
     print(f"every run opened as a page (details)  {pages[0]:6.2f} s   {pages[1]:7.1f} MiB kept")
     print(
         f"the list keeps {listing[1] / pages[1]:.1%} of what {k} open pages keep; "
-        f"only the last {OPEN_RUNS} opened pages stay in memory (gateway.viewer.OPEN_RUNS)"
+        f"only the last {OPEN_RUNS} opened pages stay in memory (gateway.viewer.app.OPEN_RUNS)"
     )
 
 

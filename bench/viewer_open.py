@@ -19,9 +19,9 @@ import aiohttp
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from adapters.http_server import serve
-from gateway.events import Asked, Evaluation, Header, LLMExchange, MemoryCallSeen, Replied, RunStart, Said
-from gateway.runlog import EVENTS_FILE, RunLogWriter, read_log
-from gateway.viewer import make_app
+from gateway.log.events import Asked, Evaluation, Header, LLMExchange, MemoryCallSeen, Replied, RunStart, Said
+from gateway.log.runlog import EVENTS_FILE, RunLogWriter, read_log
+from gateway.viewer.app import make_app
 
 
 def write(writer: RunLogWriter, n: int, start: int = 0) -> None:

@@ -9,7 +9,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 DEMO = REPO / "benchmarks" / "demo-en"
-ARTICLE_RU = REPO / "tests" / "persona" / "fixtures" / "article-ru"
+ARTICLE_RU = REPO / "tests" / "persona" / "benchmark" / "fixtures" / "article-ru"
 
 TINY = {
     "benchmark.json": '{\n  name: "tiny",\n  language: "en",\n  chapters: ["ch1.md", "ch2.md"],\n}\n',

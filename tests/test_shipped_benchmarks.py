@@ -7,13 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from gateway.config import RunSpec
-from gateway.report import summarize
-from gateway.runlog import EVENTS_FILE, read_log
-from gateway.runner import TerminationReason, run_spec
-from persona.benchmark import load_benchmark
+from gateway.log.events import TerminationReason
+from gateway.log.runlog import EVENTS_FILE, read_log
+from gateway.report.markdown import summarize
+from gateway.run.config import RunSpec
+from gateway.run.runner import run_spec
+from persona.benchmark.loader import load_benchmark
 from tests.conftest import REPO
-from tests.gateway.test_cli import marathon
+from tests.marathon_cli import marathon
 
 SHIPPED = sorted(p.parent for p in (REPO / "benchmarks").glob("*/benchmark.json"))
 TAGS = {
@@ -65,7 +66,7 @@ async def test_the_marathons_run_with_the_llm_persona(
     name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from adapters.http_server import serve
-    from tests.persona.fake_persona_model import FakePersonaModel
+    from fakes.persona_model import FakePersonaModel
 
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test")
     model = FakePersonaModel()

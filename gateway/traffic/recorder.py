@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from gateway.events import (
+from gateway.log.events import (
     Blob,
     CanaryHit,
     CompactionSeen,
@@ -28,8 +28,8 @@ from gateway.events import (
     LLMExchange,
     MemoryCallSeen,
 )
-from gateway.redact import redact, redact_text
-from gateway.runlog import RunLogWriteError
+from gateway.log.redact import redact, redact_text
+from gateway.log.runlog import RunLogWriteError
 from gateway.traffic.analysis import CallAnalysis, TrafficAnalyzer, history_before
 from gateway.traffic.profile import TrafficProfile
 from gateway.traffic.wire import UNKNOWN, parse_call

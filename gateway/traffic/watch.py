@@ -13,9 +13,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from gateway import __version__
-from gateway.events import Header
-from gateway.redact import redact_text
-from gateway.runlog import EVENTS_FILE, RunLogWriter
+from gateway.log.events import Header
+from gateway.log.redact import redact_text
+from gateway.log.runlog import EVENTS_FILE, RunLogWriter
 from gateway.traffic.hub import RecorderHub
 from gateway.traffic.profile import load_profile
 from gateway.traffic.recorder import RunRecorder

@@ -17,10 +17,10 @@ import pytest
 
 from adapters.http_server import ServedApp, serve
 from adapters.reference.standin import standin_app
-from gateway.config import RunSpec
-from gateway.events import Evaluation, LLMExchange, MemoryCallSeen
-from gateway.runlog import EVENTS_FILE, read_log
-from gateway.runner import TerminationReason, run_spec
+from gateway.log.events import Evaluation, LLMExchange, MemoryCallSeen, TerminationReason
+from gateway.log.runlog import EVENTS_FILE, read_log
+from gateway.run.config import RunSpec
+from gateway.run.runner import run_spec
 from gateway.traffic.hub import free_port
 from tests.conftest import BenchFactory
 

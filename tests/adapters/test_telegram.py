@@ -15,10 +15,10 @@ from aiohttp import web
 
 from adapters.http_server import serve
 from adapters.telegram import TelegramAdapter
-from gateway.config import RunSpec
-from gateway.events import Evaluation
-from gateway.runlog import EVENTS_FILE, read_log
-from gateway.runner import TerminationReason, run_spec
+from gateway.log.events import Evaluation, TerminationReason
+from gateway.log.runlog import EVENTS_FILE, read_log
+from gateway.run.config import RunSpec
+from gateway.run.runner import run_spec
 from tests.conftest import BenchFactory
 
 BOT = Path(__file__).parent / "bots" / "ptb_memory_bot.py"

@@ -6,7 +6,6 @@ import asyncio
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import Any
 
 import pytest
 from websockets.asyncio.server import ServerConnection, serve
@@ -14,6 +13,7 @@ from websockets.asyncio.server import ServerConnection, serve
 from adapters.base import AgentConnectionError, AgentProtocolError, AgentTimeout
 from adapters.openclaw import OpenClawAdapter
 from adapters.websocket import WebSocketAdapter
+from fakes.agents import FakeOpenClaw
 
 Handler = Callable[[ServerConnection], Awaitable[None]]
 
@@ -106,72 +106,6 @@ async def test_nobody_listening_is_a_connection_error() -> None:
     adapter = WebSocketAdapter({"url": "ws://127.0.0.1:9", "retries": 1, "backoff": 0.01, "timeout": 2})
     with pytest.raises(ConnectionError):
         await adapter.open()
-
-
-class FakeOpenClaw:
-    """OpenClaw's gateway protocol as the notes describe it: challenge, connect, chat.send, chat events."""
-
-    def __init__(self, token: str) -> None:
-        self.token = token
-        self.connects: list[dict[str, Any]] = []
-
-    async def __call__(self, ws: ServerConnection) -> None:
-        await ws.send(
-            json.dumps({"type": "event", "event": "connect.challenge", "payload": {"nonce": "n1", "ts": 1}})
-        )
-        hello = json.loads(await ws.recv())
-        self.connects.append(hello)
-        if hello.get("params", {}).get("auth", {}).get("token") != self.token:
-            await ws.send(
-                json.dumps({"type": "res", "id": hello["id"], "ok": False, "error": {"code": "UNAUTHORIZED"}})
-            )
-            return
-        await ws.send(
-            json.dumps(
-                {"type": "res", "id": hello["id"], "ok": True, "payload": {"type": "hello-ok", "protocol": 4}}
-            )
-        )
-        async for raw in ws:
-            req = json.loads(raw)
-            key, text = req["params"]["sessionKey"], req["params"]["message"]
-            await ws.send(
-                json.dumps({"type": "res", "id": req["id"], "ok": True, "payload": {"runId": "r1"}})
-            )
-            await ws.send(json.dumps({"type": "event", "event": "tick", "payload": {}}))
-            answer = f"echo: {text}"
-            for n in range(1, len(answer) + 1, 5):
-                message = {"role": "assistant", "content": [{"type": "text", "text": answer[:n]}]}
-                await ws.send(
-                    json.dumps(
-                        {
-                            "type": "event",
-                            "event": "chat",
-                            "payload": {
-                                "runId": "r1",
-                                "sessionKey": key,
-                                "seq": n,
-                                "state": "delta",
-                                "message": message,
-                            },
-                        }
-                    )
-                )
-            final = {"role": "assistant", "content": [{"type": "text", "text": answer}]}
-            await ws.send(
-                json.dumps(
-                    {
-                        "type": "event",
-                        "event": "chat",
-                        "payload": {
-                            "runId": "r1",
-                            "sessionKey": key,
-                            "seq": 99,
-                            "state": "final",
-                            "message": final,
-                        },
-                    }
-                )
-            )
 
 
 async def test_openclaw_gateway_protocol(monkeypatch: pytest.MonkeyPatch) -> None:

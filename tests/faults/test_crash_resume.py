@@ -13,10 +13,10 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from gateway.events import Asked, ErrorEvent, Evaluation, Event, Replied, RunStart, Said
-from gateway.runlog import EVENTS_FILE, iter_records, read_log
+from gateway.log.events import Asked, ErrorEvent, Evaluation, Event, Replied, RunStart, Said
+from gateway.log.runlog import EVENTS_FILE, iter_records, read_log
 from tests.conftest import DEMO, REPO
-from tests.gateway.test_runner import answered
+from tests.run_logs import answered
 
 KILLS = 20
 

@@ -24,52 +24,22 @@ from websockets.asyncio.server import serve as ws_serve
 from adapters.http_server import ServedApp, serve
 from adapters.reference.standin import handle_messages
 from adapters.telegram import TelegramAdapter
-from gateway.config import RunSpec
-from gateway.events import ErrorEvent, Evaluation, LLMExchange, RunEnded, SessionChanged
-from gateway.runlog import EVENTS_FILE, RunLog, read_log
-from gateway.runner import TerminationReason, run_spec
+from fakes.agents import http_agent, memory_agent
+from gateway.log.events import (
+    ErrorEvent,
+    Evaluation,
+    LLMExchange,
+    RunEnded,
+    SessionChanged,
+    TerminationReason,
+)
+from gateway.log.runlog import EVENTS_FILE, RunLog, read_log
+from gateway.run.config import RunSpec
+from gateway.run.runner import run_spec
 from gateway.traffic.hub import free_port
 from tests.conftest import REPO, BenchFactory
 
 Reply = Callable[[int, str], Awaitable[web.StreamResponse]]
-
-
-def memory_agent() -> Callable[[str], str]:
-    """A tiny honest agent: remembers statements, answers questions from them."""
-    notes: list[str] = []
-
-    def answer(text: str) -> str:
-        if text.rstrip().endswith("?"):
-            words = {w.lower().strip("?.,") for w in text.split() if len(w) > 3}
-            best = max(
-                notes, key=lambda n: len(words & {w.lower().strip(".,") for w in n.split()}), default=""
-            )
-            return best or "You never told me."
-        notes.extend(
-            line.strip("- ") for line in text.splitlines() if line.strip() and not line.endswith(":")
-        )
-        return "Noted."
-
-    return answer
-
-
-async def http_agent(
-    fault: Callable[[int, web.Request], Awaitable[web.StreamResponse | None]], port: int = 0
-) -> ServedApp:
-    answer = memory_agent()
-    count = 0
-
-    async def handler(request: web.Request) -> web.StreamResponse:
-        nonlocal count
-        count += 1
-        faulty = await fault(count, request)
-        if faulty is not None:
-            return faulty
-        return web.json_response({"reply": answer((await request.json())["message"])})
-
-    app = web.Application()
-    app.router.add_post("/chat", handler)
-    return await serve(app, port=port)
 
 
 def check(log: RunLog, kind: str, says: str = "") -> None:

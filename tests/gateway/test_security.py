@@ -9,7 +9,7 @@ import pytest
 from aiohttp import web
 
 from adapters.http_server import serve
-from tests.gateway.test_cli import marathon
+from tests.marathon_cli import marathon
 
 
 def test_recordings_are_private(tmp_path: Path) -> None:

@@ -5,8 +5,8 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from gateway.events import Event
-from gateway.runlog import RunLogWriteError
+from gateway.log.events import Event
+from gateway.log.runlog import RunLogWriteError
 
 
 @dataclass

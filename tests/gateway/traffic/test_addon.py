@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from mitmproxy.test import taddons, tflow
 
-from gateway.events import LLMExchange
+from gateway.log.events import LLMExchange
 from gateway.traffic.hub import _TrafficAddon
 from gateway.traffic.profile import load_profile
 from gateway.traffic.recorder import RunRecorder

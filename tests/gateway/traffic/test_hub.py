@@ -15,12 +15,12 @@ import pytest
 from adapters.http_server import ServedApp, serve
 from adapters.reference.agent import TOOLS
 from adapters.reference.standin import standin_app
-from gateway.events import Blob, LLMExchange, MemoryCallSeen
+from fakes.llm_provider import SlowStream, openai_app
+from gateway.log.events import Blob, LLMExchange, MemoryCallSeen
 from gateway.traffic.hub import RecorderHub
 from gateway.traffic.profile import load_profile
 from gateway.traffic.recorder import RunRecorder
 from tests.gateway.traffic.conftest import MemoryLog
-from tests.gateway.traffic.fakes import SlowStream, openai_app
 
 OPENAI_TOOLS = [
     {

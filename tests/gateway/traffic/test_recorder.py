@@ -2,10 +2,10 @@ from __future__ import annotations
 
 import json
 
-from gateway.events import Blob, EvidenceCheck, LLMExchange
+from gateway.log.events import Blob, EvidenceCheck, LLMExchange
 from gateway.traffic.profile import load_profile
 from gateway.traffic.recorder import RawExchange, RunRecorder, message_refs
-from persona.grading import contains_expected
+from persona.grading.exact import contains_expected
 from tests.gateway.traffic.conftest import MemoryLog
 
 

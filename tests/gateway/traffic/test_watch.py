@@ -11,8 +11,8 @@ import anthropic
 from adapters.http_server import serve
 from adapters.reference.agent import TOOLS
 from adapters.reference.standin import standin_app
-from gateway.events import LLMExchange
-from gateway.runlog import read_log
+from gateway.log.events import LLMExchange
+from gateway.log.runlog import read_log
 from gateway.traffic.hub import free_port
 from gateway.traffic.watch import watch
 
@@ -46,7 +46,7 @@ async def test_watch_prints_memory_calls_as_they_happen(tmp_path: Path) -> None:
 
 
 def test_proxy_command_rejects_a_bad_upstream(tmp_path: Path) -> None:
-    from tests.gateway.test_cli import marathon
+    from tests.marathon_cli import marathon
 
     result = marathon("proxy", "--upstream", "api.anthropic.com", cwd=tmp_path)
     assert result.returncode == 2 and "--upstream must be an http:// or https:// URL" in result.stderr

@@ -1,0 +1,121 @@
+"""Fake agents on 127.0.0.1: small honest agents that speak a real chat surface.
+
+`http_agent` serves `POST /chat` (`{"message"}` → `{"reply"}`) with a hook that may answer a
+request with a fault instead (a 500, a hang, a garbled body); `FakeOpenClaw` speaks OpenClaw's
+gateway WebSocket protocol as `../shared/notes/agents-and-wire-formats.md` describes it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from aiohttp import web
+from websockets.asyncio.server import ServerConnection
+
+from adapters.http_server import ServedApp, serve
+
+
+def memory_agent() -> Callable[[str], str]:
+    """A tiny honest agent: remembers statements, answers questions from them."""
+    notes: list[str] = []
+
+    def answer(text: str) -> str:
+        if text.rstrip().endswith("?"):
+            words = {w.lower().strip("?.,") for w in text.split() if len(w) > 3}
+            best = max(
+                notes, key=lambda n: len(words & {w.lower().strip(".,") for w in n.split()}), default=""
+            )
+            return best or "You never told me."
+        notes.extend(
+            line.strip("- ") for line in text.splitlines() if line.strip() and not line.endswith(":")
+        )
+        return "Noted."
+
+    return answer
+
+
+async def http_agent(
+    fault: Callable[[int, web.Request], Awaitable[web.StreamResponse | None]], port: int = 0
+) -> ServedApp:
+    answer = memory_agent()
+    count = 0
+
+    async def handler(request: web.Request) -> web.StreamResponse:
+        nonlocal count
+        count += 1
+        faulty = await fault(count, request)
+        if faulty is not None:
+            return faulty
+        return web.json_response({"reply": answer((await request.json())["message"])})
+
+    app = web.Application()
+    app.router.add_post("/chat", handler)
+    return await serve(app, port=port)
+
+
+class FakeOpenClaw:
+    """OpenClaw's gateway protocol as the notes describe it: challenge, connect, chat.send, chat events."""
+
+    def __init__(self, token: str) -> None:
+        self.token = token
+        self.connects: list[dict[str, Any]] = []
+
+    async def __call__(self, ws: ServerConnection) -> None:
+        await ws.send(
+            json.dumps({"type": "event", "event": "connect.challenge", "payload": {"nonce": "n1", "ts": 1}})
+        )
+        hello = json.loads(await ws.recv())
+        self.connects.append(hello)
+        if hello.get("params", {}).get("auth", {}).get("token") != self.token:
+            await ws.send(
+                json.dumps({"type": "res", "id": hello["id"], "ok": False, "error": {"code": "UNAUTHORIZED"}})
+            )
+            return
+        await ws.send(
+            json.dumps(
+                {"type": "res", "id": hello["id"], "ok": True, "payload": {"type": "hello-ok", "protocol": 4}}
+            )
+        )
+        async for raw in ws:
+            req = json.loads(raw)
+            key, text = req["params"]["sessionKey"], req["params"]["message"]
+            await ws.send(
+                json.dumps({"type": "res", "id": req["id"], "ok": True, "payload": {"runId": "r1"}})
+            )
+            await ws.send(json.dumps({"type": "event", "event": "tick", "payload": {}}))
+            answer = f"echo: {text}"
+            for n in range(1, len(answer) + 1, 5):
+                message = {"role": "assistant", "content": [{"type": "text", "text": answer[:n]}]}
+                await ws.send(
+                    json.dumps(
+                        {
+                            "type": "event",
+                            "event": "chat",
+                            "payload": {
+                                "runId": "r1",
+                                "sessionKey": key,
+                                "seq": n,
+                                "state": "delta",
+                                "message": message,
+                            },
+                        }
+                    )
+                )
+            final = {"role": "assistant", "content": [{"type": "text", "text": answer}]}
+            await ws.send(
+                json.dumps(
+                    {
+                        "type": "event",
+                        "event": "chat",
+                        "payload": {
+                            "runId": "r1",
+                            "sessionKey": key,
+                            "seq": 99,
+                            "state": "final",
+                            "message": final,
+                        },
+                    }
+                )
+            )

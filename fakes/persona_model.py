@@ -1,0 +1,281 @@
+"""A scripted fake model that plays the persona, served as a real provider on 127.0.0.1:
+Anthropic Messages (JSON or SSE, with `tool_use` and usage incl. cache fields) and OpenAI chat
+completions (with `tool_calls`, JSON or streamed).
+
+It reads only what a real model would — the request's messages — finds the current phase's
+text, and works through it with the persona tools: get untold facts, tell a batch, mark it
+told; say `>` lines; apply `✎` updates with `facts_edit` and tell them; ask each `❓` verbatim,
+nudge once on "never told", grade; then `next_phase`. It replays its own plan against the
+conversation to find the next step, so it is stateless like a model. Every request is kept in
+`requests` for assertions.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from collections.abc import Generator
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+from persona.grading.exact import contains_expected
+from persona.grading.never_told import says_never_told
+
+Step = tuple[str, ...] | tuple[str, str, dict[str, Any]]
+
+
+@dataclass
+class Item:
+    kind: str  # phase | said | reply | call | result
+    text: str = ""
+    name: str = ""
+    args: dict[str, Any] = field(default_factory=dict)
+    id: str = ""
+
+
+def items_of(messages: list[dict[str, Any]], openai: bool) -> list[Item]:
+    out: list[Item] = []
+    for m in messages:
+        role, content = m.get("role"), m.get("content")
+        if openai:
+            if role == "assistant":
+                if content:
+                    out.append(Item("said", str(content)))
+                for c in m.get("tool_calls") or []:
+                    out.append(
+                        Item(
+                            "call",
+                            name=c["function"]["name"],
+                            args=json.loads(c["function"]["arguments"] or "{}"),
+                            id=c["id"],
+                        )
+                    )
+            elif role == "tool":
+                out.append(Item("result", str(content), id=m["tool_call_id"]))
+                if re.match(r"^Phase \d+ of \d+:", str(content)):
+                    out.append(Item("phase", str(content)))
+            elif role == "user":
+                out.append(_user_text(str(content)))
+            continue
+        blocks: list[dict[str, Any]] = (
+            [{"type": "text", "text": content}] if isinstance(content, str) else content or []
+        )
+        for b in blocks:
+            if b.get("type") == "text":
+                out.append(Item("said", b["text"]) if role == "assistant" else _user_text(b["text"]))
+            elif b.get("type") == "tool_use":
+                out.append(Item("call", name=b["name"], args=b.get("input") or {}, id=b["id"]))
+            elif b.get("type") == "tool_result":
+                raw = b.get("content")
+                text = raw if isinstance(raw, str) else json.dumps(raw)
+                out.append(
+                    Item(
+                        "phase" if "Phase " in text and " of " in text.split("\n", 1)[0] else "result",
+                        text,
+                        id=b["tool_use_id"],
+                    )
+                )
+                if out[-1].kind == "phase":
+                    out.append(Item("result", text, id=b["tool_use_id"]))
+    return out
+
+
+def _user_text(text: str) -> Item:
+    if re.search(r"^Phase \d+ of \d+:", text, re.M):
+        return Item("phase", text)
+    return Item("reply", text.removeprefix("The assistant replied:\n"))
+
+
+def plan(phase: str) -> Generator[Step, str, None]:
+    required = re.search(r"tell every fact of: (.+)\.$", phase, re.M)
+    for file in required.group(1).split(", ") if required else []:
+        while True:
+            untold = yield ("call", "facts_get_untold", {"file": file})
+            facts = [line.split(" ", 1) for line in untold.splitlines() if re.match(r"^\d+\.\d+ ", line)]
+            if not facts:
+                break
+            batch = facts[:3]
+            yield ("say", "Some things about me: " + " ".join(text.rstrip(".") + "." for _, text in batch))
+            yield ("call", "facts_mark_told", {"file": file, "ids": [fid for fid, _ in batch]})
+    for line in phase.splitlines():
+        line = line.strip()
+        if line.startswith(">"):
+            yield ("say", line[1:].strip())
+        elif line.startswith("✎"):
+            _, file, fid, text = line.split(" ", 3)
+            yield ("call", "facts_edit", {"file": file, "id": fid, "text": text})
+            if text.strip() != "—":
+                yield ("say", f"By the way, an update: {text}")
+        elif line.startswith("❓"):
+            qid, rest = line[1:].strip().split(" ", 1)
+            question, expected = re.split(r"\s*(?:Correct answer|Правильный ответ)\s*:\s*", rest, maxsplit=1)
+            question = re.sub(r"\[\w+\]\s*", "", question).strip()
+            abstain = "[abstain]" in rest
+            reply = yield ("say", question)
+            if says_never_told(reply) and not abstain:
+                reply = yield ("say", "Please search your memory and answer again.")
+            ok = (
+                says_never_told(reply)
+                if abstain
+                else contains_expected(re.sub(r"\[\w+\]\s*", "", expected), reply)
+            )
+            yield (
+                "call",
+                "log_evaluation",
+                {"question_id": qid, "score": 10 if ok else 0, "comment": "checked"},
+            )
+    yield ("call", "next_phase", {})
+
+
+def next_step(messages: list[dict[str, Any]], openai: bool = False) -> Step:
+    try:
+        return _next_step(messages, openai)
+    except (
+        StopIteration,
+        RuntimeError,
+    ) as exc:  # the plan ran out: show where, for the test's failure message
+        last = items_of(messages, openai)[-1]
+        raise AssertionError(f"fake persona has no next step after {last.kind}: {last.text[:300]!r}") from exc
+
+
+def _next_step(messages: list[dict[str, Any]], openai: bool = False) -> Step:
+    items = items_of(messages, openai)
+    start = max(i for i, it in enumerate(items) if it.kind == "phase")
+    steps = plan(items[start].text)
+    step = next(steps)
+    rest = items[start + 1 :]
+    results = {it.id: it.text for it in rest if it.kind == "result"}
+    i = 0
+    while i < len(rest):
+        it = rest[i]
+        if step[0] == "call" and it.kind == "call" and it.name == step[1]:
+            if it.id not in results:
+                break
+            step = steps.send(results[it.id])
+        elif step[0] == "say" and it.kind == "said":
+            reply = next((r.text for r in rest[i + 1 :] if r.kind == "reply"), None)
+            if reply is None:
+                break
+            step = steps.send(reply)
+        i += 1
+    return step
+
+
+@dataclass
+class FakePersonaModel:
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    garble_judge: bool = False
+
+    def app(self) -> web.Application:
+        app = web.Application()
+        app.router.add_post("/v1/messages", self.anthropic)
+        app.router.add_post("/v1/chat/completions", self.openai)
+        return app
+
+    def _usage(self, body: dict[str, Any]) -> tuple[int, int]:
+        size = len(json.dumps(body)) // 4
+        return size, min(size, 1000) if len(self.requests) > 1 else 0
+
+    async def anthropic(self, request: web.Request) -> web.StreamResponse:
+        body = await request.json()
+        self.requests.append(body)
+        step = self._judge(body) or next_step(body["messages"])
+        content: list[dict[str, Any]]
+        if step[0] == "say" or step[0] == "text":
+            content = [{"type": "text", "text": step[1]}]
+        else:
+            content = [
+                {
+                    "type": "tool_use",
+                    "id": f"toolu_{uuid.uuid4().hex[:16]}",
+                    "name": step[1],
+                    "input": step[2],
+                }
+            ]
+        size, cached = self._usage(body)
+        message = {
+            "id": f"msg_{uuid.uuid4().hex[:16]}",
+            "type": "message",
+            "role": "assistant",
+            "model": body["model"],
+            "content": content,
+            "stop_reason": "tool_use" if step[0] == "call" else "end_turn",
+            "stop_sequence": None,
+            "usage": {
+                "input_tokens": size - cached,
+                "output_tokens": 20,
+                "cache_read_input_tokens": cached,
+                "cache_creation_input_tokens": 0,
+            },
+        }
+        if not body.get("stream"):
+            return web.json_response(message)
+        from adapters.reference.standin import stream_events
+
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await response.prepare(request)
+        async for name, data in stream_events(message):
+            await response.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
+        await response.write_eof()
+        return response
+
+    async def openai(self, request: web.Request) -> web.StreamResponse:
+        body = await request.json()
+        self.requests.append(body)
+        step = self._judge(body) or next_step(
+            [m for m in body["messages"] if m["role"] != "system"], openai=True
+        )
+        message: dict[str, Any] = {"role": "assistant", "content": None}
+        if step[0] in ("say", "text"):
+            message["content"] = step[1]
+        else:
+            message["tool_calls"] = [
+                {
+                    "id": f"call_{uuid.uuid4().hex[:12]}",
+                    "type": "function",
+                    "function": {"name": step[1], "arguments": json.dumps(step[2])},
+                }
+            ]
+        size, cached = self._usage(body)
+        usage = {
+            "prompt_tokens": size,
+            "completion_tokens": 20,
+            "total_tokens": size + 20,
+            "prompt_tokens_details": {"cached_tokens": cached},
+        }
+        choice = {
+            "index": 0,
+            "message": message,
+            "finish_reason": "tool_calls" if step[0] == "call" else "stop",
+        }
+        return web.json_response(
+            {
+                "id": "c1",
+                "object": "chat.completion",
+                "created": 1,
+                "model": body["model"],
+                "choices": [choice],
+                "usage": usage,
+            }
+        )
+
+    def _judge(self, body: dict[str, Any]) -> Step | None:
+        """A judge request (its system prompt says so) gets a verdict from the same rules."""
+        system = json.dumps(
+            body.get("system") or [m for m in body.get("messages", []) if m.get("role") == "system"]
+        )
+        if "You are grading" not in system:
+            return None
+        if self.garble_judge:
+            return ("text", "I think it is probably fine, maybe 7ish?")
+        user = json.dumps(body["messages"][-1]["content"])
+        expected = re.search(r"Expected answer: (.*?)\\n", user)
+        answers = re.findall(r"Answer \d: (.*?)(?:\\n|\")", user)
+        ok = bool(expected and answers and contains_expected(expected.group(1), answers[-1]))
+        return (
+            "text",
+            json.dumps({"score": 10 if ok else 0, "reason": "matches" if ok else "does not match"}),
+        )

@@ -1,0 +1,4 @@
+"""The `marathon` command: argument parsing and the commands (`main.py`), and the commands
+that run marathons or report across runs (`runs.py`). The top of the house: it may import
+every other part; nothing imports it.
+"""

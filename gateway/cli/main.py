@@ -1,0 +1,423 @@
+"""The `marathon` command line: check, run, demo, report, compare, replay, inspect and more
+(run, demo, replay, report and compare live in `gateway.cli.runs`).
+
+Exit codes: 0 success; 1 a run failed or a benchmark is invalid; 2 bad usage or config;
+130 interrupted (the run log stays valid and `marathon run` resumes it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+
+from gateway import __version__
+from gateway.cli.runs import cmd_compare, cmd_demo, cmd_replay, cmd_report, cmd_run, print_errors
+from gateway.log.events import Blob, Event, LLMExchange, UnknownEvent
+from gateway.log.runlog import EVENTS_FILE, RunLogFormatError, read_log, run_status
+from persona.benchmark.errors import BenchmarkErrors
+from persona.benchmark.ladder import apply_rung
+from persona.benchmark.loader import load_benchmark
+from persona.benchmark.model import Benchmark
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="marathon", description="Long-term memory marathons for unmodified chat agents."
+    )
+    parser.add_argument("--version", action="version", version=f"marathonbench {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("check", help="validate a benchmark folder and print its shape")
+    p.add_argument("benchmark", type=Path)
+    p = sub.add_parser("run", help="run (or resume) every run named in a config.jsonc")
+    p.add_argument("config", type=Path)
+    p.add_argument("--fresh", action="store_true", help="start every run over, discarding its log")
+    p.add_argument(
+        "--only",
+        action="append",
+        metavar="ID",
+        help="run only this run, matrix entry or experiment (repeatable)",
+    )
+    p.add_argument(
+        "--persona", help="override every run's persona: scripted | anthropic:MODEL | openai:URL#MODEL"
+    )
+    p = sub.add_parser("demo", help="offline demo: scripted persona × reference agent on the stand-in model")
+    p.add_argument("--recordings", type=Path, default=Path("recordings"))
+    p.add_argument("--fresh", action="store_true", help="start over even if an unfinished demo run exists")
+    p.add_argument("--persona", default="scripted", help="scripted | anthropic:MODEL | openai:URL#MODEL")
+    p.add_argument(
+        "--surface",
+        default="http",
+        choices=["http", "telegram", "websocket"],
+        help="how the persona reaches the agent",
+    )
+    p = sub.add_parser(
+        "proxy", help="record any agent's LLM traffic live and print compactions and memory calls"
+    )
+    p.add_argument(
+        "--upstream", required=True, help="the agent's real LLM base URL, e.g. https://api.anthropic.com"
+    )
+    p.add_argument(
+        "--profile", help="known agent: reference, openclaw, hermes, letta, anthropic (default: all)"
+    )
+    p.add_argument("--port", type=int, default=0, help="loopback port to listen on (default: a free one)")
+    p.add_argument("--recordings", type=Path, default=Path("recordings"))
+    p = sub.add_parser(
+        "rescore", help="re-grade a run's exam with another grader, blind; compare with the persona's grades"
+    )
+    p.add_argument("run", type=Path, help="a run folder")
+    p.add_argument("--grader", default="exact", help="exact | anthropic:MODEL | openai:URL#MODEL")
+    p.add_argument("--base-url", help="the judge model's base URL (Anthropic)")
+    p = sub.add_parser("judge-check", help="a grader's recall and specificity on the calibration set")
+    p.add_argument("--grader", default="exact", help="exact | anthropic:MODEL | openai:URL#MODEL")
+    p.add_argument("--base-url", help="the judge model's base URL (Anthropic)")
+    p = sub.add_parser("import", help="convert another benchmark format into marathonbench benchmarks")
+    p.add_argument("format", choices=["longmemeval"])
+    p.add_argument("file", type=Path)
+    p.add_argument("out_dir", type=Path)
+    sub.add_parser("profiles", help="list the known agent profiles")
+    p = sub.add_parser(
+        "chat", help="type as the persona to an agent, through the gateway, recorded (for trying a profile)"
+    )
+    p.add_argument("--agent", required=True, help="an agent profile name (see `marathon profiles`)")
+    p.add_argument("--recordings", type=Path, default=Path("recordings"))
+    p = sub.add_parser(
+        "report", help="rebuild the cross-run report (budget tables, A/B, report.html) from recordings"
+    )
+    p.add_argument("recordings", type=Path, nargs="?", default=Path("recordings"))
+    p = sub.add_parser(
+        "compare", help="paired A/B: wins per question group, bootstrap intervals, time and cost"
+    )
+    p.add_argument("source", type=Path, help="an experiment's NAME.runs.jsonl, or a recordings folder")
+    p.add_argument("--seed", type=int, default=0, help="the bootstrap's seed (default 0)")
+    p = sub.add_parser(
+        "replay", help="re-drive another agent with a recorded run's persona side, word for word"
+    )
+    p.add_argument("run", type=Path, help="the recorded run's folder")
+    p.add_argument("--agent", required=True, help="an agent profile name (see `marathon profiles`)")
+    p.add_argument("--id", help="the new run's id (default RUN.replay-PROFILE)")
+    p.add_argument(
+        "--rung",
+        action="append",
+        help="play on this rung of the scale ladder (repeatable: one run each, ID.RUNG; default: the "
+        "recorded rung) — the recorded evidence, word for word, with the rung's distractors",
+    )
+    p.add_argument(
+        "--recordings", type=Path, help="where the new run goes (default: beside the recorded run)"
+    )
+    p.add_argument("--fresh", action="store_true", help="start the replay over, discarding its log")
+    p = sub.add_parser("view", help="a live web viewer for the runs under a recordings folder (read-only)")
+    p.add_argument("recordings", type=Path, nargs="?", default=Path("recordings"))
+    p.add_argument("--port", type=int, default=8765, help="port on 127.0.0.1 (default 8765; 0 = a free one)")
+    p.add_argument(
+        "--host", default="127.0.0.1", help="address to bind (default loopback; others get a warning)"
+    )
+    p = sub.add_parser("inspect", help="print a run's timeline from its log")
+    p.add_argument("run", type=Path, help="a run folder or its events.msgpack")
+    p.add_argument("--limit", type=int, default=0, help="print at most this many events (0 = all)")
+    args = parser.parse_args(argv)
+    # recordings hold people's conversations and agents' memories: files 0600, folders 0700,
+    # for everything this process (and the agents it starts) creates
+    os.umask(0o077)
+    try:
+        if args.command == "check":
+            return cmd_check(args.benchmark)
+        if args.command == "run":
+            return cmd_run(args.config, fresh=args.fresh, only=args.only, persona=args.persona)
+        if args.command == "demo":
+            return cmd_demo(args.recordings, fresh=args.fresh, persona=args.persona, surface=args.surface)
+        if args.command in ("rescore", "judge-check"):
+            return cmd_grade(args)
+        if args.command == "import":
+            return cmd_import(args.file, args.out_dir)
+        if args.command == "profiles":
+            return cmd_profiles()
+        if args.command == "chat":
+            return cmd_chat(args.agent, args.recordings)
+        if args.command == "report":
+            return cmd_report(args.recordings)
+        if args.command == "compare":
+            return cmd_compare(args.source, args.seed)
+        if args.command == "replay":
+            return cmd_replay(args.run, args.agent, args.id, args.recordings, args.fresh, args.rung)
+        if args.command == "view":
+            return cmd_view(args.recordings, args.host, args.port)
+        if args.command == "proxy":
+            return cmd_proxy(args.upstream, args.profile, args.port, args.recordings)
+        return cmd_inspect(args.run, args.limit)
+    except BrokenPipeError:  # `marathon inspect RUN | head`
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - keep Python from failing at exit
+        return 0
+    except KeyboardInterrupt:
+        print("\ninterrupted; the run log is intact — run the same command again to resume", file=sys.stderr)
+        return 130
+
+
+# -- check -----------------------------------------------------------------------------------
+
+
+def cmd_check(folder: Path) -> int:
+    from persona.benchmark.pool import is_pool
+    from persona.benchmark.screening import load_pool
+
+    if is_pool(folder):
+        try:
+            pool = load_pool(folder)
+        except BenchmarkErrors as exc:
+            print_errors(exc, " in the distractor pool")
+            return 1
+        facts = sum(len(f) for f in pool.sessions.values())
+        print(f"distractor pool {folder} ({pool.language}): {len(pool.sessions)} sessions, {facts} facts")
+        print(
+            f"screened against: {', '.join(pool.evidence) or 'nothing'} — no shared names, numbers or dates"
+        )
+        return 0
+    try:
+        bench = load_benchmark(folder)
+    except BenchmarkErrors as exc:
+        print_errors(exc, "; the benchmark can't run")
+        return 1
+    print(describe_benchmark(bench))
+    if bench.scale is not None:
+        spec = bench.scale
+        try:  # every rung must be playable: the pool screened clean and large enough
+            for rung in spec.rungs:
+                apply_rung(bench, rung)
+        except BenchmarkErrors as exc:
+            print_errors(exc)
+            return 1
+        ladder = ", ".join(f"{k} = {v}" for k, v in spec.ladder.items())
+        print(
+            f"\nscale ladder: {ladder} distractor sessions before {spec.insert_before!r} "
+            f"(pool {spec.distractors}, seed {spec.seed}); budgets {list(spec.budgets)}, target ρ = {spec.target:g}"
+        )
+    return 0
+
+
+def describe_benchmark(bench: Benchmark) -> str:
+    lines = [
+        f"{bench.name} ({bench.language}) — {bench.root}",
+        f"hash {bench.content_hash[:16]}",
+        "",
+        "phases:",
+    ]
+    for phase in bench.phases:
+        notes = [*phase.actions]
+        if phase.require_all_facts:
+            notes.append("require_all_facts=" + ",".join(phase.require_all_facts))
+        counts = Counter(type(item).__name__ for item in phase.items)
+        parts = [
+            f"{counts[k]} {label}"
+            for k, label in (("Utterance", "lines"), ("FactUpdate", "updates"), ("Question", "questions"))
+            if counts[k]
+        ]
+        extra = f" [{'; '.join(notes)}]" if notes else ""
+        lines.append(
+            f"  {phase.index + 1:>3}. {phase.chapter} — {phase.title}{extra}: {', '.join(parts) or 'no items'}"
+        )
+    lines += ["", "facts:"]
+    lines += [
+        f"  {name:<16} {len(ff.facts):>4} facts in {len(ff.sections)} sections ({ff.path})"
+        for name, ff in bench.facts.items()
+    ]
+    tags = Counter(tag for q in bench.questions for tag in (q.tags or ("untagged",)))
+    lines += ["", f"questions: {len(bench.questions)}"]
+    lines += [f"  {tag:<16} {n:>4}" for tag, n in sorted(tags.items())]
+    if bench.warnings:
+        lines += ["", "warnings:", *(f"  {w}" for w in bench.warnings)]
+    return "\n".join(lines)
+
+
+# -- view, proxy, import, profiles, chat, judge -----------------------------------------------
+
+
+def cmd_view(recordings: Path, host: str, port: int) -> int:
+    from adapters.http_server import serve
+    from gateway.viewer.app import make_app
+
+    if not recordings.is_dir():
+        print(f"error: {recordings} is not a folder (run `marathon demo` first?)", file=sys.stderr)
+        return 2
+
+    async def go() -> None:
+        try:
+            served = await serve(make_app(recordings), host, port)
+        except OSError as exc:
+            print(f"error: can't listen on {host}:{port}: {exc.strerror}; try --port 0", file=sys.stderr)
+            raise SystemExit(2) from None
+        print(
+            f"viewer: {served.url}/  (runs under {recordings.resolve()}; read-only; Ctrl-C to stop)",
+            flush=True,
+        )
+        try:
+            await asyncio.Event().wait()
+        finally:
+            await served.stop()
+
+    try:
+        asyncio.run(go())
+    except KeyboardInterrupt:
+        print("viewer: stopped")
+    return 0
+
+
+def cmd_proxy(upstream: str, profile: str | None, port: int, recordings: Path) -> int:
+    if not upstream.startswith(("http://", "https://")):
+        print(f"error: --upstream must be an http:// or https:// URL, not {upstream!r}", file=sys.stderr)
+        return 2
+    from gateway.traffic.watch import watch  # mitmproxy loads only for this command
+
+    try:
+        asyncio.run(
+            watch(
+                upstream,
+                recordings.resolve(),
+                profile=profile,
+                port=port,
+                out=lambda line: print(line, flush=True),
+            )
+        )
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def cmd_import(source: Path, out_dir: Path) -> int:
+    from persona.benchmark.longmemeval import ImportError_, import_longmemeval
+
+    try:
+        done = import_longmemeval(source, out_dir)
+    except ImportError_ as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    for item in done:
+        kind = " (abstention)" if item.abstain else ""
+        print(f"{item.question_id}: {item.sessions} sessions{kind} → {item.folder}")
+    print(
+        f"{len(done)} benchmarks written; check one with `marathon check {done[0].folder if done else out_dir}`"
+    )
+    return 0
+
+
+def cmd_profiles() -> int:
+    from adapters.profiles import profile_names, read_profile
+
+    for name in profile_names():
+        profile = read_profile(name)
+        print(f"{name:<20} {profile.get('adapter', '?'):<12} {profile.get('description', '')}")
+    return 0
+
+
+def cmd_chat(profile: str, recordings: Path) -> int:
+    from gateway.run.chat import chat
+
+    try:
+        asyncio.run(chat({"profile": profile}, recordings.resolve(), sys.stdin, print))
+    except (ValueError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def cmd_grade(args: argparse.Namespace) -> int:
+    from gateway.report.rescore import judge_check, rescore
+    from persona.grading.judge import make_judge
+
+    try:
+        judge = make_judge(args.grader, base_url=args.base_url)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+    def pct(value: float | None) -> str:
+        return "—" if value is None else f"{value:.0%}"
+
+    async def go() -> int:
+        try:
+            if args.command == "judge-check":
+                result = await judge_check(judge)
+                print(
+                    f"{judge.name}: recall {pct(result.recall)} (correct answers judged correct), "
+                    f"specificity {pct(result.specificity)} (wrong answers judged wrong), "
+                    f"unscored {result.unscored} of {result.total}"
+                )
+                for miss in result.misses:
+                    print(f"  miss: {miss}")
+                return 0
+            results, out = await rescore(args.run, judge)
+            print(f"{judge.name}: re-graded {len(results)} questions; report: {out}")
+            return 0
+        finally:
+            client = getattr(judge, "client", None)
+            if client is not None:
+                await client.close()
+
+    try:
+        return asyncio.run(go())
+    except (OSError, RunLogFormatError, BenchmarkErrors, KeyError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+
+
+# -- inspect -----------------------------------------------------------------------------------
+
+
+def _event_line(event: Event) -> str:
+    fields = {k: v for k, v in event.to_record().items() if k not in ("t", "seq", "ts")}
+    if isinstance(event, UnknownEvent):
+        return f"{event.tag} (unknown to this version)"
+    if isinstance(event, Blob):
+        return f"{event.ref[:12]} ({len(event.data):,} bytes)"
+    if isinstance(event, LLMExchange):
+        calls = ", ".join(str(c.get("name")) for c in event.tool_calls)
+        return (
+            f"{event.api} {event.model} {event.kind} status={event.status} messages={len(event.message_refs)} "
+            f"input_tokens={event.input_tokens}"
+            + (f" tool_calls=[{calls}]" if calls else "")
+            + (f" question={event.question_id}" if event.question_id else "")
+        )
+    text = fields.pop("text", None)
+    parts = [f"{k}={v}" for k, v in fields.items() if v not in (None, "", [], {}, False)]
+    if text is not None:
+        parts.append(repr(text if len(text) <= 100 else text[:97] + "..."))
+    return " ".join(parts)
+
+
+def cmd_inspect(run: Path, limit: int) -> int:
+    path = run / EVENTS_FILE if run.is_dir() else run
+    try:
+        log = read_log(path)
+    except (OSError, RunLogFormatError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    h = log.header
+    print(f"run {h.run_id} — log format {h.format}, marathonbench {h.tool_version}")
+    print(
+        f"benchmark {h.benchmark.get('name')} ({str(h.benchmark.get('hash', ''))[:16]}); "
+        f"persona {h.persona}; agent model {h.agent.get('model', '?')}"
+    )
+    if h.agent.get("offline_stand_in"):
+        print("note: the agent's model is the offline rule-based stand-in, not an LLM")
+    t0 = h.created
+    events = log.events[:limit] if limit else log.events
+    for event in events:
+        print(f"{event.seq:>6} {event.ts - t0:>9.3f}s {event.type:<11} {_event_line(event)}")
+    if limit and len(log.events) > limit:
+        print(f"... {len(log.events) - limit} more events")
+    status = run_status(log)
+    print(f"status: {status.value if status else 'running, or stopped without an end record (resumable)'}")
+    if log.torn:
+        print(f"warning: the last {log.unread_bytes} bytes are a torn or damaged record and were ignored")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

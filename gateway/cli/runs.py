@@ -1,0 +1,315 @@
+"""Running from the command line: `marathon run` (a matrix of runs, at once, with a progress
+board), `demo`, `replay`, and the reports across runs (`report`, `compare`).
+
+What a caller may rely on: a bad benchmark, agent or persona setting fails before any run
+starts; Ctrl-C interrupts every run cleanly and the same command resumes them; the exit code
+is 0 only when every run completed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from gateway.log.events import TerminationReason
+from gateway.log.runlog import EVENTS_FILE, RunLogFormatError, read_log, run_status
+from gateway.report.budget import render_ladder
+from gateway.report.comparison import compare, read_lines, render_comparison
+from gateway.report.matrix import MatrixReport, write_matrix_report
+from gateway.report.recordings import load_run
+from gateway.run.agents import check_agent_settings, describe_agent, shared_resources
+from gateway.run.config import ConfigError, Experiment, RunSpec, load_config
+from gateway.run.personas import check_persona_settings
+from gateway.run.progress import ProgressBoard
+from gateway.run.runner import ResumeError, Run, RunOutcome
+from persona.benchmark.errors import BenchmarkErrors
+from persona.benchmark.ladder import benchmark_for
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+DEMO_BENCHMARK = REPO_ROOT / "benchmarks" / "demo-en"
+
+
+def print_errors(exc: BenchmarkErrors, summary: str = "") -> None:
+    """Each error of a benchmark or pool on its own line (file:line: what was expected), then `summary`."""
+    for error in exc.errors:
+        print(f"error: {error}", file=sys.stderr)
+    if summary:
+        print(f"{len(exc.errors)} error(s){summary}", file=sys.stderr)
+
+
+# -- run / demo --------------------------------------------------------------------------------
+
+
+def _run_all(
+    specs: Sequence[RunSpec], recordings: Path, fresh: bool, parallel: int = 1
+) -> list[RunOutcome | BaseException]:
+    """Run `specs`, at most `parallel` at once, each isolated (its own log, agent, recorder
+    listener and ports). A run that fails in our code doesn't stop the others; Ctrl-C
+    interrupts all of them cleanly (each logs `interrupted`) and the same command resumes all."""
+
+    async def go() -> list[RunOutcome | BaseException]:
+        runs = [Run(spec, recordings, fresh=fresh) for spec in specs]
+        gate = asyncio.Semaphore(parallel)
+        board = ProgressBoard([r.progress for r in runs]) if len(runs) > 1 else None
+        # the second run of an A/B pair starts when the first has ended: the drawn order holds
+        first_done = {str(s.meta["pair"]): asyncio.Event() for s in specs if s.meta.get("position") == 1}
+
+        # runs that share an agent, a fixed port or a state folder take turns
+        held = {r.spec.id: sorted(shared_resources(r.spec.agent)) for r in runs}
+        locks = {key: asyncio.Lock() for keys in held.values() for key in keys}
+
+        async def one(run: Run) -> RunOutcome:
+            pair = str(run.spec.meta.get("pair", ""))
+            if run.spec.meta.get("position") == 2 and pair in first_done:
+                await first_done[pair].wait()
+            try:
+                async with contextlib.AsyncExitStack() as stack:
+                    for key in held[run.spec.id]:  # always in the same order: no deadlock
+                        await stack.enter_async_context(locks[key])
+                    return await gated(run)
+            finally:
+                if pair in first_done and run.spec.meta.get("position") == 1:
+                    first_done[pair].set()
+
+        async def gated(run: Run) -> RunOutcome:
+            async with gate:
+                if board is None:
+                    print(
+                        f"[{run.spec.id}] {'starting fresh' if fresh else 'starting or resuming'} → {run.run_dir}",
+                        flush=True,
+                    )
+                return await run.execute()
+
+        watcher = asyncio.create_task(board.watch()) if board else None
+        try:
+            return list(await asyncio.gather(*(one(r) for r in runs), return_exceptions=True))
+        finally:
+            if watcher is not None:
+                watcher.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await watcher
+
+    return asyncio.run(go())
+
+
+def _print_outcome(outcome: RunOutcome, brief: bool = False) -> bool:
+    """One run's ending; True when its agent ran on the offline stand-in."""
+    if outcome.skipped:
+        print(f"[{outcome.run_id}] already ended ({outcome.reason}); use --fresh to run it again")
+        return False
+    s = load_run(outcome.run_dir).summary
+    mean = "—" if s.mean is None else f"{s.mean:.2f}/10"
+    if brief:
+        print(
+            f"[{outcome.run_id}]{'*' if s.stand_in else ''} {outcome.reason}: mean {mean}, "
+            f"graded {len(s.evaluations)}/{len(s.planned)} → {outcome.report}"
+        )
+        return s.stand_in
+    print(
+        f"[{outcome.run_id}] {outcome.reason}: mean {mean}, graded {len(s.evaluations)}/{len(s.planned)}, "
+        f"coverage {'complete' if s.coverage_complete else 'incomplete'}"
+        + (f", resumed ({outcome.resent} re-sent)" if outcome.resumed else "")
+    )
+    if s.stand_in:
+        print(f"[{outcome.run_id}] note: the agent ran on the offline rule-based stand-in, not an LLM")
+    print(f"[{outcome.run_id}] report: {outcome.report}")
+    return s.stand_in
+
+
+def cmd_run(config_path: Path, fresh: bool, only: list[str] | None, persona: str | None = None) -> int:
+    try:
+        config = load_config(config_path)
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    # --only takes a run's id, the id of a matrix entry (all its rungs and repeats) or an
+    # experiment's name (all its runs)
+    names = set(only or [])
+
+    def chosen(spec: RunSpec) -> set[str]:
+        return names & {spec.id, str(spec.meta.get("id", "")), str(spec.meta.get("experiment", ""))}
+
+    specs = [s for s in config.runs if not only or chosen(s)]
+    unknown = names - set().union(*(chosen(s) for s in specs)) if only else set()
+    if unknown:
+        print(f"error: no run named {', '.join(sorted(unknown))} in {config_path}", file=sys.stderr)
+        return 2
+    if persona:
+        specs = [replace(s, persona={**s.persona, "driver": persona}) for s in specs]
+    if config.experiment is not None and any(s.meta.get("experiment") for s in specs):
+        _write_plan(config.experiment, config.recordings)
+    return _run_and_report(specs, config.recordings, fresh, config.parallel)
+
+
+def _write_plan(experiment: Experiment, recordings: Path) -> None:
+    """The experiment's seed and the order drawn for each pair, beside its run lines."""
+    recordings.mkdir(parents=True, exist_ok=True)
+    plan = {
+        "experiment": experiment.name,
+        "seed": experiment.seed,
+        "repeats": experiment.repeats,
+        "tasks": list(experiment.tasks),
+        "variants": {name: describe_agent(agent) for name, agent in experiment.variants.items()},  # redacted
+        "pairs": [
+            {"pair": p, "task": t, "repeat": k, "order": list(order)} for p, t, k, order in experiment.pairs
+        ],
+    }
+    (recordings / f"{experiment.name}.plan.json").write_text(
+        json.dumps(plan, indent=1) + "\n", encoding="utf-8"
+    )
+
+
+def _run_and_report(specs: Sequence[RunSpec], recordings: Path, fresh: bool, parallel: int = 1) -> int:
+    try:
+        for spec in specs:  # a bad benchmark or agent setting fails before any run starts
+            benchmark = benchmark_for(spec.benchmark, spec.rung)
+            check_agent_settings(spec.agent)
+            check_persona_settings(spec.persona, benchmark)
+        results = _run_all(specs, recordings, fresh, parallel)
+    except BenchmarkErrors as exc:
+        print_errors(exc)
+        return 1
+    except (ResumeError, RunLogFormatError, ValueError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    ok = True
+    brief = len(specs) > 1
+    stand_in = False
+    for spec, result in zip(specs, results, strict=True):
+        if isinstance(result, KeyboardInterrupt | asyncio.CancelledError):
+            raise KeyboardInterrupt
+        if isinstance(result, BaseException):
+            if not isinstance(result, ResumeError | RunLogFormatError | ValueError | OSError):
+                raise result
+            print(f"error: [{spec.id}] {result}", file=sys.stderr)
+            ok = False
+            continue
+        stand_in = _print_outcome(result, brief) or stand_in
+        ok = ok and result.reason == TerminationReason.COMPLETED
+    if brief and stand_in:
+        print("note: agents marked * ran on the offline rule-based stand-in, not an LLM")
+    if brief or any(s.rung or s.meta.get("experiment") for s in specs):
+        _print_matrix(recordings)
+    return 0 if ok else 1
+
+
+def cmd_demo(recordings: Path, fresh: bool, persona: str = "scripted", surface: str = "http") -> int:
+    # a small context window, so the reference agent compacts its context while being told facts
+    agent = {"adapter": "reference", "context_tokens": 400, "surface": surface}
+    spec = RunSpec(
+        "demo" if surface == "http" else f"demo-{surface}", DEMO_BENCHMARK, agent, {"driver": persona}
+    )
+    log_path = recordings / spec.id / EVENTS_FILE
+    if not fresh and log_path.exists():
+        try:
+            status = run_status(read_log(log_path))
+        except RunLogFormatError:
+            status = TerminationReason.COMPLETED  # unreadable: nothing to resume, start over
+        fresh = status == TerminationReason.COMPLETED
+        if not fresh:
+            print("demo: resuming the unfinished demo run")
+    print(
+        f"demo: {persona} persona × reference agent on the offline rule-based model stand-in (no network, no key)"
+    )
+    started = time.monotonic()
+    code = _run_and_report([spec], recordings.resolve(), fresh)
+    try:
+        html: Path | str = write_matrix_report(recordings.resolve()).html
+    except OSError as exc:
+        print(f"error: can't write the HTML report: {exc}", file=sys.stderr)
+        html, code = "not written", code or 1
+    print(
+        f"demo: done in {time.monotonic() - started:.1f} s; all runs: {recordings.resolve() / 'report.md'}; charts: {html}"
+    )
+    view = "./marathon view" + ("" if recordings == Path("recordings") else f" {recordings}")
+    print(f"demo: browse it (live while a run goes on): {view}")
+    return code
+
+
+def _print_matrix(recordings: Path) -> MatrixReport | None:
+    try:
+        matrix = write_matrix_report(recordings)
+    except OSError as exc:
+        print(f"error: can't write the cross-run report under {recordings}: {exc}", file=sys.stderr)
+        return None
+    for ladder in matrix.ladders:
+        print(render_ladder(ladder))
+    for comparison in matrix.comparisons:
+        print(render_comparison(comparison))
+    for path in matrix.run_lines:
+        print(f"run lines: {path}")
+    for problem in matrix.problems:
+        print(f"skipped {problem}", file=sys.stderr)
+    print(f"across runs: {matrix.markdown}; charts: {matrix.html}; browse: ./marathon view {recordings}")
+    return matrix
+
+
+def cmd_report(recordings: Path) -> int:
+    if not recordings.is_dir():
+        print(f"error: {recordings} is not a folder", file=sys.stderr)
+        return 2
+    matrix = _print_matrix(recordings.resolve())
+    if matrix is None:
+        return 1
+    if not matrix.runs:
+        print(f"error: no run logs under {recordings}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def cmd_compare(source: Path, seed: int) -> int:
+    if source.is_dir():
+        files = sorted(source.glob("*.runs.jsonl"))
+        if not files:
+            write_matrix_report(source.resolve())
+            files = sorted(source.glob("*.runs.jsonl"))
+    else:
+        files = [source]
+    if not files:
+        print(f"error: no experiment under {source} (its runs carry no `experiment`)", file=sys.stderr)
+        return 1
+    for path in files:
+        try:
+            lines = read_lines(path)
+        except (OSError, ValueError) as exc:
+            print(f"error: {path}: can't read the run lines: {exc}", file=sys.stderr)
+            return 1
+        print(render_comparison(compare(lines, seed=seed)))
+    return 0
+
+
+def cmd_replay(
+    run: Path, agent: str, run_id: str | None, recordings: Path | None, fresh: bool, rungs: list[str] | None
+) -> int:
+    try:
+        log = read_log(run / EVENTS_FILE)
+    except (OSError, RunLogFormatError) as exc:
+        print(f"error: {run}: can't read the recorded run: {exc}", file=sys.stderr)
+        return 2
+    try:
+        check_agent_settings({"profile": agent})
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    base = run_id or f"{log.header.run_id}.replay-{agent}"
+    recorded_rung = str(log.header.benchmark.get("rung", ""))
+    specs = [
+        RunSpec(
+            f"{base}.{rung}" if rungs else base,
+            Path(log.header.benchmark["path"]),
+            {"profile": agent},
+            {"driver": "replay", "from": str((run / EVENTS_FILE).resolve())},
+            rung,
+            {"replay_of": log.header.run_id},
+        )
+        for rung in rungs or [recorded_rung]
+    ]
+    on = f" on rung {', '.join(rungs)}" if rungs else ""
+    print(f"replay: {log.header.run_id}'s persona side → agent profile {agent}{on}")
+    return _run_and_report(specs, (recordings or run.parent).resolve(), fresh)

@@ -1,0 +1,361 @@
+"""The typed records of a run log (design §6).
+
+The log on disk is a stream of msgpack maps; these dataclasses are what code reads and writes.
+Each event class has a `type` tag; its fields are the map's keys (plus `seq` and `ts`, which
+the writer stamps). A reader meeting a tag it doesn't know keeps it as `UnknownEvent` rather
+than failing, so older tools can still show newer logs' known parts.
+
+Callers may rely on: `seq` increasing by one from 0 within a log; `ts` being Unix seconds.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, ClassVar
+
+MAGIC = "marathonbench.events"
+FORMAT_VERSION = 1
+
+
+@dataclass
+class Event:
+    type: ClassVar[str] = ""
+    seq: int = field(default=-1, kw_only=True)
+    ts: float = field(default=0.0, kw_only=True)
+
+    def to_record(self) -> dict[str, Any]:
+        record = {"t": self.type}
+        record.update({f.name: getattr(self, f.name) for f in dataclasses.fields(self)})
+        return record
+
+
+@dataclass
+class Header(Event):
+    """First record of every log: what ran, with which tool and format."""
+
+    type: ClassVar[str] = "header"
+    magic: str = MAGIC
+    format: int = FORMAT_VERSION
+    tool_version: str = ""
+    run_id: str = ""
+    created: float = 0.0
+    benchmark: dict[str, Any] = field(default_factory=dict)
+    persona: dict[str, Any] = field(default_factory=dict)
+    agent: dict[str, Any] = field(default_factory=dict)
+    # where the run sits in a matrix: config run id, repeat, rung; experiment, task, pair, variant
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class RunStart(Event):
+    """Each start of the runner on this log; `resumed` when earlier events existed."""
+
+    type: ClassVar[str] = "run_start"
+    resumed: bool = False
+    replayed_events: int = 0
+    session_id: str = ""
+    llm_url: str = ""  # the recorder's listener, when the agent's LLM traffic is recorded
+    pid: int = 0  # the runner's process: a watcher tells a live run from a killed one by it
+
+
+@dataclass
+class PhaseEntered(Event):
+    type: ClassVar[str] = "phase"
+    index: int = 0
+    chapter: str = ""
+    title: str = ""
+    require_all_facts: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Said(Event):
+    """A persona message sent to the agent. `purpose`: fact | line | update | nudge | distractor (a scale-ladder session).
+
+    `resent` marks a message re-sent on resume because no reply was logged before a crash.
+    """
+
+    type: ClassVar[str] = "say"
+    text: str = ""
+    purpose: str = "line"
+    fact_ids: list[str] = field(default_factory=list)
+    question_id: str | None = None
+    resent: bool = False
+
+
+@dataclass
+class Asked(Event):
+    """A question of the exam sent to the agent (attempt 2 = after the search-memory nudge)."""
+
+    type: ClassVar[str] = "question"
+    question_id: str = ""
+    text: str = ""
+    expected: str = ""
+    tags: list[str] = field(default_factory=list)
+    resent: bool = False
+
+
+@dataclass
+class Replied(Event):
+    """The agent's settled reply to the last `say` / `question`."""
+
+    type: ClassVar[str] = "reply"
+    text: str = ""
+    elapsed: float = 0.0
+
+
+@dataclass
+class FactTold(Event):
+    type: ClassVar[str] = "fact_told"
+    file: str = ""
+    fact_id: str = ""
+
+
+@dataclass
+class FactEdited(Event):
+    """A live fact copy changed (`new` of `—` = deleted). Benchmark files never change."""
+
+    type: ClassVar[str] = "fact_edit"
+    file: str = ""
+    fact_id: str = ""
+    old: str | None = None
+    new: str = ""
+
+
+@dataclass
+class SessionChanged(Event):
+    type: ClassVar[str] = "session"
+    action: str = "new_session"
+    detail: str = ""
+
+
+@dataclass
+class Evaluation(Event):
+    """The final grade of one question (written once per question)."""
+
+    type: ClassVar[str] = "evaluation"
+    question_id: str = ""
+    score: float = 0.0
+    reason: str = ""
+    attempts: int = 1
+    first_score: float = 0.0
+    answer: str = ""
+    grader: str = ""
+
+
+@dataclass
+class ErrorEvent(Event):
+    """Something went wrong. `source`: agent | runner | benchmark. Agent errors are reported apart
+    from memory failures."""
+
+    type: ClassVar[str] = "error"
+    source: str = "runner"
+    kind: str = ""
+    message: str = ""
+
+
+class TerminationReason(StrEnum):
+    """How a run's start ended (tau2's termination reason, kept beside the event that stores
+    it). Only `completed` is final; every other ending is resumed by running the run again."""
+
+    COMPLETED = "completed"
+    INTERRUPTED = "interrupted"  # Ctrl-C / cancelled: resumable
+    AGENT_FAILED = "agent_failed"  # the agent kept failing: resumable once it is fixed
+    LOG_FAILED = "log_failed"  # the run log could not be written: stopped, fail closed
+    ERROR = "error"  # a bug or bad state on our side; resumable once fixed
+
+
+@dataclass
+class RunEnded(Event):
+    """`reason` is a `TerminationReason` value; `interrupted` runs are resumable."""
+
+    type: ClassVar[str] = "end"
+    reason: str = ""
+    detail: str = ""
+
+
+@dataclass
+class Blob(Event):
+    """Content stored once and referred to by its sha256 (`ref`): a message, a system prompt, a
+    tool list, a response body. Keeps a marathon's log linear in its unique content."""
+
+    type: ClassVar[str] = "blob"
+    ref: str = ""
+    data: bytes = b""
+
+
+@dataclass
+class LLMExchange(Event):
+    """One call of the agent to its LLM, seen by the recorder. Bodies are blob refs; headers are
+    redacted. `kind`: ordinary | summary | memory_flush."""
+
+    type: ClassVar[str] = "llm_exchange"
+    api: str = ""
+    method: str = "POST"
+    path: str = ""
+    status: int = 0
+    model: str = ""
+    stream: bool = False
+    kind: str = "ordinary"
+    system_ref: str = ""
+    # the request's messages: the first `base_len` of exchange `base`'s, then `message_refs`
+    # (a conversation that grows by a turn per call stores two refs per call, not all of them)
+    base: int = -1
+    base_len: int = 0
+    message_refs: list[str] = field(default_factory=list)
+    tools_ref: str = ""
+    tool_names: list[str] = field(default_factory=list)
+    params: dict[str, Any] = field(default_factory=dict)
+    request_headers: dict[str, str] = field(default_factory=dict)
+    request_ref: str = ""  # the raw request body, only when its format is unknown
+    response_ref: str = ""
+    response_type: str = ""
+    text: str = ""
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    usage: dict[str, int] = field(default_factory=dict)
+    input_tokens: int = 0
+    stop_reason: str = ""
+    started: float = 0.0
+    ttfb: float = 0.0
+    duration: float = 0.0
+    question_id: str | None = None
+    phase: int = -1
+    warnings: list[str] = field(default_factory=list)
+    error: str = ""
+
+
+@dataclass
+class CompactionSeen(Event):
+    """The agent compacted its context (seen in its LLM traffic); `exchange` is the seq of the
+    `llm_exchange` that showed it."""
+
+    type: ClassVar[str] = "compaction"
+    kind: str = ""
+    tokens_before: int = 0
+    tokens_after: int = 0
+    exchange: int = -1
+    phase: int = -1
+    question_id: str | None = None
+
+
+@dataclass
+class MemoryCallSeen(Event):
+    """A memory tool call the agent's model made; attributed to the question being asked."""
+
+    type: ClassVar[str] = "memory_call"
+    tool: str = ""
+    operation: str = ""
+    target: str = ""
+    exchange: int = -1
+    question_id: str | None = None
+
+
+@dataclass
+class EvidenceCheck(Event):
+    """Was the expected answer still in the agent's context (its conversation history, not its
+    memory tools) when it was asked? Checked on its first LLM call for the question."""
+
+    type: ClassVar[str] = "evidence"
+    question_id: str = ""
+    in_context: bool = False
+    exchange: int = -1
+
+
+@dataclass
+class CanaryHit(Event):
+    """A revoked marker reached the agent's LLM input again."""
+
+    type: ClassVar[str] = "canary"
+    marker: str = ""
+    exchange: int = -1
+    question_id: str | None = None
+
+
+@dataclass
+class FactsMarked(Event):
+    """The LLM persona marked facts told (`file:id`); each also gets a `fact_told`."""
+
+    type: ClassVar[str] = "facts_marked"
+    fact_ids: list[str] = field(default_factory=list)
+
+
+@dataclass
+class PersonaTurn(Event):
+    """One response of the persona's (or judge's) model, kept so a resumed run can replay the
+    persona exactly; `usage` feeds the cost split."""
+
+    type: ClassVar[str] = "persona_llm"
+    client: str = ""
+    response: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class PersonaSlip(Event):
+    """The LLM persona broke a rule the engine checks (e.g. marked a fact told it never said)."""
+
+    type: ClassVar[str] = "persona_slip"
+    kind: str = ""
+    detail: str = ""
+
+
+@dataclass
+class UnknownEvent(Event):
+    type: ClassVar[str] = "unknown"
+    tag: str = ""
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+EVENT_TYPES: dict[str, type[Event]] = {
+    cls.type: cls
+    for cls in (
+        FactsMarked,
+        PersonaTurn,
+        PersonaSlip,
+        Blob,
+        LLMExchange,
+        CompactionSeen,
+        MemoryCallSeen,
+        EvidenceCheck,
+        CanaryHit,
+        Header,
+        RunStart,
+        PhaseEntered,
+        Said,
+        Asked,
+        Replied,
+        FactTold,
+        FactEdited,
+        SessionChanged,
+        Evaluation,
+        ErrorEvent,
+        RunEnded,
+    )
+}
+
+
+# each type's field names, looked up once: dataclasses.fields() per record was a third of the
+# time it takes to read a log
+_FIELDS: dict[type[Event], frozenset[str]] = {
+    cls: frozenset(f.name for f in dataclasses.fields(cls)) for cls in EVENT_TYPES.values()
+}
+
+
+def event_from_record(record: dict[str, Any]) -> Event:
+    """A decoded msgpack map → its typed event; unknown tags and bad fields → `UnknownEvent`."""
+    tag = record.get("t")
+    cls = EVENT_TYPES.get(tag) if isinstance(tag, str) else None
+    seq = record.get("seq", -1)
+    ts = record.get("ts", 0.0)
+    if cls is None:
+        return UnknownEvent(tag=str(tag), data=record, seq=seq if isinstance(seq, int) else -1)
+    names = _FIELDS[cls]
+    try:
+        return cls(**{k: v for k, v in record.items() if k in names})
+    except TypeError:
+        return UnknownEvent(
+            tag=str(tag),
+            data=record,
+            seq=seq if isinstance(seq, int) else -1,
+            ts=ts if isinstance(ts, float) else 0.0,
+        )

@@ -1,0 +1,374 @@
+"""Per-run reports (design §7), computed from the run log alone (plus the benchmark's plan).
+
+`summarize()` is the single place scores are derived; `render_markdown()` shows them. The
+report of a run lands in `<run>/report.md`, and an entry is appended to the recordings'
+`report.md` every time a run ends — failed and interrupted ones too. A run whose agent ran on
+the offline stand-in says so at the top, because its scores measure the platform, not a model.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gateway.log.events import (
+    Asked,
+    CanaryHit,
+    CompactionSeen,
+    ErrorEvent,
+    Evaluation,
+    EvidenceCheck,
+    FactEdited,
+    FactTold,
+    LLMExchange,
+    MemoryCallSeen,
+    PersonaSlip,
+    PersonaTurn,
+    PhaseEntered,
+    RunEnded,
+    RunStart,
+    Said,
+)
+from gateway.log.runlog import RunLog
+from gateway.report.cost import RoleCost
+from persona.benchmark.model import DELETED_MARKERS, Benchmark, Question
+
+
+@dataclass
+class RunSummary:
+    run_id: str
+    benchmark: str
+    agent_model: str
+    stand_in: bool
+    persona: str
+    status: str
+    started: float
+    active_seconds: float
+    phases_entered: int
+    phases_planned: int
+    planned: list[Question]
+    evaluations: dict[str, Evaluation]
+    graded_twice: list[str]
+    required_facts: set[str]
+    told_facts: set[str]
+    agent_errors: list[ErrorEvent]
+    runner_errors: list[ErrorEvent]
+    resent: int
+    starts: int
+    by_tag: dict[str, list[float]] = field(default_factory=dict)
+    exchanges: int = 0
+    tokens: dict[str, int] = field(default_factory=dict)
+    compactions: list[CompactionSeen] = field(default_factory=list)
+    memory_calls: list[MemoryCallSeen] = field(default_factory=list)
+    evidence: dict[str, bool] = field(default_factory=dict)
+    canary_hits: list[CanaryHit] = field(default_factory=list)
+    recorded: bool = False
+    costs: dict[str, RoleCost] = field(default_factory=dict)
+    slips: list[PersonaSlip] = field(default_factory=list)
+
+    def memory_calls_for(self, question_id: str) -> int:
+        return sum(1 for m in self.memory_calls if m.question_id == question_id)
+
+    def split(self) -> dict[str, list[float]]:
+        """Scores of non-abstention questions by where the evidence was when asked."""
+        out: dict[str, list[float]] = {"beyond the boundary": [], "still in context": [], "not observed": []}
+        for q in self.planned:
+            if q.id not in self.evaluations or q.abstain:
+                continue
+            where = self.evidence.get(q.id)
+            key = "not observed" if where is None else "still in context" if where else "beyond the boundary"
+            out[key].append(self.evaluations[q.id].score)
+        return out
+
+    @property
+    def scores(self) -> list[float]:
+        return [e.score for e in self.evaluations.values()]
+
+    @property
+    def mean(self) -> float | None:
+        return sum(self.scores) / len(self.scores) if self.scores else None
+
+    @property
+    def ungraded(self) -> list[Question]:
+        return [q for q in self.planned if q.id not in self.evaluations]
+
+    @property
+    def untold_required(self) -> list[str]:
+        return sorted(self.required_facts - self.told_facts)
+
+    @property
+    def coverage_complete(self) -> bool:
+        return not self.ungraded and not self.untold_required and not self.graded_twice
+
+
+def summarize(log: RunLog, benchmark: Benchmark) -> RunSummary:
+    agent = log.header.agent
+    evaluations: dict[str, Evaluation] = {}
+    twice: list[str] = []
+    required: set[str] = set()
+    deleted: set[str] = set()
+    told: set[str] = set()
+    agent_errors: list[ErrorEvent] = []
+    runner_errors: list[ErrorEvent] = []
+    status = "running or killed"
+    resent = starts = phases = 0
+    active = 0.0
+    exchanges = 0
+    tokens = {"input": 0, "output": 0, "cache_read": 0, "cache_write": 0}
+    compactions: list[CompactionSeen] = []
+    memory_calls: list[MemoryCallSeen] = []
+    evidence: dict[str, bool] = {}
+    canary_hits: list[CanaryHit] = []
+    recorded = False
+    costs = {"persona": RoleCost(), "agent": RoleCost(), "judge": RoleCost()}
+    slips: list[PersonaSlip] = []
+    segment_start: float | None = None
+    last_ts = log.header.created
+    for event in log.events:
+        match event:
+            case RunStart():
+                recorded = recorded or bool(event.llm_url)
+                if segment_start is not None:
+                    active += last_ts - segment_start
+                segment_start = event.ts
+                starts += 1
+                status = "running or killed"
+            case RunEnded():
+                status = event.reason + (f" ({event.detail})" if event.detail else "")
+            case PhaseEntered():
+                phases = max(phases, event.index + 1)
+                for name in event.require_all_facts:
+                    facts = benchmark.facts.get(name)
+                    if facts:
+                        required.update(f"{name}:{fid}" for fid in facts.facts)
+            case FactTold():
+                told.add(f"{event.file}:{event.fact_id}")
+            case FactEdited() if event.new.strip() in DELETED_MARKERS:
+                deleted.add(f"{event.file}:{event.fact_id}")
+            case Evaluation():
+                if event.question_id in evaluations:
+                    twice.append(event.question_id)
+                else:
+                    evaluations[event.question_id] = event
+            case ErrorEvent():
+                (agent_errors if event.source == "agent" else runner_errors).append(event)
+            case Said() | Asked() if event.resent:
+                resent += 1
+            case PersonaTurn():
+                costs["persona"].add(
+                    str(event.response.get("model") or event.client.split(":", 1)[-1]),
+                    event.response.get("usage", {}),
+                )
+            case PersonaSlip():
+                slips.append(event)
+            case LLMExchange() if event.kind != "probe":
+                exchanges += 1
+                costs["agent"].add("standin" if agent.get("offline_stand_in") else event.model, event.usage)
+                for key in tokens:
+                    tokens[key] += int(event.usage.get(key, 0))
+            case CompactionSeen():
+                compactions.append(event)
+            case MemoryCallSeen():
+                memory_calls.append(event)
+            case EvidenceCheck():
+                evidence.setdefault(event.question_id, event.in_context)
+            case CanaryHit():
+                canary_hits.append(event)
+        last_ts = event.ts or last_ts
+    if segment_start is not None:
+        active += last_ts - segment_start
+    by_tag: dict[str, list[float]] = {}
+    for q in benchmark.questions:
+        if q.id in evaluations:
+            for tag in q.tags or ("untagged",):
+                by_tag.setdefault(tag, []).append(evaluations[q.id].score)
+    return RunSummary(
+        run_id=log.header.run_id,
+        benchmark=str(log.header.benchmark.get("name", "")),
+        agent_model=str(agent.get("model", "unknown (not observed)")),
+        stand_in=bool(agent.get("offline_stand_in")),
+        persona=str(log.header.persona.get("driver", "?")),
+        status=status,
+        started=log.header.created,
+        active_seconds=active,
+        phases_entered=phases,
+        phases_planned=len(benchmark.phases),
+        planned=list(benchmark.questions),
+        evaluations=evaluations,
+        graded_twice=twice,
+        required_facts=required - deleted,
+        told_facts=told,
+        agent_errors=agent_errors,
+        runner_errors=runner_errors,
+        resent=resent,
+        starts=starts,
+        by_tag=by_tag,
+        exchanges=exchanges,
+        tokens=tokens,
+        compactions=compactions,
+        memory_calls=memory_calls,
+        evidence=evidence,
+        canary_hits=canary_hits,
+        recorded=recorded,
+        costs=costs,
+        slips=slips,
+    )
+
+
+def _fmt(score: float | None) -> str:
+    return "—" if score is None else f"{score:.2f}"
+
+
+def render_markdown(s: RunSummary) -> str:
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(s.started))
+    out = [f"## {when} — {s.run_id}: {s.benchmark} @ {s.agent_model}", ""]
+    if s.stand_in:
+        out += [
+            "> **Offline stand-in.** The agent's model in this run is the rule-based stand-in, not an "
+            "LLM: these scores exercise the platform end to end and say nothing about any real model.",
+            "",
+        ]
+    first_try = [e for e in s.evaluations.values() if e.attempts == 1 and e.score >= 10]
+    nudged = [e for e in s.evaluations.values() if e.attempts == 2]
+    after_nudge = sum(1 for e in nudged if e.score >= 5)
+    out += [
+        f"- status: {s.status}; persona: {s.persona}; starts: {s.starts}; re-sent after a crash: {s.resent}",
+        f"- run time: {s.active_seconds:.1f} s; phases: {s.phases_entered}/{s.phases_planned}",
+        f"- **mean score: {_fmt(s.mean)} / 10** over {len(s.evaluations)} graded questions",
+        f"- first-try accuracy: {len(first_try)}/{len(s.evaluations)}; post-nudge accuracy: {after_nudge}/{len(nudged)} "
+        "(the mean above blends them, a retry counting ×0.5)",
+        "",
+        "### Score distribution",
+        "",
+        "| score | questions |",
+        "|---|---|",
+    ]
+    buckets = Counter(int(min(10, max(0, score))) for score in s.scores)
+    out += [f"| {b} | {buckets[b]} |" for b in range(10, -1, -1) if buckets[b]]
+    if s.by_tag:
+        out += ["", "### By tag", "", "| tag | questions | mean |", "|---|---|---|"]
+        out += [f"| {tag} | {len(v)} | {sum(v) / len(v):.2f} |" for tag, v in sorted(s.by_tag.items())]
+    out += ["", "### Coverage audit", ""]
+    out.append(
+        f"- questions graded: {len(s.evaluations)}/{len(s.planned)}"
+        + ("" if not s.ungraded else f"; not graded: {', '.join(q.id for q in s.ungraded)}")
+    )
+    if s.graded_twice:
+        out.append(f"- graded more than once (a bug): {', '.join(s.graded_twice)}")
+    told_required = len(s.required_facts) - len(s.untold_required)
+    out.append(
+        f"- required facts told: {told_required}/{len(s.required_facts)}"
+        + ("" if not s.untold_required else f"; untold: {', '.join(s.untold_required[:20])}")
+    )
+    out.append(f"- coverage {'complete' if s.coverage_complete else 'INCOMPLETE'}")
+    out += ["", *_traffic_section(s)]
+    out += ["", "### Tokens and cost", "", "| role | usage and cost |", "|---|---|"]
+    out += [f"| {role} | {cost.describe()} |" for role, cost in s.costs.items()]
+    if s.slips:
+        out += ["", f"### Persona slips: {len(s.slips)}", ""]
+        out += [f"- {slip.kind}: {slip.detail}" for slip in s.slips]
+    if s.agent_errors or s.runner_errors:
+        out += ["", "### Errors (apart from memory failures)", ""]
+        out += [f"- agent {e.kind}: {e.message}" for e in s.agent_errors]
+        out += [f"- runner {e.kind}: {e.message}" for e in s.runner_errors]
+    imperfect = [
+        (q, s.evaluations[q.id])
+        for q in s.planned
+        if q.id in s.evaluations and s.evaluations[q.id].score < 10
+    ]
+    if imperfect:
+        out += ["", "### Imperfect answers", ""]
+        for q, e in imperfect:
+            tags = f" [{', '.join(q.tags)}]" if q.tags else ""
+            out += [
+                f"**❓ {q.id}{tags} — {e.score:g}/10**" + (" (after a nudge)" if e.attempts == 2 else ""),
+                f"- question: {q.text}",
+                f"- expected: {q.expected or '(that it was never told)'}",
+                f"- answer: {e.answer.strip() or '(none)'}",
+                f"- grader ({e.grader}): {e.reason}",
+                "",
+            ]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _traffic_section(s: RunSummary) -> list[str]:
+    out = ["### The agent's LLM traffic", ""]
+    if not s.recorded:
+        out.append(
+            "Not recorded: the agent's LLM calls did not go through the recorder, so its compactions, "
+            "memory calls and what was still in its context are **not observable** in this run "
+            "(this is not a count of zero)."
+        )
+        return out
+    t = s.tokens
+    out.append(
+        f"- LLM calls recorded: {s.exchanges} (input {t['input']:,} tokens, output {t['output']:,}, "
+        f"cache read {t['cache_read']:,}, cache write {t['cache_write']:,})"
+    )
+    out.append(f"- compactions seen: {len(s.compactions)}")
+    for c in s.compactions:
+        during = f", during question {c.question_id}" if c.question_id else ""
+        out.append(
+            f"  - {c.kind}: {c.tokens_before:,} → {c.tokens_after:,} tokens (phase {c.phase + 1}{during})"
+        )
+    reads = sum(1 for m in s.memory_calls if m.operation == "read")
+    out.append(f"- memory calls: {len(s.memory_calls)} ({reads} reads, {len(s.memory_calls) - reads} writes)")
+    out.append("- scores by where the evidence was when asked:")
+    for where, scores in s.split().items():
+        mean = f"mean {sum(scores) / len(scores):.2f}" if scores else "—"
+        out.append(f"  - {where}: {len(scores)} questions, {mean}")
+    if s.canary_hits:
+        out.append(f"- **revoked canaries back in the agent's input: {len(s.canary_hits)}**")
+        for h in s.canary_hits:
+            during = f" (question {h.question_id})" if h.question_id else ""
+            out.append(f"  - {h.marker!r} in LLM call #{h.exchange}{during}")
+    out += ["", "| question | score | memory calls | evidence when asked |", "|---|---|---|---|"]
+    for q in s.planned:
+        e = s.evaluations.get(q.id)
+        score = "—" if e is None else f"{e.score:g}"
+        out.append(
+            f"| {q.id} | {score} | {s.memory_calls_for(q.id)} | {_evidence_label(q.abstain, s.evidence.get(q.id))} |"
+        )
+    return out
+
+
+def _evidence_label(abstain: bool, in_context: bool | None) -> str:
+    if abstain:
+        return "n/a (abstention)"
+    if in_context is None:
+        return "not observed"
+    return "in context" if in_context else "beyond the boundary"
+
+
+def add_judge_costs(summary: RunSummary, run_dir: Path) -> None:
+    """Judges run after the run (`marathon rescore`); their usage is in `rescore-*.json`."""
+    for path in sorted(run_dir.glob("rescore-*.json")):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        usage = data.get("usage") or {}
+        if usage.get("input") or usage.get("output"):
+            model = str(data.get("grader", "")).rsplit(":", 1)[-1].rsplit("#", 1)[-1]
+            summary.costs["judge"].add(model, usage, calls=int(data.get("calls", 1)))
+
+
+def refresh_run_report(log: RunLog, benchmark: Benchmark, run_dir: Path) -> None:
+    """Rewrite `<run>/report.md` (e.g. after a rescore); the recordings' journal is untouched."""
+    summary = summarize(log, benchmark)
+    add_judge_costs(summary, run_dir)
+    (run_dir / "report.md").write_text(f"# Run report\n\n{render_markdown(summary)}", encoding="utf-8")
+
+
+def write_reports(log: RunLog, benchmark: Benchmark, run_dir: Path) -> RunSummary:
+    """Write `<run>/report.md` and append the same entry to `<recordings>/report.md`."""
+    summary = summarize(log, benchmark)
+    add_judge_costs(summary, run_dir)
+    text = render_markdown(summary)
+    (run_dir / "report.md").write_text(f"# Run report\n\n{text}", encoding="utf-8")
+    with (run_dir.parent / "report.md").open("a", encoding="utf-8") as f:
+        f.write(f"\n{text}")
+    return summary

@@ -1,0 +1,73 @@
+"""Everything a recordings folder says across runs: scale ladders (budget tables and onset),
+paired A/B experiments (run lines and comparison), and the HTML report with charts.
+
+`write_matrix_report()` is what `marathon run` calls when its runs end and what `marathon
+report` calls on its own: both read only the recordings. Raises OSError when the folder
+can't be written (a full disk); the run logs are never touched.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gateway.report.budget import Ladder, build_ladders, render_ladder
+from gateway.report.comparison import Comparison, compare, render_comparison, run_line, write_lines
+from gateway.report.recordings import load_runs
+
+SUMMARY_FILE = "matrix.md"
+HTML_FILE = "report.html"
+
+
+@dataclass
+class MatrixReport:
+    markdown: Path
+    html: Path
+    ladders: list[Ladder]
+    comparisons: list[Comparison]
+    run_lines: list[Path] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    runs: int = 0
+
+
+def _replace(path: Path, text: str) -> None:
+    """Write whole or not at all: a reader (or a browser) never sees half a report."""
+    partial = path.with_name(path.name + ".partial")
+    try:
+        partial.write_text(text, encoding="utf-8")
+        os.replace(partial, path)
+    finally:
+        partial.unlink(missing_ok=True)
+
+
+def write_matrix_report(recordings: Path, seed: int = 0) -> MatrixReport:
+    runs, problems = load_runs(recordings)
+    ladders = build_ladders(runs)
+    by_experiment: dict[str, list[dict[str, object]]] = defaultdict(list)
+    for run in runs:
+        name = run.meta.get("experiment")
+        if name:
+            by_experiment[str(name)].append(run_line(run))
+    comparisons = []
+    written: list[Path] = []
+    for name, lines in sorted(by_experiment.items()):
+        jsonl, table = write_lines(lines, recordings / name)
+        written += [jsonl, table]
+        comparisons.append(compare(lines, seed=seed))
+    parts = ["# Across runs", ""]
+    if any(r.summary.stand_in for r in runs):
+        parts += ["> Some agents ran on the offline rule-based model stand-in, not an LLM.", ""]
+    parts += [render_ladder(ladder) for ladder in ladders]
+    parts += [render_comparison(c) for c in comparisons]
+    if not ladders and not comparisons:
+        parts.append("No scale-ladder runs and no experiment here; each run's report.md has its scores.\n")
+    parts += [f"- skipped {p}" for p in problems]
+    markdown = recordings / SUMMARY_FILE
+    _replace(markdown, "\n".join(parts) + "\n")
+    from gateway.report.html import render_html  # plotly takes a while to import; only needed here
+
+    html = recordings / HTML_FILE
+    _replace(html, render_html(recordings, runs, ladders, comparisons, problems))
+    return MatrixReport(markdown, html, ladders, comparisons, written, problems, len(runs))

@@ -1,0 +1,217 @@
+"""`marathon rescore` and `marathon judge-check`: grading again, blind, and checking a judge.
+
+Rescoring reads a run's log, rebuilds each exam exchange (question, answer, nudge, second
+answer) and the values superseded before it, and asks a judge for a verdict. It never writes
+to the run's log: results go to `rescore-<grader>.json` and `.md` beside it. The score of
+record for a retried question is the judge's score ×0.5, as for the persona's grades.
+Agreement with the persona's grades is reported as a rate and Cohen's kappa over
+correct/incorrect (score ≥ 5), unscored items apart.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import json5
+
+from gateway.log.events import Asked, Evaluation, FactEdited, Replied, Said
+from gateway.log.runlog import EVENTS_FILE, read_log
+from gateway.report.cost import RoleCost
+from gateway.report.markdown import refresh_run_report
+from gateway.report.recordings import benchmark_of
+from persona.benchmark.model import DELETED_MARKERS, Question
+from persona.grading.exact import PASS_SCORE, contains_expected
+from persona.grading.judge import CALIBRATION, ExamItem, Judge, Verdict
+
+RETRY_WEIGHT = 0.5
+CORRECT_AT = PASS_SCORE
+
+
+@dataclass
+class Rescored:
+    question_id: str
+    persona_score: float | None
+    judge_score: float | None
+    attempts: int
+    reason: str
+
+
+def exam_items(run_dir: Path) -> tuple[list[ExamItem], dict[str, float]]:
+    """The run's exam exchanges, and the persona's grades by question."""
+    log = read_log(run_dir / EVENTS_FILE)
+    bench = benchmark_of(log.header)
+    questions = {q.id: q for q in bench.questions}
+    items: dict[str, ExamItem] = {}
+    persona: dict[str, float] = {}
+    history: dict[
+        tuple[str, str], tuple[list[str], str]
+    ] = {}  # fact → (its earlier values, its current value)
+    awaiting: str | None = None
+    for event in log.events:
+        match event:
+            case FactEdited() if event.old:
+                earlier, _ = history.get((event.file, event.fact_id), ([], ""))
+                history[(event.file, event.fact_id)] = ([*earlier, event.old], event.new)
+            case Asked() if event.question_id in questions and event.question_id not in items:
+                q = questions[event.question_id]
+                olds = [
+                    old
+                    for earlier, current in history.values()
+                    if current.strip() not in DELETED_MARKERS
+                    and q.expected
+                    and contains_expected(q.expected, current)
+                    for old in earlier
+                ]
+                items[q.id] = ExamItem(q, q.expected, [], olds)
+                awaiting = q.id
+            case Said() if event.purpose == "nudge" and event.question_id in items:
+                awaiting = event.question_id
+            case Replied() if awaiting is not None:
+                items[awaiting].answers.append(event.text)
+                awaiting = None
+            case Evaluation():
+                persona.setdefault(event.question_id, event.score)
+    return [i for i in items.values() if i.answers], persona
+
+
+def kappa(pairs: list[tuple[bool, bool]]) -> float | None:
+    if not pairs:
+        return None
+    n = len(pairs)
+    observed = sum(a == b for a, b in pairs) / n
+    pa = sum(a for a, _ in pairs) / n
+    pb = sum(b for _, b in pairs) / n
+    expected = pa * pb + (1 - pa) * (1 - pb)
+    return 1.0 if expected == 1 else (observed - expected) / (1 - expected)
+
+
+async def rescore(run_dir: Path, judge: Judge) -> tuple[list[Rescored], Path]:
+    items, persona = exam_items(run_dir)
+    results = []
+    for item in items:
+        verdict: Verdict = await judge.judge(item)
+        score = verdict.score
+        if score is not None and len(item.answers) > 1:
+            score = round(score * RETRY_WEIGHT, 2)
+        results.append(
+            Rescored(
+                item.question.id, persona.get(item.question.id), score, len(item.answers), verdict.reason
+            )
+        )
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "_", judge.name)[:60]
+    out = run_dir / f"rescore-{slug}.md"
+    (run_dir / f"rescore-{slug}.json").write_text(
+        json.dumps(
+            {
+                "grader": judge.name,
+                "calls": len(results),
+                "usage": vars(judge.usage),
+                "items": [asdict(r) for r in results],
+            },
+            indent=1,
+        ),
+        encoding="utf-8",
+    )
+    cost = RoleCost()
+    if judge.usage.input or judge.usage.output:
+        cost.add(judge.name.rsplit(":", 1)[-1].rsplit("#", 1)[-1], vars(judge.usage), calls=len(results))
+    out.write_text(render(judge.name, results, cost), encoding="utf-8")
+    log = read_log(run_dir / EVENTS_FILE)
+    refresh_run_report(log, benchmark_of(log.header), run_dir)
+    return results, out
+
+
+def agreement(results: list[Rescored]) -> tuple[list[tuple[bool, bool]], int]:
+    pairs = [
+        (r.persona_score >= CORRECT_AT, r.judge_score >= CORRECT_AT)
+        for r in results
+        if r.persona_score is not None and r.judge_score is not None
+    ]
+    return pairs, sum(1 for r in results if r.judge_score is None)
+
+
+def render(name: str, results: list[Rescored], cost: RoleCost) -> str:
+    pairs, unscored = agreement(results)
+    scored = [r.judge_score for r in results if r.judge_score is not None]
+    k = kappa(pairs)
+    rate = sum(a == b for a, b in pairs) / len(pairs) if pairs else None
+    lines = [
+        f"# Rescore with {name}",
+        "",
+        "The judge saw each question, its expected answer, superseded values and the agent's answers — not the agent.",
+        "",
+        f"- judge mean: {sum(scored) / len(scored):.2f} / 10 over {len(scored)} scored"
+        if scored
+        else "- judge mean: — (nothing scored)",
+        f"- unscored (judge output unusable): {unscored}",
+        f"- agreement with the persona's grades (correct = score ≥ {CORRECT_AT:g}): "
+        + (
+            f"{rate:.0%} of {len(pairs)}, Cohen's kappa {k:.2f}"
+            if rate is not None and k is not None
+            else "—"
+        ),
+        f"- judge usage and cost: {cost.describe() if cost.calls else 'no model calls'}",
+        "",
+        "| question | persona | judge | attempts | judge's reason |",
+        "|---|---|---|---|---|",
+    ]
+    for r in results:
+        persona = "—" if r.persona_score is None else f"{r.persona_score:g}"
+        judge = "unscored" if r.judge_score is None else f"{r.judge_score:g}"
+        lines.append(
+            f"| {r.question_id} | {persona} | {judge} | {r.attempts} | {r.reason.replace('|', '/')} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+@dataclass
+class CheckResult:
+    recall: float | None
+    specificity: float | None
+    unscored: int
+    total: int
+    misses: list[str]
+
+
+async def judge_check(judge: Judge, calibration: Path | None = None) -> CheckResult:
+    path = calibration or CALIBRATION
+    data: list[dict[str, Any]] = json5.loads(path.read_text(encoding="utf-8"))
+    positives = negatives = true_pos = true_neg = unscored = 0
+    misses = []
+    for n, entry in enumerate(data, 1):
+        q = Question(
+            f"cal{n}",
+            entry["question"],
+            entry.get("expected", ""),
+            tuple(entry.get("tags", [])),
+            "calibration",
+            n,
+        )
+        verdict = await judge.judge(
+            ExamItem(q, q.expected, [entry["answer"]], list(entry.get("superseded", [])))
+        )
+        if verdict.score is None:
+            unscored += 1
+            continue
+        said_correct = verdict.score >= CORRECT_AT
+        if entry["correct"]:
+            positives += 1
+            true_pos += said_correct
+        else:
+            negatives += 1
+            true_neg += not said_correct
+        if said_correct != entry["correct"]:
+            misses.append(
+                f"{entry['answer']!r} judged {'correct' if said_correct else 'wrong'} ({entry.get('kind', 'correct answer')})"
+            )
+    return CheckResult(
+        true_pos / positives if positives else None,
+        true_neg / negatives if negatives else None,
+        unscored,
+        len(data),
+        misses,
+    )

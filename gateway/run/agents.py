@@ -1,0 +1,270 @@
+"""Turning a run's `agent` settings into a live `AgentAdapter` (and whatever it needs running).
+
+Settings may name a profile (`adapters/profiles/*.jsonc`) and override it. Adapters: `http`
+(JSON or OpenAI-compatible), `websocket`, `openclaw-ws`, `telegram` (we emulate the Bot API;
+the bot points its API root at us), and `reference` — the bundled agent, started here on a
+free port with its memory in the run's folder, over `surface` http, telegram or websocket, on
+the offline stand-in unless `model_base_url` is given.
+
+With a `process` block the agent is started for the run (`adapters.lifecycle`), its state
+folder reset from a snapshot on a fresh run (never on resume), its environment given
+`${LLM_URL}` (the recorder), `${TELEGRAM_API_ROOT}` and `${TELEGRAM_BOT_TOKEN}`. A profile's
+`new_session: "restart"` restarts the process for a new session. Everything started here is
+stopped on exit, also on Ctrl-C.
+
+With a `RunRecorder`, the agent's LLM traffic goes through the recorder: the reference agent
+is pointed at it; another agent is told `${LLM_URL}` (or must be pointed at `llm.port`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from adapters.base import AdapterConfigError, AgentAdapter, SessionState
+from adapters.http import HttpAdapter
+from adapters.http_server import serve
+from adapters.lifecycle import AgentProcess
+from adapters.openclaw import OpenClawAdapter
+from adapters.profiles import resolve
+from adapters.reference.standin import STANDIN_NAME, standin_app
+from adapters.telegram import TelegramAdapter
+from adapters.websocket import WebSocketAdapter
+from gateway.log.redact import redact
+from gateway.traffic.recorder import RunRecorder
+
+ADAPTERS = ("http", "websocket", "openclaw-ws", "telegram", "reference")
+SURFACES = ("http", "telegram", "websocket")
+
+type Record = Callable[[str], Awaitable[str]]
+
+
+def describe_agent(settings: dict[str, Any]) -> dict[str, Any]:
+    """What the log header and report record about the agent: settings, secrets redacted, and
+    the model it runs on when we know it (the stand-in is always named as such)."""
+    settings = resolve(settings)
+    info = redact(settings)
+    if settings.get("adapter") == "reference":
+        if settings.get("model_base_url"):
+            info["model"] = settings.get("model", "claude-sonnet-4-5")
+        else:
+            info["model"] = STANDIN_NAME
+            info["offline_stand_in"] = True
+    return dict(info)
+
+
+def make_adapter(settings: dict[str, Any]) -> AgentAdapter:
+    kind = settings.get("adapter")
+    if kind == "http":
+        return HttpAdapter(settings)
+    if kind == "websocket":
+        return WebSocketAdapter(settings)
+    if kind == "openclaw-ws":
+        return OpenClawAdapter(settings)
+    if kind == "telegram":
+        return TelegramAdapter(settings)
+    raise AdapterConfigError(f"unknown agent adapter {kind!r}; available: {', '.join(ADAPTERS)}")
+
+
+def check_agent_settings(settings: dict[str, Any]) -> None:
+    """Raise `AdapterConfigError` (a ValueError) for settings that can't work, before a run starts:
+    an unknown profile or adapter, a bad URL, a secret named from an unset environment variable."""
+    try:
+        settings = resolve(settings)
+    except ValueError as exc:
+        raise AdapterConfigError(str(exc)) from None
+    kind = settings.get("adapter")
+    if kind == "reference":
+        if settings.get("surface", "http") not in SURFACES:
+            raise AdapterConfigError(f"reference agent `surface` must be one of {', '.join(SURFACES)}")
+        return
+    make_adapter(settings)
+
+
+def shared_resources(settings: dict[str, Any]) -> set[str]:
+    """What a run of this agent holds that another run could also want: a fixed port (the
+    agent's, or its LLM recorder's), the agent behind a URL (its memory is shared by whoever
+    talks to it), a state folder outside the run's own. Runs sharing any of them must not
+    overlap; the reference agent holds none (everything it uses is per run)."""
+    settings = resolve(settings)
+    if settings.get("adapter") == "reference":
+        return set()
+    held: set[str] = set()
+    url = settings.get("url")
+    if isinstance(url, str) and url:
+        parsed = urlsplit(url)
+        held.add(
+            f"agent {parsed.hostname}:{parsed.port or (443 if parsed.scheme in ('https', 'wss') else 80)}"
+        )
+    llm = settings.get("llm")
+    if isinstance(llm, dict) and isinstance(llm.get("port"), int) and llm["port"]:
+        held.add(f"port {llm['port']}")
+    process = settings.get("process")
+    if isinstance(process, dict):
+        state = process.get("state_dir")
+        if isinstance(state, str) and "${RUN_DIR}" not in state:
+            held.add(f"state folder {state}")
+    return held
+
+
+@dataclass(frozen=True)
+class AgentHandle:
+    adapter: AgentAdapter
+    llm_url: str | None  # where the agent's LLM calls must go to be recorded
+
+
+def recording_wanted(settings: dict[str, Any]) -> bool:
+    """The reference agent is always recorded (unless `record_llm: false`); another agent when
+    its settings say where its LLM lives (`llm.upstream`)."""
+    settings = resolve(settings)
+    if settings.get("adapter") == "reference":
+        return bool(settings.get("record_llm", True))
+    llm = settings.get("llm")
+    return isinstance(llm, dict) and isinstance(llm.get("upstream"), str)
+
+
+class RestartingAdapter:
+    """`new_session: "restart"`: a new session is a fresh process (memory on disk survives)."""
+
+    def __init__(self, inner: AgentAdapter, process: AgentProcess) -> None:
+        self.inner, self.process = inner, process
+
+    async def open(self, resume: SessionState | None = None) -> str:
+        return await self.inner.open(resume)
+
+    async def send(self, text: str) -> str:
+        return await self.inner.send(text)
+
+    async def new_session(self) -> str:
+        await self.inner.close()
+        await self.process.restart()
+        await self.inner.open()
+        return await self.inner.new_session()
+
+    async def close(self) -> None:
+        await self.inner.close()
+
+
+@asynccontextmanager
+async def open_agent(
+    settings: dict[str, Any], run_dir: Path, recorder: RunRecorder | None = None, *, fresh: bool = True
+) -> AsyncIterator[AgentHandle]:
+    check_agent_settings(settings)
+    settings = resolve(settings)
+    async with AsyncExitStack() as stack:
+
+        async def record(upstream: str, port: int = 0) -> str:
+            """Open a recorder listener forwarding to `upstream`; returns its URL."""
+            from gateway.traffic.hub import RecorderHub  # mitmproxy loads only when recording
+
+            assert recorder is not None
+            hub = RecorderHub.shared()
+            listener = await hub.open(upstream, recorder, port)
+            stack.push_async_callback(hub.close, listener)
+            return listener.url
+
+        if settings["adapter"] == "reference":
+            yield await _start_reference(settings, run_dir, stack, record if recorder is not None else None)
+            return
+        adapter = make_adapter(settings)
+        values: dict[str, str] = {}
+        llm = settings.get("llm") or {}
+        llm_url = (
+            await record(str(llm["upstream"]), int(llm.get("port", 0))) if recorder is not None else None
+        )
+        if llm_url:
+            values["LLM_URL"] = llm_url
+        if isinstance(adapter, TelegramAdapter):
+            values["TELEGRAM_API_ROOT"] = await adapter.start()
+            values["TELEGRAM_BOT_TOKEN"] = adapter.emulator.token
+            stack.push_async_callback(adapter.close)
+        process_settings = settings.get("process")
+        if isinstance(process_settings, dict):
+            process = AgentProcess(process_settings, run_dir, values)
+            if fresh:
+                process.reset()
+            stack.push_async_callback(process.stop)
+            await process.start()
+            if settings.get("new_session") == "restart":
+                adapter = RestartingAdapter(adapter, process)
+        if isinstance(adapter, TelegramAdapter):
+            await adapter.wait_for_bot(float((process_settings or {}).get("ready_timeout", 60)))
+        yield AgentHandle(adapter, llm_url)
+
+
+async def _start_reference(
+    settings: dict[str, Any], run_dir: Path, stack: AsyncExitStack, record: Record | None
+) -> AgentHandle:
+    # imported here: the anthropic SDK takes ~2 s to import, and only this agent needs it
+    from adapters.reference.agent import AgentConfig, ReferenceAgent
+
+    base_url = settings.get("model_base_url")
+    api_key = "offline-stand-in"
+    if base_url:
+        api_key = os.environ.get(str(settings.get("api_key_env", "ANTHROPIC_API_KEY")), "")
+    else:
+        standin = await serve(standin_app())
+        stack.push_async_callback(standin.stop)
+        base_url = standin.url
+    llm_url = await record(str(base_url)) if record is not None else None
+    agent = ReferenceAgent(
+        AgentConfig(
+            base_url=llm_url or str(base_url),
+            api_key=api_key,
+            memory_dir=run_dir / "agent-state" / "memory",
+            model=str(settings.get("model", "standin-1")),
+            context_tokens=int(settings.get("context_tokens", 1200)),
+            keep_turns=int(settings.get("keep_turns", 2)),
+            stream=bool(settings.get("stream", True)),
+            llm_timeout=float(settings.get("llm_timeout", 120)),
+            memory=bool(settings.get("memory", True)),
+        )
+    )
+    stack.push_async_callback(agent.close)
+    surface = settings.get("surface", "http")
+    timeout = settings.get("timeout", 60)
+    adapter: AgentAdapter
+    if surface == "telegram":
+        from adapters.reference.telegram_bot import run_bot
+
+        telegram = TelegramAdapter({"quiet": settings.get("quiet", 0.15), "timeout": timeout})
+        api_root = await telegram.start()
+        stack.push_async_callback(telegram.close)
+        stop = asyncio.Event()
+        bot = asyncio.create_task(run_bot(agent, api_root, telegram.emulator.token, stop))
+
+        async def stop_bot() -> None:
+            stop.set()
+            with contextlib.suppress(
+                Exception
+            ):  # the run is over; a bot failing on the way out changes nothing
+                await asyncio.wait_for(bot, 10)
+
+        stack.push_async_callback(stop_bot)
+        await telegram.wait_for_bot(10)
+        adapter = telegram
+    elif surface == "websocket":
+        from adapters.reference.ws_server import serve_websocket
+
+        server, ws_url = await serve_websocket(agent)
+
+        async def stop_server() -> None:
+            server.close()
+            await server.wait_closed()
+
+        stack.push_async_callback(stop_server)
+        adapter = WebSocketAdapter(
+            {"url": ws_url, "match": {"session": "{session}"}, "timeout": timeout, "session_prefix": "ref"}
+        )
+    else:
+        served = await serve(agent.app())
+        stack.push_async_callback(served.stop)
+        adapter = HttpAdapter({"url": f"{served.url}/chat", "timeout": timeout, "session_prefix": "ref"})
+    return AgentHandle(adapter, llm_url)

@@ -1,0 +1,75 @@
+"""`marathon chat`: a person types as the persona; every exchange goes through the gateway and
+is recorded like a run's (header, `say`, `reply`, `error`, LLM traffic when the profile says
+where the agent's model is). For trying a profile before a long run.
+
+Lines starting with `/new-session` start a new session the way the profile does; an empty
+line or end of input ends the chat.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TextIO
+
+from adapters.base import AdapterError
+from adapters.profiles import resolve
+from gateway import __version__
+from gateway.log.events import ErrorEvent, Header, Replied, RunEnded, RunStart, Said, SessionChanged
+from gateway.log.runlog import EVENTS_FILE, RunLogWriter
+from gateway.run.agents import describe_agent, open_agent, recording_wanted
+from gateway.traffic.profile import load_profile
+from gateway.traffic.recorder import RunRecorder
+
+
+async def chat(settings: dict[str, Any], recordings: Path, lines: TextIO, out: Callable[[str], None]) -> Path:
+    run_id = time.strftime("chat-%Y%m%d-%H%M%S")
+    run_dir = recordings / run_id
+    header = Header(
+        tool_version=__version__, run_id=run_id, persona={"driver": "human"}, agent=describe_agent(settings)
+    )
+    with RunLogWriter.create(run_dir / EVENTS_FILE, header) as writer:
+        resolved = resolve(settings)
+        recorder = None
+        if recording_wanted(resolved):
+            llm = resolved.get("llm") or {}
+            recorder = RunRecorder(
+                writer.append,
+                load_profile(llm.get("profile", "reference" if resolved["adapter"] == "reference" else None)),
+                echo=lambda line: out(f"  [llm] {line}"),
+            )
+        async with open_agent(settings, run_dir, recorder) as handle:
+            session = await handle.adapter.open()
+            writer.append(RunStart(session_id=session, llm_url=handle.llm_url or ""))
+            if handle.llm_url:
+                out(f"(the agent's LLM traffic is recorded at {handle.llm_url})")
+            out(
+                f"chatting with {settings.get('profile')} — empty line to stop, /new-session for a new session"
+            )
+            try:
+                while True:
+                    text = (await asyncio.to_thread(lines.readline)).rstrip("\n")
+                    if not text.strip():
+                        break
+                    if text.strip() == "/new-session":
+                        session = await handle.adapter.new_session()
+                        writer.append(SessionChanged(action="new_session", detail=session))
+                        out(f"(new session {session})")
+                        continue
+                    writer.append(Said(text=text, purpose="human"))
+                    started = time.monotonic()
+                    try:
+                        reply = await handle.adapter.send(text)
+                    except AdapterError as exc:
+                        writer.append(ErrorEvent(source="agent", kind=exc.kind, message=str(exc)))
+                        out(f"(agent error: {exc})")
+                        continue
+                    writer.append(Replied(text=reply, elapsed=round(time.monotonic() - started, 3)))
+                    out(f"agent> {reply}")
+            finally:
+                await handle.adapter.close()
+                writer.append(RunEnded(reason="completed", detail="chat ended"))
+    out(f"recorded in {run_dir}")
+    return run_dir

@@ -1,0 +1,277 @@
+"""`config.jsonc`: which runs to make (JSON5, comments allowed).
+
+    {
+      recordings: "recordings",              // optional; relative to this file
+      parallel: 4,                           // runs at once (default 1)
+      runs: [
+        { id: "demo", benchmark: "benchmarks/demo-en",
+          agent: { adapter: "reference" },   // or { profile: "hermes-http", ... }
+          persona: { driver: "scripted" },
+          rung: ["s0", "s1", "s2"],          // optional: scale-ladder rungs (one run each)
+          repeats: 3 },                      // optional: independent repeats (default 1)
+      ],
+      experiment: {                          // optional: a paired A/B comparison
+        name: "memory-addon", seed: 42, repeats: 3,
+        variants: { A: { profile: "reference" }, B: { adapter: "reference", memory: false } },
+        tasks: [ { benchmark: "benchmarks/demo-en", rung: "s1" } ],
+        persona: "scripted",
+      },
+    }
+
+A run with several rungs or repeats expands to one run per combination, named
+`ID.RUNG.rK` (only the parts that vary). An experiment expands to one run per task × repeat
+× variant, named `NAME.TASK.rK.A|B`; the order of A and B in each pair is drawn from `seed`
+and written down (`Config.pairs`). Errors name the file and line; paths are relative to the
+config file's folder.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import json5
+
+_RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+
+
+class ConfigError(ValueError):
+    def __init__(self, path: Path, line: int, message: str) -> None:
+        super().__init__(f"{path}:{line}: {message}" if line else f"{path}: {message}")
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    id: str
+    benchmark: Path
+    agent: dict[str, Any]
+    persona: dict[str, Any] = field(default_factory=lambda: {"driver": "scripted"})
+    rung: str = ""  # a scale-ladder rung of the benchmark (persona/benchmark/ladder.py)
+    # where an expanded run came from: base id, repeat; for an experiment also task, pair,
+    # variant and position in its pair (what the experiment's log lines are made of)
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Experiment:
+    name: str
+    seed: int
+    repeats: int
+    variants: dict[str, dict[str, Any]]
+    tasks: tuple[str, ...]
+    pairs: tuple[tuple[str, str, int, tuple[str, str]], ...]  # (pair id, task, repeat, variant order)
+
+
+@dataclass(frozen=True)
+class Config:
+    path: Path
+    recordings: Path
+    runs: tuple[RunSpec, ...]
+    parallel: int = 1
+    experiment: Experiment | None = None
+
+
+def _line_of(raw: str, needle: str) -> int:
+    index = raw.find(needle)
+    return raw[:index].count("\n") + 1 if index >= 0 else 0
+
+
+def load_config(path: Path | str) -> Config:
+    path = Path(path)
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(path, 0, f"can't read: {exc.strerror}") from None
+    try:
+        data = json5.loads(raw)
+    except ValueError as exc:
+        m = re.match(r"<string>:(\d+)\s*(.*)", str(exc))
+        raise ConfigError(
+            path, int(m.group(1)) if m else 0, f"invalid JSON5: {m.group(2) if m else exc}"
+        ) from None
+    if not isinstance(data, dict):
+        raise ConfigError(path, 1, "expected an object with a `runs` list")
+    _known_keys(path, raw, "the config", data, TOP_KEYS)
+    base = path.parent
+    runs = data.get("runs", [])
+    experiment_data = data.get("experiment")
+    if not isinstance(runs, list) or (not runs and experiment_data is None):
+        raise ConfigError(
+            path, _line_of(raw, "runs"), "expected `runs`: a non-empty list of runs (or an `experiment`)"
+        )
+    specs: list[RunSpec] = []
+    for n, run in enumerate(runs, 1):
+        if not isinstance(run, dict):
+            raise ConfigError(path, _line_of(raw, "runs"), f"run #{n} must be an object")
+        specs.extend(_expand_run(path, raw, base, n, run))
+    experiment = None
+    if experiment_data is not None:
+        experiment, runs_of_experiment = _experiment(path, raw, base, experiment_data)
+        specs.extend(runs_of_experiment)
+    seen: dict[str, RunSpec] = {}
+    for spec in specs:
+        if spec.id in seen:
+            raise ConfigError(
+                path, _line_of(raw, spec.meta.get("id", spec.id)), f"run id {spec.id!r} is used twice"
+            )
+        seen[spec.id] = spec
+    parallel = data.get("parallel", 1)
+    if not isinstance(parallel, int) or isinstance(parallel, bool) or parallel < 1:
+        raise ConfigError(path, _line_of(raw, "parallel"), "`parallel` must be a whole number ≥ 1")
+    recordings = data.get("recordings", "recordings")
+    if not isinstance(recordings, str):
+        raise ConfigError(path, _line_of(raw, "recordings"), "`recordings` must be a folder path")
+    return Config(path, (base / recordings).resolve(), tuple(specs), parallel, experiment)
+
+
+TOP_KEYS = ("recordings", "parallel", "runs", "experiment")
+RUN_KEYS = ("id", "benchmark", "agent", "persona", "rung", "repeats")
+EXPERIMENT_KEYS = ("name", "seed", "repeats", "variants", "tasks", "persona")
+TASK_KEYS = ("id", "benchmark", "rung")
+
+
+def _known_keys(path: Path, raw: str, who: str, data: dict[str, Any], known: tuple[str, ...]) -> None:
+    """A misspelt key (`rungs`, `repeat`) would silently change what runs: refuse it."""
+    for key in data:
+        if key not in known:
+            raise ConfigError(
+                path,
+                _line_of(raw, str(key)),
+                f"{who}: unknown key `{key}` (expected one of {', '.join(known)})",
+            )
+
+
+def _persona(path: Path, line: int, who: str, persona: Any) -> dict[str, Any]:
+    """The persona settings; a replayed recording's `from` is relative to the config, as a benchmark is."""
+    if isinstance(persona, str):
+        persona = {"driver": persona}
+    if not isinstance(persona, dict):
+        raise ConfigError(path, line, f"{who}: `persona` must be a driver name or an object")
+    if persona.get("driver") == "replay":
+        source = persona.get("from")
+        if not isinstance(source, str) or not source:
+            raise ConfigError(
+                path, line, f"{who}: a `replay` persona needs `from`: the recorded run's folder"
+            )
+        return {**persona, "from": str((path.parent / source).resolve())}
+    return dict(persona)
+
+
+def _agent(path: Path, line: int, who: str, agent: Any) -> dict[str, Any]:
+    if not isinstance(agent, dict) or not (
+        isinstance(agent.get("adapter"), str) or isinstance(agent.get("profile"), str)
+    ):
+        raise ConfigError(path, line, f"{who}: `agent` must be an object with an `adapter` or a `profile`")
+    return agent
+
+
+def _names(path: Path, line: int, who: str, key: str, value: Any) -> list[str]:
+    """A string or a list of strings (rungs)."""
+    if value is None:
+        return [""]
+    values = [value] if isinstance(value, str) else value
+    if not isinstance(values, list) or not values or not all(isinstance(v, str) and v for v in values):
+        raise ConfigError(path, line, f"{who}: `{key}` must be a name or a non-empty list of names")
+    return list(values)
+
+
+def _repeats(path: Path, line: int, who: str, value: Any) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise ConfigError(path, line, f"{who}: `repeats` must be a whole number ≥ 1")
+    return value
+
+
+def _expand_run(path: Path, raw: str, base: Path, n: int, run: dict[str, Any]) -> list[RunSpec]:
+    run_id = run.get("id")
+    line = _line_of(raw, str(run_id)) if run_id else _line_of(raw, "runs")
+    if not isinstance(run_id, str) or not _RUN_ID.match(run_id):
+        raise ConfigError(
+            path, line, f"run #{n}: `id` must be letters, digits, '.', '_' or '-' (it names a folder)"
+        )
+    _known_keys(path, raw, f"run {run_id}", run, RUN_KEYS)
+    bench = run.get("benchmark")
+    if not isinstance(bench, str):
+        raise ConfigError(path, line, f"run {run_id}: `benchmark` must be a folder path")
+    agent = _agent(path, line, f"run {run_id}", run.get("agent"))
+    persona = _persona(path, line, f"run {run_id}", run.get("persona", {"driver": "scripted"}))
+    rungs = _names(path, line, f"run {run_id}", "rung", run.get("rung"))
+    repeats = _repeats(path, line, f"run {run_id}", run.get("repeats", 1))
+    specs = []
+    for rung in rungs:
+        for k in range(1, repeats + 1):
+            name = run_id + (f".{rung}" if len(rungs) > 1 else "") + (f".r{k}" if repeats > 1 else "")
+            meta = {"id": run_id, "repeat": k, **({"rung": rung} if rung else {})}
+            specs.append(RunSpec(name, (base / bench).resolve(), agent, persona, rung, meta))
+    return specs
+
+
+def _experiment(path: Path, raw: str, base: Path, data: Any) -> tuple[Experiment, list[RunSpec]]:
+    line = _line_of(raw, "experiment")
+    if not isinstance(data, dict):
+        raise ConfigError(path, line, "`experiment` must be an object {name, variants, tasks, repeats, seed}")
+    _known_keys(path, raw, "experiment", data, EXPERIMENT_KEYS)
+    name = data.get("name", "experiment")
+    if not isinstance(name, str) or not _RUN_ID.match(name):
+        raise ConfigError(path, line, "experiment `name` must be letters, digits, '.', '_' or '-'")
+    variants = data.get("variants")
+    if not isinstance(variants, dict) or sorted(variants) != ["A", "B"]:
+        raise ConfigError(
+            path, _line_of(raw, "variants"), "experiment `variants` must be {A: agent, B: agent}"
+        )
+    agents = {v: _agent(path, _line_of(raw, "variants"), f"variant {v}", variants[v]) for v in ("A", "B")}
+    tasks = data.get("tasks")
+    if not isinstance(tasks, list) or not tasks:
+        raise ConfigError(path, _line_of(raw, "tasks"), "experiment `tasks` must be a non-empty list")
+    seed = data.get("seed", 0)
+    if not isinstance(seed, int) or isinstance(seed, bool):
+        raise ConfigError(path, _line_of(raw, "seed"), "experiment `seed` must be an integer")
+    repeats = _repeats(path, line, "experiment", data.get("repeats", 1))
+    persona = _persona(path, line, "experiment", data.get("persona", {"driver": "scripted"}))
+    rng = random.Random(seed)
+    specs: list[RunSpec] = []
+    pairs: list[tuple[str, str, int, tuple[str, str]]] = []
+    task_names: list[str] = []
+    for task in tasks:
+        task = {"benchmark": task} if isinstance(task, str) else task
+        if not isinstance(task, dict) or not isinstance(task.get("benchmark"), str):
+            raise ConfigError(
+                path,
+                _line_of(raw, "tasks"),
+                "each experiment task is a benchmark path or {benchmark, rung, id}",
+            )
+        _known_keys(path, raw, "experiment task", task, TASK_KEYS)
+        rung = str(task.get("rung", ""))
+        task_id = str(task.get("id") or Path(task["benchmark"]).name + (f"-{rung}" if rung else ""))
+        if not _RUN_ID.match(task_id) or task_id in task_names:
+            raise ConfigError(
+                path, _line_of(raw, "tasks"), f"task id {task_id!r} is not a unique folder name"
+            )
+        task_names.append(task_id)
+        for k in range(1, repeats + 1):
+            order: tuple[str, str] = ("A", "B") if rng.random() < 0.5 else ("B", "A")
+            pair = f"{name}.{task_id}.r{k}"
+            pairs.append((pair, task_id, k, order))
+            for position, variant in enumerate(order, 1):
+                meta = {
+                    "experiment": name,
+                    "task": task_id,
+                    "pair": pair,
+                    "repeat": k,
+                    "variant": variant,
+                    "position": position,
+                    **({"rung": rung} if rung else {}),
+                }
+                specs.append(
+                    RunSpec(
+                        f"{pair}.{variant}",
+                        (base / task["benchmark"]).resolve(),
+                        agents[variant],
+                        persona,
+                        rung,
+                        meta,
+                    )
+                )
+    return Experiment(name, seed, repeats, agents, tuple(task_names), tuple(pairs)), specs

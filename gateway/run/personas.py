@@ -1,0 +1,106 @@
+"""Building a run's persona driver, and the log-backed model client that makes an LLM persona
+resumable: every model response is logged (`persona_llm`); on resume the logged responses are
+replayed, in order, before the live model is called again — so the persona's context is
+rebuilt exactly, with no lost or doubled turn.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+from gateway.log.events import Event, PersonaTurn
+from persona.benchmark.ladder import without_distractors
+from persona.benchmark.model import Benchmark
+from persona.drivers.ladder import LadderDriver
+from persona.drivers.llm import Compaction, LLMPersonaDriver
+from persona.drivers.protocol import PersonaDriver
+from persona.drivers.scripted import ScriptedDriver
+from persona.llm.select import make_client
+from persona.llm.types import LLMClient, LLMRequest, LLMResponse
+
+type Log = Callable[[Event], Event]
+
+
+class LoggedClient:
+    """Replays `replay` responses first, then calls `inner` and logs each live response."""
+
+    def __init__(self, inner: LLMClient, log: Log, replay: list[dict[str, Any]] | None = None) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self._log = log
+        self._replay = deque(replay or [])
+        self.replayed = 0
+
+    async def complete(self, request: LLMRequest) -> LLMResponse:
+        if self._replay:
+            self.replayed += 1
+            return LLMResponse.from_record(self._replay.popleft())
+        response = await self.inner.complete(request)
+        self._log(PersonaTurn(client=self.name, response=response.to_record()))
+        return response
+
+    async def close(self) -> None:
+        await self.inner.close()
+
+
+def driver_name(settings: dict[str, Any]) -> str:
+    return str(settings.get("driver", "scripted"))
+
+
+def build_driver(
+    settings: dict[str, Any], benchmark: Benchmark, log: Log, replay: list[dict[str, Any]] | None = None
+) -> PersonaDriver:
+    """`driver`: scripted | anthropic:MODEL | openai:URL#MODEL | replay (`from`: a run). LLM settings: `base_url`,
+    `api_key_env`, `temperature` (default: 0.2 for OpenAI-compatible endpoints, the provider's
+    default for Anthropic, whose current API takes none), `compaction: {max_tokens, trim_to_tokens}`."""
+    name = driver_name(settings)
+    if name == "scripted":
+        return ScriptedDriver(benchmark, facts_per_message=int(settings.get("facts_per_message", 3)))
+    evidence: PersonaDriver
+    if name == "replay":  # `marathon replay`: a recorded persona side, on any rung
+        from gateway.run.replay import ReplayDriver
+
+        evidence = ReplayDriver(str(settings["from"]), without_distractors(benchmark))
+    else:
+        evidence = _llm_driver(name, settings, without_distractors(benchmark), log, replay)
+    # the LLM (or recorded) persona plays the evidence; the scripted one the rung's distractors
+    return LadderDriver(evidence, benchmark) if benchmark.distractors else evidence
+
+
+def _llm_driver(
+    name: str, settings: dict[str, Any], benchmark: Benchmark, log: Log, replay: list[dict[str, Any]] | None
+) -> LLMPersonaDriver:
+    import os
+
+    key_env = settings.get("api_key_env")
+    client = make_client(
+        name, base_url=settings.get("base_url"), api_key=os.environ.get(str(key_env)) if key_env else None
+    )
+    limits = settings.get("compaction") or benchmark.settings.get("compaction") or {}
+    compaction = Compaction(int(limits.get("max_tokens", 30000)), int(limits.get("trim_to_tokens", 10000)))
+    temperature = settings.get("temperature", None if name.startswith("anthropic:") else 0.2)
+    return LLMPersonaDriver(
+        benchmark,
+        LoggedClient(client, log, replay),
+        compaction=compaction,
+        temperature=None if temperature is None else float(temperature),
+    )
+
+
+def check_persona_settings(settings: dict[str, Any], benchmark: Benchmark) -> None:
+    """Raise ValueError for a persona that can't work on `benchmark`, before a run starts."""
+    name = driver_name(settings)
+    if name == "replay":
+        from gateway.run.replay import ReplayDriver, recorded_log
+
+        source = recorded_log(str(settings.get("from", "")))
+        if not source.is_file():
+            raise ValueError(f"replay: no run log at {source}")
+        ReplayDriver(source, without_distractors(benchmark))  # a recording of another benchmark fails here
+        return
+    if name != "scripted":
+        from persona.llm.select import parse_llm_spec
+
+        parse_llm_spec(name)

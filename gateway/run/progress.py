@@ -1,0 +1,114 @@
+"""Live progress of runs in flight: one line per run, redrawn while a matrix runs.
+
+`RunProgress.observe()` sees every event the run logs (and, on resume, every event already
+in the log), so the figures are the log's, never a second bookkeeping. `ProgressBoard` draws
+them: in place on a terminal, as a line per changed run every few seconds otherwise (CI logs).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import TextIO
+
+from gateway.log.events import (
+    Evaluation,
+    Event,
+    FactTold,
+    LLMExchange,
+    PersonaTurn,
+    PhaseEntered,
+    RunEnded,
+    RunStart,
+)
+from gateway.report.cost import RoleCost
+
+
+@dataclass
+class RunProgress:
+    run_id: str
+    phases: int
+    questions: int
+    stand_in: bool = False
+    phase: int = -1
+    phase_title: str = ""
+    facts_told: int = 0
+    graded: int = 0
+    status: str = "waiting"
+    agent: RoleCost = field(default_factory=RoleCost)
+    persona: RoleCost = field(default_factory=RoleCost)
+
+    def observe(self, event: Event) -> None:
+        match event:
+            case PhaseEntered():
+                self.phase, self.phase_title = event.index, event.title
+                self.status = "running"
+            case FactTold():
+                self.facts_told += 1
+            case Evaluation():
+                self.graded += 1
+            case LLMExchange() if event.kind != "probe":
+                self.agent.add("standin" if self.stand_in else event.model, event.usage)
+            case PersonaTurn():
+                self.persona.add(
+                    str(event.response.get("model") or event.client), event.response.get("usage", {})
+                )
+            case RunStart():
+                self.status = "running"
+            case RunEnded():
+                self.status = event.reason
+
+    @property
+    def tokens(self) -> int:
+        return sum(self.agent.tokens.values()) + sum(self.persona.tokens.values())
+
+    @property
+    def cost(self) -> str:
+        if self.agent.unpriced or self.persona.unpriced:
+            return "price unknown"
+        return f"${self.agent.dollars + self.persona.dollars:.4f}"
+
+    def line(self) -> str:
+        phase = f"phase {self.phase + 1}/{self.phases}" if self.phase >= 0 else "phase –"
+        return (
+            f"[{self.run_id}] {self.status:<11} {phase} {self.phase_title[:24]:<24} "
+            f"facts {self.facts_told:>4}  graded {self.graded:>3}/{self.questions:<3} "
+            f"tokens {self.tokens:>9,}  {self.cost}"
+        )
+
+
+class ProgressBoard:
+    """Redraws every run's line while `watch()` runs; never blocks the runs (it only reads)."""
+
+    def __init__(self, runs: list[RunProgress], out: TextIO | None = None, interval: float = 1.0) -> None:
+        self.runs = runs
+        self.out = out or sys.stdout
+        self.tty = self.out.isatty()
+        self.interval = interval if self.tty else max(interval, 10.0)
+        self._drawn = 0
+        self._last: dict[str, str] = {}
+
+    def draw(self) -> None:
+        if self.tty:
+            if self._drawn:
+                self.out.write(f"\x1b[{self._drawn}F")
+            for run in self.runs:
+                self.out.write("\x1b[2K" + run.line() + "\n")
+            self._drawn = len(self.runs)
+        else:
+            for run in self.runs:
+                line = run.line()
+                if self._last.get(run.run_id) != line and run.status != "waiting":
+                    self._last[run.run_id] = line
+                    self.out.write(f"{time.strftime('%H:%M:%S')} {line}\n")
+        self.out.flush()
+
+    async def watch(self) -> None:
+        try:
+            while True:
+                self.draw()
+                await asyncio.sleep(self.interval)
+        finally:
+            self.draw()

@@ -1,0 +1,387 @@
+"""The runner: one run = one persona × one agent × one benchmark, driven to its end.
+
+Only a `completed` run is final; every other ending can be resumed by running it again.
+
+State is explicit: the run log is the single source of truth. A fresh run writes a header and
+goes; a resumed run reads its log, rebuilds the persona's state by replaying the logged
+replies into a fresh (deterministic) driver, re-sends a message that was sent but never
+answered (flagged `resent`), and continues. Every exit — finished, Ctrl-C, agent failure,
+crash in our code — ends with an `end` event naming a `TerminationReason` (when the log can
+still be written) and a report, in `finally`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from adapters.base import AdapterError, AgentAdapter, SessionState
+from adapters.profiles import resolve
+from gateway import __version__
+from gateway.log.events import (
+    Asked,
+    ErrorEvent,
+    Evaluation,
+    Event,
+    FactEdited,
+    FactsMarked,
+    FactTold,
+    Header,
+    PersonaSlip,
+    PersonaTurn,
+    PhaseEntered,
+    Replied,
+    RunEnded,
+    RunStart,
+    Said,
+    SessionChanged,
+    TerminationReason,
+)
+from gateway.log.runlog import EVENTS_FILE, RunLog, RunLogWriteError, RunLogWriter, read_log, run_status
+from gateway.report.markdown import write_reports
+from gateway.run.agents import describe_agent, open_agent
+from gateway.run.config import RunSpec
+from gateway.run.personas import build_driver, driver_name
+from gateway.run.progress import RunProgress
+from gateway.run.resume import conversation, same_action
+from gateway.run.traffic_state import RunTraffic, open_traffic
+from persona.benchmark.ladder import benchmark_for
+from persona.drivers.actions import (
+    AgentReply,
+    Ask,
+    Compact,
+    EditFact,
+    EnterPhase,
+    Evaluate,
+    Finish,
+    MarkTold,
+    NewSession,
+    PersonaAction,
+    Say,
+    Slip,
+)
+from persona.drivers.protocol import PersonaDriver
+
+MAX_CONSECUTIVE_AGENT_ERRORS = 3
+
+
+class ResumeError(RuntimeError):
+    """The log can't be continued (other benchmark, diverging replay); `--fresh` starts over."""
+
+
+@dataclass
+class RunOutcome:
+    run_id: str
+    run_dir: Path
+    reason: TerminationReason | None
+    skipped: bool = False
+    resumed: bool = False
+    resent: int = 0
+
+    @property
+    def report(self) -> Path:
+        return self.run_dir / "report.md"
+
+
+class Run:
+    """Drives one run; `execute()` returns how it ended. Not reusable."""
+
+    def __init__(self, spec: RunSpec, recordings: Path, *, fresh: bool = False) -> None:
+        self.spec = spec
+        self.run_dir = recordings / spec.id
+        self.log_path = self.run_dir / EVENTS_FILE
+        self.fresh = fresh
+        self.benchmark = benchmark_for(spec.benchmark, spec.rung)
+        self.driver: PersonaDriver | None = None
+        self.writer: RunLogWriter | None = None
+        self.adapter: AgentAdapter | None = None
+        self.traffic: RunTraffic | None = None
+        self.llm_url: str | None = None
+        self.agent_errors_in_a_row = 0
+        self.outcome = RunOutcome(spec.id, self.run_dir, None)
+        self.progress = RunProgress(
+            spec.id,
+            len(self.benchmark.phases),
+            len(self.benchmark.questions),
+            stand_in=bool(describe_agent(spec.agent).get("offline_stand_in")),
+        )
+
+    def log(self, event: Event) -> Event:
+        assert self.writer is not None
+        logged = self.writer.append(event)
+        self.progress.observe(logged)
+        return logged
+
+    async def execute(self) -> RunOutcome:
+        previous = self._open_log()
+        for event in previous.events if previous else []:
+            self.progress.observe(event)
+        if previous is not None and run_status(previous) == TerminationReason.COMPLETED:
+            self.outcome.skipped = True
+            self.outcome.reason = run_status(previous)
+            assert self.writer is not None
+            self.writer.close()
+            return self.outcome
+        reason = TerminationReason.ERROR
+        detail = ""
+        try:
+            replay = [e.response for e in previous.events if isinstance(e, PersonaTurn)] if previous else []
+            self.driver = build_driver(self.spec.persona, self.benchmark, self.log, replay)
+            self.traffic = open_traffic(
+                resolve(self.spec.agent), self.benchmark, self.log, previous.events if previous else []
+            )
+            async with open_agent(
+                self.spec.agent,
+                self.run_dir,
+                self.traffic.recorder if self.traffic else None,
+                fresh=previous is None,
+            ) as handle:
+                self.adapter, self.llm_url = handle.adapter, handle.llm_url
+                if hasattr(handle.adapter, "on_retry"):
+                    handle.adapter.on_retry = self._log_retry
+                try:
+                    reason = await self._drive(previous)
+                finally:
+                    await handle.adapter.close()
+                    client = getattr(self.driver, "client", None)
+                    if client is not None:
+                        await client.close()
+        except asyncio.CancelledError:
+            reason = TerminationReason.INTERRUPTED
+            raise
+        except RunLogWriteError as exc:
+            reason, detail = TerminationReason.LOG_FAILED, str(exc)
+            raise
+        except ResumeError as exc:
+            reason, detail = TerminationReason.ERROR, str(exc)
+            raise
+        except AdapterError as exc:
+            reason, detail = TerminationReason.AGENT_FAILED, f"{type(exc).__name__}: {exc}"
+        except Exception as exc:
+            detail = f"{type(exc).__name__}: {exc}"
+            raise
+        finally:
+            self.outcome.reason = reason
+            self._finish(reason, detail)
+        return self.outcome
+
+    def _open_log(self) -> RunLog | None:
+        if self.fresh or not self.log_path.exists():
+            header = Header(
+                tool_version=__version__,
+                run_id=self.spec.id,
+                benchmark={
+                    "name": self.benchmark.name,
+                    "path": str(self.spec.benchmark),
+                    "hash": self.benchmark.content_hash,
+                    "language": self.benchmark.language,
+                    "questions": len(self.benchmark.questions),
+                    "phases": len(self.benchmark.phases),
+                    **(
+                        {"rung": self.benchmark.rung, "distractors": list(self.benchmark.distractors)}
+                        if self.benchmark.rung
+                        else {}
+                    ),
+                },
+                persona={**self.spec.persona, "driver": driver_name(self.spec.persona)},
+                agent=describe_agent(self.spec.agent),
+                meta=self.spec.meta,
+            )
+            self.run_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+            self.writer = RunLogWriter.create(self.log_path, header)
+            return None
+        self.writer, previous = RunLogWriter.resume(self.log_path)
+        if previous.header.benchmark.get("hash") != self.benchmark.content_hash:
+            self.writer.close()
+            raise ResumeError(
+                f"{self.log_path}: the benchmark {self.spec.benchmark} changed since this run started; "
+                "resuming would mix two benchmarks — use --fresh to start over"
+            )
+        return previous
+
+    async def _drive(self, previous: RunLog | None) -> TerminationReason:
+        assert self.adapter is not None and self.driver is not None
+        reply: AgentReply | None = None
+        pending: PersonaAction | None = None
+        if previous is None:
+            session = await self.adapter.open()
+            self.log(RunStart(resumed=False, session_id=session, llm_url=self.llm_url or "", pid=os.getpid()))
+        else:
+            pairs, session_id, turns = conversation(previous.events)
+            session = await self.adapter.open(SessionState(session_id, turns) if session_id else None)
+            self.log(
+                RunStart(
+                    resumed=True,
+                    replayed_events=len(previous.events),
+                    session_id=session,
+                    llm_url=self.llm_url or "",
+                    pid=os.getpid(),
+                )
+            )
+            self.outcome.resumed = True
+            for event, answer in pairs:
+                action = await self.driver.next_action(reply)
+                if not same_action(action, event):
+                    raise ResumeError(
+                        f"{self.log_path}: replaying the log diverged at event {event.seq} "
+                        f"(logged {event.type}, the persona now does {type(action).__name__}); use --fresh"
+                    )
+                reply = answer
+                if isinstance(action, (Say, Ask)) and answer is None:
+                    pending = action
+                    break
+        if pending is not None:
+            self.outcome.resent += 1
+            reply = await self._perform(pending, resent=True)
+        while True:
+            action = await self.driver.next_action(reply)
+            if isinstance(action, Finish):
+                return TerminationReason.COMPLETED
+            reply = await self._perform(action)
+            if self.agent_errors_in_a_row >= MAX_CONSECUTIVE_AGENT_ERRORS:
+                return TerminationReason.AGENT_FAILED
+
+    async def _perform(self, action: PersonaAction, resent: bool = False) -> AgentReply | None:
+        assert self.adapter is not None
+        traffic = self.traffic
+        match action:
+            case EnterPhase():
+                if traffic:
+                    traffic.enter_phase(action.index)
+                self.log(
+                    PhaseEntered(
+                        index=action.index,
+                        chapter=action.chapter,
+                        title=action.title,
+                        require_all_facts=list(action.require_all_facts),
+                    )
+                )
+            case Say():
+                self.log(
+                    Said(
+                        text=action.text,
+                        purpose=action.purpose,
+                        fact_ids=list(action.fact_ids),
+                        question_id=action.question_id,
+                        resent=resent,
+                    )
+                )
+                reply = await self._send(action.text)
+                if reply.error is None:
+                    for key in action.fact_ids:
+                        file, _, fact_id = key.partition(":")
+                        self.log(FactTold(file=file, fact_id=fact_id))
+                return reply
+            case Ask():
+                if traffic:
+                    traffic.question_started(action.question_id, action.text, action.expected, action.tags)
+                self.log(
+                    Asked(
+                        question_id=action.question_id,
+                        text=action.text,
+                        expected=action.expected,
+                        tags=list(action.tags),
+                        resent=resent,
+                    )
+                )
+                return await self._send(action.text)
+            case NewSession():
+                session = await self._until_done("new session", self.adapter.new_session)
+                if traffic:
+                    traffic.session_changed()
+                self.log(SessionChanged(action="new_session", detail=session))
+            case Compact():
+                compact = getattr(self.adapter, "compact", None)
+                if compact is None:
+                    self.log(
+                        ErrorEvent(
+                            source="runner",
+                            kind="unsupported",
+                            message="bench.compact(): this agent's adapter can't ask it to compact",
+                        )
+                    )
+                else:
+                    await self._until_done("compact", compact)
+                self.log(SessionChanged(action="compact", detail="" if compact else "unsupported"))
+            case MarkTold():
+                self.log(FactsMarked(fact_ids=list(action.fact_ids)))
+                for key in action.fact_ids:
+                    file, _, fact_id = key.partition(":")
+                    self.log(FactTold(file=file, fact_id=fact_id))
+            case Slip():
+                self.log(PersonaSlip(kind=action.kind, detail=action.detail))
+            case EditFact():
+                if traffic:
+                    traffic.fact_edited(action.old, action.new)
+                self.log(FactEdited(file=action.file, fact_id=action.fact_id, old=action.old, new=action.new))
+            case Evaluate():
+                if traffic:
+                    traffic.question_finished()
+                self.log(
+                    Evaluation(
+                        question_id=action.question_id,
+                        score=action.score,
+                        reason=action.reason,
+                        attempts=action.attempts,
+                        first_score=action.first_score,
+                        answer=action.answer,
+                        grader=action.grader,
+                    )
+                )
+        return None
+
+    async def _until_done[T](self, what: str, call: Callable[[], Awaitable[T]]) -> T:
+        """A session command (new session, compact) that fails is logged and tried again, like a
+        message. After MAX_CONSECUTIVE_AGENT_ERRORS agent errors in a row the last one is raised
+        (the run ends `agent_failed`). The command's own event is logged only once it went
+        through, so a resumed run performs it again."""
+        while True:
+            try:
+                result = await call()
+            except AdapterError as exc:
+                self.agent_errors_in_a_row += 1
+                self.log(ErrorEvent(source="agent", kind=exc.kind, message=f"{what}: {exc}"))
+                if self.agent_errors_in_a_row >= MAX_CONSECUTIVE_AGENT_ERRORS:
+                    raise
+                continue
+            self.agent_errors_in_a_row = 0
+            return result
+
+    def _log_retry(self, message: str) -> None:
+        self.log(ErrorEvent(source="agent", kind="retry", message=message))
+
+    async def _send(self, text: str) -> AgentReply:
+        assert self.adapter is not None
+        started = time.monotonic()
+        try:
+            answer = await self.adapter.send(text)
+        except AdapterError as exc:
+            self.agent_errors_in_a_row += 1
+            self.log(ErrorEvent(source="agent", kind=exc.kind, message=str(exc)))
+            return AgentReply("", error=f"{exc.kind}: {exc}")
+        self.agent_errors_in_a_row = 0
+        self.log(Replied(text=answer, elapsed=round(time.monotonic() - started, 4)))
+        if self.traffic is not None and self.traffic.recorder.failure:
+            raise RunLogWriteError(f"the LLM-traffic recorder failed: {self.traffic.recorder.failure}")
+        return AgentReply(answer)
+
+    def _finish(self, reason: TerminationReason, detail: str) -> None:
+        if self.writer is None:
+            return
+        try:
+            self.log(RunEnded(reason=reason.value, detail=detail))
+        except RunLogWriteError:
+            pass  # the log is what failed; the report below still says what we have
+        finally:
+            self.writer.close()
+        with contextlib.suppress(OSError):
+            write_reports(read_log(self.log_path), self.benchmark, self.run_dir)
+
+
+async def run_spec(spec: RunSpec, recordings: Path, *, fresh: bool = False) -> RunOutcome:
+    return await Run(spec, recordings, fresh=fresh).execute()

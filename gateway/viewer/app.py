@@ -1,0 +1,176 @@
+"""`marathon view`: a live web viewer for the runs under a recordings folder.
+
+An aiohttp app on 127.0.0.1 serving one page (`assets/`, plotly.js from the installed
+plotly package: nothing from a CDN) and a small JSON API over the run logs:
+
+    GET /api/runs                         every run: status, benchmark, agent, persona, progress, score, cost
+    GET /api/runs/{id}                    one run: header, status, questions, chart series
+    GET /api/runs/{id}/items?after=&limit= the transcript, paged by log sequence number
+    GET /api/runs/{id}/exchange/{seq}     one recorded LLM exchange (request and response, as logged: redacted)
+    GET /api/runs/{id}/stream?after=      server-sent events: transcript items as the log grows
+
+What a caller may rely on: the viewer only reads. Logs are followed incrementally
+(`LogFollower`), never locked or written, so a run never waits for it; a torn or half-written
+log shows what is complete; a run id from a URL names a folder directly under the
+recordings folder or nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import bisect
+import functools
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+
+from gateway.viewer.index import Recordings
+from gateway.viewer.watch import RunWatch
+
+ASSETS = Path(__file__).parent / "assets"
+PAGE_LIMIT = 500
+POLL_SECONDS = 0.3
+
+
+PAGE_POLICY = (
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+    "connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'"
+)
+
+
+@functools.cache
+def _plotly_js() -> bytes:
+    from plotly.offline import get_plotlyjs
+
+    script: str = get_plotlyjs()
+    return script.encode()
+
+
+def _int(request: web.Request, name: str, default: int) -> int:
+    try:
+        return int(request.query.get(name, default))
+    except ValueError:
+        raise web.HTTPBadRequest(text=f"{name} must be a whole number") from None
+
+
+STORE = web.AppKey("recordings", Recordings)
+
+
+def make_app(recordings: Path) -> web.Application:
+    store = Recordings(recordings)
+    app = web.Application()
+    app[STORE] = store
+    streams: set[asyncio.Task[Any]] = set()
+
+    async def needs(request: web.Request) -> RunWatch:
+        watch = await store.watch(request.match_info["run_id"])
+        if watch is None:
+            raise web.HTTPNotFound(text="no such run under the recordings folder")
+        return watch
+
+    async def index(request: web.Request) -> web.FileResponse:
+        # only our own scripts, and requests back to this server: a defence in depth behind
+        # showing every recorded text with textContent
+        return web.FileResponse(ASSETS / "index.html", headers={"Content-Security-Policy": PAGE_POLICY})
+
+    async def asset(request: web.Request) -> web.StreamResponse:
+        name = request.match_info["name"]
+        if name == "plotly.js":
+            return web.Response(body=_plotly_js(), content_type="application/javascript")
+        path = ASSETS / name
+        if not re.fullmatch(r"[a-z-]+\.(js|css)", name) or not path.is_file():
+            raise web.HTTPNotFound()
+        return web.FileResponse(path)
+
+    async def runs(request: web.Request) -> web.Response:
+        return web.json_response(
+            {
+                "root": str(store.root),
+                "runs": [w.summary() for w in await store.all()],
+                "subfolders": store.subfolders(),
+            }
+        )
+
+    async def run(request: web.Request) -> web.Response:
+        watch = await needs(request)
+        h = watch.header
+        return web.json_response(
+            {
+                **watch.summary(),
+                "header": None
+                if h is None
+                else {"benchmark": h.benchmark, "persona": h.persona, "agent": h.agent, "meta": h.meta},
+                "tags": sorted({t for q in watch.questions.values() for t in q["tags"]}),
+                "series": watch.series(),
+                "series_seq": watch.items[-1]["seq"] if watch.items else -1,
+            }
+        )
+
+    async def items(request: web.Request) -> web.Response:
+        watch = await needs(request)
+        after = _int(request, "after", -1)
+        limit = max(1, min(_int(request, "limit", PAGE_LIMIT), 5000))
+        lo = bisect.bisect_right(watch.items, after, key=lambda i: int(i["seq"]))  # items are in seq order
+        page = watch.items[lo : lo + limit]
+        last = page[-1]["seq"] if page else after
+        more = bool(page) and watch.items[-1]["seq"] > last
+        return web.json_response({"items": page, "more": more, "status": watch.status})
+
+    async def exchange(request: web.Request) -> web.Response:
+        watch = await needs(request)
+        data = watch.exchange(int(request.match_info["seq"]))
+        if data is None:
+            raise web.HTTPNotFound(text="no LLM exchange with that number in this run")
+        return web.json_response(data)
+
+    async def stream(request: web.Request) -> web.StreamResponse:
+        """Server-sent events: new transcript items as the run logs them; a `status` event
+        when the run's status changes. The client reconnects with `after` = the last seq."""
+        watch = await needs(request)
+        after = _int(request, "after", -1)
+        response = web.StreamResponse(
+            headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
+        )
+        await response.prepare(request)
+        task = asyncio.current_task()
+        assert task is not None
+        streams.add(task)
+        watch.streams += 1
+        status = ""
+        pending = [i for i in watch.items if i["seq"] > after]
+        try:
+            while True:
+                if pending:
+                    await response.write(f"event: items\ndata: {json.dumps(pending)}\n\n".encode())
+                    after = pending[-1]["seq"]
+                if watch.status != status:
+                    status = watch.status
+                    await response.write(f"event: status\ndata: {json.dumps(watch.summary())}\n\n".encode())
+                await asyncio.sleep(POLL_SECONDS)
+                pending = [i for i in await watch.refresh() if i["seq"] > after]
+                if watch.follower.restarted:
+                    await response.write(b"event: restarted\ndata: {}\n\n")
+        except (ConnectionResetError, asyncio.CancelledError):
+            pass
+        finally:
+            streams.discard(task)
+            watch.streams -= 1
+        return response
+
+    async def end_streams(app: web.Application) -> None:
+        """Open event streams never end by themselves: stop them so shutdown doesn't wait."""
+        for task in list(streams):
+            task.cancel()
+
+    app.on_shutdown.append(end_streams)
+    app.router.add_get("/", index)
+    app.router.add_get("/assets/{name}", asset)
+    app.router.add_get("/api/runs", runs)
+    app.router.add_get("/api/runs/{run_id}", run)
+    app.router.add_get("/api/runs/{run_id}/items", items)
+    app.router.add_get("/api/runs/{run_id}/exchange/{seq:\\d+}", exchange)
+    app.router.add_get("/api/runs/{run_id}/stream", stream)
+    return app

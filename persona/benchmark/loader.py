@@ -1,0 +1,333 @@
+"""Loading a benchmark folder into typed, validated data (design §3).
+
+A benchmark is data: `benchmark.json` (JSON5), `instructions.md`, `profile.md`, facts files
+and chapters. Loading never executes anything and never reads outside the folder. Every
+problem found is reported with file and line, all of them at once (`BenchmarkErrors`), so a
+bad benchmark fails before a run starts rather than hours into it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+from typing import Any
+
+import json5
+
+from persona.benchmark.chapters import ChapterParser
+from persona.benchmark.errors import BenchmarkError, BenchmarkErrors, SourceLocation
+from persona.benchmark.model import (
+    DELETED_MARKERS,
+    Benchmark,
+    Fact,
+    FactsFile,
+    Phase,
+    Question,
+    insert_index,
+)
+from persona.benchmark.pool import is_pool, pool_language
+from persona.benchmark.scale import ScaleSpec, parse_scale
+
+DEFAULT_ANSWER_MARKERS = ("Правильный ответ", "Correct answer", "Expected answer")
+_NOT_FACTS = {"instructions.md", "readme.md"}
+
+_FACT_SECTION = re.compile(r"^##\s+(\d+)\.?\s*(.*)$")
+_FACT_LINE = re.compile(r"^(\d+)\.(\d+)\.?(?:\s+(.*))?$")
+
+
+def load_benchmark(root: Path | str) -> Benchmark:
+    """Load and validate the benchmark folder `root`.
+
+    Raises `BenchmarkErrors` listing every problem found (file:line and what was expected).
+    """
+    root = Path(root)
+    loader = _Loader(root)
+    return loader.load()
+
+
+class _Loader:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.real_root = root.resolve()
+        self.errors: list[BenchmarkError] = []
+        self.warnings: list[str] = []
+        self.hash_parts: list[tuple[str, bytes]] = []
+
+    def error(self, path: Path | str, line: int, message: str) -> None:
+        self.errors.append(BenchmarkError(SourceLocation(Path(path), line), message))
+
+    def load(self) -> Benchmark:
+        config_path = self.root / "benchmark.json"
+        if not self.root.is_dir():
+            raise BenchmarkErrors([BenchmarkError(SourceLocation(self.root), "not a folder")])
+        raw = self._read(config_path, "benchmark.json")
+        if raw is None:
+            raise BenchmarkErrors(self.errors)
+        try:
+            settings = json5.loads(raw)
+        except ValueError as exc:
+            line, message = _json5_error(str(exc))
+            self.error(config_path, line, f"invalid JSON5: {message}")
+            raise BenchmarkErrors(self.errors) from None
+        if not isinstance(settings, dict):
+            self.error(config_path, 1, "expected a JSON object at the top level")
+            raise BenchmarkErrors(self.errors)
+
+        chapters = settings.get("chapters")
+        if not isinstance(chapters, list) or not chapters or not all(isinstance(c, str) for c in chapters):
+            self.error(
+                config_path, _key_line(raw, "chapters"), 'expected "chapters": a non-empty list of file names'
+            )
+            chapters = []
+        markers = settings.get("answer_markers", [])
+        if not isinstance(markers, list) or not all(isinstance(m, str) and m for m in markers):
+            self.error(
+                config_path, _key_line(raw, "answer_markers"), '"answer_markers" must be a list of strings'
+            )
+            markers = []
+        answer_markers = tuple(dict.fromkeys([*markers, *DEFAULT_ANSWER_MARKERS]))
+
+        canaries = settings.get("canaries", [])
+        if not isinstance(canaries, list) or not all(isinstance(c, str) and c.strip() for c in canaries):
+            self.error(config_path, _key_line(raw, "canaries"), '"canaries" must be a list of marker strings')
+        facts = self._load_facts(settings, raw, config_path, set(chapters))
+        instructions = self._read(self.root / "instructions.md", "instructions.md", required=False) or ""
+
+        phases: list[Phase] = []
+        parser = ChapterParser(self.root, self.errors, self.warnings)
+        for chapter in chapters:
+            text = self._read_inside(chapter, config_path, _key_line(raw, "chapters"), "chapter")
+            if text is not None:
+                phases.extend(parser.parse(chapter, text, len(phases), answer_markers, facts))
+
+        seen: dict[str, Question] = {}
+        for q in (q for p in phases for q in p.questions):
+            if q.id in seen:
+                first = seen[q.id]
+                self.error(
+                    self.root / q.chapter,
+                    q.line,
+                    f"question id {q.id} is already used at {first.chapter}:{first.line}",
+                )
+            else:
+                seen[q.id] = q
+        if chapters and not phases and not self.errors:
+            self.error(config_path, _key_line(raw, "chapters"), "the chapters hold no `## ` phase")
+        scale = self._check_scale(settings, raw, config_path, tuple(phases))
+        if self.errors:
+            raise BenchmarkErrors(self.errors)
+
+        digest = hashlib.sha256()
+        for rel, data in sorted(self.hash_parts):
+            digest.update(rel.encode() + b"\0" + hashlib.sha256(data).digest())
+        return Benchmark(
+            root=self.root,
+            name=str(settings.get("name") or self.root.name),
+            language=str(settings.get("language", "en")),
+            chapters=tuple(chapters),
+            phases=tuple(phases),
+            facts=facts,
+            instructions=instructions,
+            answer_markers=answer_markers,
+            settings=settings,
+            content_hash=digest.hexdigest(),
+            warnings=tuple(self.warnings),
+            scale=scale,
+        )
+
+    def _check_scale(
+        self, settings: dict[str, Any], raw: str, config_path: Path, phases: tuple[Phase, ...]
+    ) -> ScaleSpec | None:
+        if "scale" not in settings:
+            return None
+        line = _key_line(raw, "scale")
+        spec, problems = parse_scale(settings["scale"])
+        for problem in problems:
+            self.error(config_path, line, problem)
+        if spec is None:
+            return None
+        at = insert_index(phases, spec.insert_before)
+        if at is None and phases:
+            self.error(
+                config_path,
+                _key_line(raw, "insert_before"),
+                f"`scale.insert_before`: no chapter file or phase title {spec.insert_before!r}",
+            )
+        elif at is not None and "new_session" not in phases[at].actions:
+            # otherwise rung s0 continues the evidence in the same session and s1 doesn't:
+            # the rungs would differ by more than the distractors
+            self.error(
+                config_path,
+                _key_line(raw, "insert_before"),
+                f"`scale.insert_before`: phase {phases[at].title!r} must start with `await bench.newSession()`",
+            )
+        pool = (self.root / spec.distractors).resolve()
+        if not is_pool(pool):
+            self.error(
+                config_path,
+                _key_line(raw, "distractors"),
+                f"`scale.distractors`: {pool} is not a distractor pool (no pool.json5)",
+            )
+            return spec
+        try:
+            theirs = pool_language(pool)
+        except BenchmarkErrors as exc:
+            self.errors.extend(exc.errors)
+            return spec
+        ours = str(settings.get("language", "en"))
+        if theirs != ours:
+            # the persona would switch language for every distractor session: an agent could
+            # tell them from the evidence by language alone, and the ladder would measure less
+            self.error(
+                config_path,
+                _key_line(raw, "distractors"),
+                f"`scale.distractors`: the pool {pool} is in {theirs!r}, this benchmark in {ours!r}; "
+                "point at a pool in the benchmark's language",
+            )
+        return spec
+
+    # -- files -----------------------------------------------------------------------------
+
+    def _read(self, path: Path, rel: str, required: bool = True) -> str | None:
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            if required:
+                self.error(path, 0, "file not found")
+            return None
+        except OSError as exc:
+            self.error(path, 0, f"can't read: {exc.strerror}")
+            return None
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            line = data[: exc.start].count(b"\n") + 1
+            self.error(path, line, "not valid UTF-8")
+            return None
+        self.hash_parts.append((rel, data))
+        return text
+
+    def _inside(self, rel: str, referrer: Path, line: int, what: str) -> Path | None:
+        candidate = self.root / rel
+        if Path(rel).is_absolute() or not candidate.resolve().is_relative_to(self.real_root):
+            self.error(referrer, line, f"{what} path {rel!r} leads outside the benchmark folder")
+            return None
+        return candidate
+
+    def _read_inside(self, rel: str, referrer: Path, line: int, what: str) -> str | None:
+        path = self._inside(rel, referrer, line, what)
+        if path is None:
+            return None
+        if not path.is_file():
+            self.error(referrer, line, f"{what} file {rel!r} not found in {self.root}")
+            return None
+        return self._read(path, rel)
+
+    def _load_facts(
+        self, settings: dict[str, Any], raw: str, config_path: Path, chapters: set[str]
+    ) -> dict[str, FactsFile]:
+        listed = settings.get("facts")
+        if listed is not None:
+            if not isinstance(listed, list) or not all(isinstance(x, str) for x in listed):
+                self.error(config_path, _key_line(raw, "facts"), '"facts" must be a list of file names')
+                listed = []
+            names = list(listed)
+            if "profile.md" not in names and (self.root / "profile.md").is_file():
+                names.insert(0, "profile.md")
+        else:
+            names = sorted(
+                p.relative_to(self.root).as_posix()
+                for p in [*self.root.glob("*.md"), *self.root.glob("facts/*.md")]
+                if p.name.lower() not in _NOT_FACTS and p.relative_to(self.root).as_posix() not in chapters
+            )
+        out: dict[str, FactsFile] = {}
+        for rel in names:
+            if listed is None and not _looks_like_facts(self.root / rel):
+                continue  # found by looking, not named: a chapter left out of `chapters`, notes, ...
+            text = self._read_inside(rel, config_path, _key_line(raw, "facts"), "facts")
+            if text is None:
+                continue
+            ff = self._parse_facts(rel, text)
+            if ff.name in out:
+                self.error(config_path, _key_line(raw, "facts"), f"two facts files are named {ff.name!r}")
+            out[ff.name] = ff
+        return out
+
+    # -- facts files -----------------------------------------------------------------------
+
+    def _parse_facts(self, rel: str, text: str) -> FactsFile:
+        path = self.root / rel
+        title = ""
+        sections: dict[str, str] = {}
+        facts: dict[str, Fact] = {}
+        lines_of: dict[str, int] = {}
+        section: str | None = None
+        fence = False
+        for lineno, line in enumerate(text.splitlines(), 1):
+            stripped = line.strip()
+            if stripped.startswith("```"):
+                fence = not fence
+                continue
+            if fence or not stripped:
+                continue
+            if stripped.startswith("# ") and not title:
+                title = stripped[2:].strip()
+            elif stripped.startswith("##"):
+                m = _FACT_SECTION.match(stripped)
+                if not m:
+                    self.error(path, lineno, f"expected a section heading `## N. Subtopic`, got {stripped!r}")
+                    section = None
+                    continue
+                section = m.group(1)
+                if section in sections:
+                    self.error(path, lineno, f"section {section} appears twice")
+                sections[section] = m.group(2).strip()
+            elif m := _FACT_LINE.match(stripped):
+                fact_id = f"{m.group(1)}.{m.group(2)}"
+                body = (m.group(3) or "").strip()
+                if section is None:
+                    self.error(
+                        path,
+                        lineno,
+                        f"fact {fact_id} is outside a section; expected a `## {m.group(1)}. Subtopic` heading above it",
+                    )
+                    continue
+                if m.group(1) != section:
+                    self.error(
+                        path, lineno, f"fact {fact_id} is under section {section}; expected an id {section}.N"
+                    )
+                    continue
+                if fact_id in lines_of:
+                    self.error(
+                        path, lineno, f"duplicate fact id {fact_id} (first at line {lines_of[fact_id]})"
+                    )
+                    continue
+                lines_of[fact_id] = lineno
+                if not body:
+                    self.error(path, lineno, f"fact {fact_id} has no text; write `—` to mark it deleted")
+                elif body not in DELETED_MARKERS:
+                    facts[fact_id] = Fact(Path(rel).stem, fact_id, body, lineno)
+        return FactsFile(Path(rel).stem, rel, title or Path(rel).stem, sections, facts)
+
+
+def _looks_like_facts(path: Path) -> bool:
+    """A facts file has `## N.` sections or `N.M` lines, and no questions or directives."""
+    try:
+        lines = [ln.strip() for ln in path.read_text(encoding="utf-8").splitlines()]
+    except (OSError, UnicodeDecodeError):
+        return True  # let the reader report it
+    if any(ln.startswith(("❓", "```js", "✎")) for ln in lines):
+        return False
+    return any(_FACT_SECTION.match(ln) or _FACT_LINE.match(ln) for ln in lines)
+
+
+def _json5_error(message: str) -> tuple[int, str]:
+    m = re.match(r"<string>:(\d+)\s*(.*)", message)
+    return (int(m.group(1)), m.group(2)) if m else (0, message)
+
+
+def _key_line(raw: str, key: str) -> int:
+    """Line of `key` in the JSON5 source, so errors about a value point at it (1 if absent)."""
+    m = re.search(r'["\']?\b' + re.escape(key) + r'\b["\']?\s*:', raw)
+    return raw[: m.start()].count("\n") + 1 if m else 1

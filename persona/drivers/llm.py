@@ -1,0 +1,494 @@
+"""The LLM persona: a model plays the person, the engine keeps the agenda (design §4).
+
+The model gets the universal prompt (`prompts/system.md`), the benchmark's scenario and the
+live profile as its system parts, the current phase as a message, and seven tools. Its plain
+text is its next message to the agent; its tool calls change the persona's state and may
+yield actions for the runner (phase changes, fact edits, grades, slips). The engine decides
+what the model can't be trusted with: when a phase may end, whether a message asks a
+question, which attempt a grade belongs to and its ×0.5, and whether a fact marked told was
+actually said (a `Slip` if not).
+
+Given the same model responses and agent replies, the driver produces the same actions: the
+runner logs each model response and, on resume, replays them before calling the model again.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from persona.benchmark.model import DELETED_MARKERS, Benchmark, Phase, Question
+from persona.drivers.actions import (
+    AgentReply,
+    Ask,
+    Compact,
+    EditFact,
+    EnterPhase,
+    Evaluate,
+    Finish,
+    MarkTold,
+    NewSession,
+    PersonaAction,
+    Say,
+    Slip,
+)
+from persona.drivers.live_facts import LiveFacts
+from persona.drivers.tools import TOOL_SPECS
+from persona.grading.never_told import says_never_told
+from persona.llm.types import LLMClient, LLMRequest, LLMResponse, ToolUse
+from persona.terms import extract_identifiers, extract_quantities, key_terms, terms_match
+
+PROMPTS = Path(__file__).parent / "prompts"
+RETRY_WEIGHT = 0.5
+MAX_TOOL_ROUNDS = 16
+_REASONING = re.compile(r"<(thinking|think|reasoning|scratchpad)>.*?</\1>", re.S | re.I)
+_OUT_OF_ROLE = re.compile(
+    r"\b(as an ai( language model| assistant)?|i am an ai|i'm an ai|how can i (help|assist) you( today)?|"
+    r"как я могу (вам )?помочь|я (—|-)? ?ии)\b",
+    re.I,
+)
+
+
+def estimate_tokens(value: Any) -> int:
+    """About four characters per token, over the JSON of the messages. The persona's context
+    size is only compared with its own `compaction` limits, so an estimate is enough and needs
+    no provider call; the provider's exact counts are in the usage of every logged response."""
+    return len(json.dumps(value, ensure_ascii=False)) // 4
+
+
+@dataclass
+class QuestionState:
+    question: Question
+    attempts: int = 0
+    answer: str = ""
+    never_told: bool = False
+    graded: bool = False
+
+
+@dataclass
+class Compaction:
+    max_tokens: int = 30000
+    trim_to_tokens: int = 10000
+
+
+@dataclass
+class _State:
+    phase: int = -1
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    boundaries: list[int] = field(default_factory=list)  # message index where each phase began
+    files_read: list[str] = field(default_factory=list)
+    read_mark: dict[str, int] = field(default_factory=dict)  # file → index into `sent` when read
+    sent: list[str] = field(default_factory=list)
+    questions: dict[str, QuestionState] = field(default_factory=dict)
+    last_asked: str | None = None
+    finished: bool = False
+
+
+class LLMPersonaDriver:
+    deterministic = True  # given the same model responses (the runner replays them)
+
+    def __init__(
+        self,
+        benchmark: Benchmark,
+        client: LLMClient,
+        *,
+        compaction: Compaction | None = None,
+        temperature: float | None = None,
+    ) -> None:
+        self.benchmark = benchmark
+        self.client = client
+        self.name = f"llm:{client.name}"
+        self.compaction = compaction or Compaction()
+        self.temperature = temperature
+        self.facts = LiveFacts(benchmark)
+        self.universal = (PROMPTS / "system.md").read_text(encoding="utf-8")
+        self.state = _State()
+        self.queue: deque[PersonaAction] = deque()
+        self.compactions = 0
+
+    # -- the PersonaDriver protocol --------------------------------------------------------
+
+    async def next_action(self, reply: AgentReply | None) -> PersonaAction:
+        if self.queue:
+            return self.queue.popleft()
+        if self.state.finished:
+            return Finish()
+        if self.state.phase < 0:
+            self._enter(0)
+            self._append("user", self._phase_text(self.benchmark.phases[0]))
+        elif reply is not None:
+            self._take_reply(reply)
+        await self._think()
+        return self.queue.popleft() if self.queue else Finish()
+
+    # -- context ---------------------------------------------------------------------------
+
+    def system_parts(self) -> list[str]:
+        parts = [self.universal]
+        if self.benchmark.instructions.strip():
+            parts.append(f"# Your scenario\n\n{self.benchmark.instructions.strip()}")
+        profile = self._render_file("profile") if "profile" in self.facts.files else ""
+        if profile:
+            parts.append(f"# Your profile (always current)\n\n{profile}")
+        return parts
+
+    def _append(self, role: str, content: str | list[dict[str, Any]]) -> None:
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        self.state.messages.append({"role": role, "content": blocks})
+
+    def _take_reply(self, reply: AgentReply) -> None:
+        if reply.error is not None:
+            text = f"(The assistant did not answer: {reply.error})"
+        else:
+            text = f"The assistant replied:\n{reply.text}"
+        qid = self.state.last_asked
+        if qid is not None:
+            q = self.state.questions[qid]
+            q.answer = reply.text if reply.error is None else ""
+            q.never_told = reply.error is None and says_never_told(reply.text)
+            self.state.last_asked = None
+        self._append("user", text)
+
+    def _maybe_compact(self) -> None:
+        """Past `max_tokens`, keep the messages since the latest phase boundary that fits
+        `trim_to_tokens` (always cutting at a phase boundary), and put the profile and the
+        facts files read, with their current values, in front."""
+        messages = self.state.messages
+        if estimate_tokens(messages) <= self.compaction.max_tokens or len(self.state.boundaries) < 2:
+            return
+        cut = self.state.boundaries[-1]
+        for b in reversed(self.state.boundaries[:-1]):
+            if estimate_tokens(messages[b:]) > self.compaction.trim_to_tokens:
+                break
+            cut = b
+        if cut == 0:
+            return
+        head = messages[cut]
+        phase_text = "\n".join(
+            str(b.get("content") if b.get("type") == "tool_result" else b.get("text", ""))
+            for b in head["content"]
+        )
+        recap = self._recap()
+        kept = [
+            {"role": "user", "content": [{"type": "text", "text": f"{recap}\n\n{phase_text}"}]},
+            *messages[cut + 1 :],
+        ]
+        shift = cut
+        self.state.messages = kept
+        self.state.boundaries = [0] + [b - shift for b in self.state.boundaries if b > cut]
+        self.compactions += 1
+
+    def _recap(self) -> str:
+        lines = ["(Earlier conversation was trimmed to save space. What you need to know:)"]
+        if "profile" in self.facts.files:
+            lines += ["", "Your profile, current values:", self._render_file("profile")]
+        for name in self.state.files_read:
+            if name != "profile":
+                lines += ["", f"Facts file {name!r}, current values:", self._render_file(name)]
+        return "\n".join(lines)
+
+    # -- thinking: model calls until a message (or the end) --------------------------------
+
+    async def _think(self) -> None:
+        nudged = False
+        for _ in range(MAX_TOOL_ROUNDS):
+            self._maybe_compact()
+            response = await self._call()
+            blocks: list[dict[str, Any]] = []
+            if response.text:
+                blocks.append({"type": "text", "text": response.text})
+            blocks += [
+                {"type": "tool_use", "id": t.id, "name": t.name, "input": t.arguments}
+                for t in response.tool_uses
+            ]
+            if response.tool_uses:
+                self._append("assistant", blocks)
+                results = [self._run_tool(t) for t in response.tool_uses]
+                self._append("user", results)
+                if self.state.finished:
+                    self.queue.append(Finish())
+                    return
+                continue
+            text = _REASONING.sub("", response.text).strip()
+            if not text or (_OUT_OF_ROLE.search(text) and not nudged):
+                if not nudged:  # one regeneration, with a reminder that stays out of the transcript
+                    nudged = True
+                    response = await self._call(reminder=self._reminder(empty=not text))
+                    text = _REASONING.sub("", response.text).strip()
+                    if response.tool_uses or not text:
+                        self._append("assistant", blocks or [{"type": "text", "text": "..."}])
+                        self._append("user", "(Please write your next message to the assistant.)")
+                        continue
+                if _OUT_OF_ROLE.search(text):
+                    self.queue.append(Slip("out_of_character", text[:200]))
+            self._append("assistant", text)
+            self._send(text)
+            return
+        self.queue.append(Slip("stuck", f"{MAX_TOOL_ROUNDS} tool rounds without a message"))
+        self._append(
+            "user", "(You have used many tools in a row. Write your next message to the assistant now.)"
+        )
+
+    @staticmethod
+    def _reminder(empty: bool) -> str:
+        if empty:
+            return "Reminder: write your next chat message to the assistant now, as the person you play."
+        return (
+            "Reminder: you are the user, not the assistant. Write your next message as the person you play."
+        )
+
+    async def _call(self, reminder: str | None = None) -> LLMResponse:
+        messages = self.state.messages
+        if reminder:
+            messages = [*messages, {"role": "user", "content": [{"type": "text", "text": reminder}]}]
+            if len(messages) >= 2 and messages[-2]["role"] == "user":  # keep roles alternating
+                merged = {"role": "user", "content": [*messages[-2]["content"], *messages[-1]["content"]]}
+                messages = [*messages[:-2], merged]
+        request = LLMRequest(
+            system=self.system_parts(), messages=messages, tools=TOOL_SPECS, temperature=self.temperature
+        )
+        return await self.client.complete(request)
+
+    # -- what a message is -----------------------------------------------------------------
+
+    def _send(self, text: str) -> None:
+        self.state.sent.append(text)
+        question = self._question_in(text)
+        if question is not None:
+            q = self.state.questions.setdefault(question.id, QuestionState(question))
+            if q.attempts == 0:
+                q.attempts = 1
+                self.state.last_asked = q.question.id
+                self.queue.append(Ask(q.question.id, text, q.question.expected, q.question.tags))
+                return
+        pending = next(
+            (q for q in self.state.questions.values() if q.never_told and q.attempts == 1 and not q.graded),
+            None,
+        )
+        if pending is not None:
+            pending.attempts = 2
+            self.state.last_asked = pending.question.id
+            self.queue.append(Say(text, "nudge", question_id=pending.question.id))
+            return
+        self.queue.append(Say(text, "persona"))
+
+    def _question_in(self, text: str) -> Question | None:
+        """The question of the current phase that `text` asks: one quoted in full, else the
+        not-yet-asked question with most of its key terms there (at least three quarters)."""
+        if self.state.phase < 0:
+            return None
+        questions = self.benchmark.phases[self.state.phase].questions
+        flat = " ".join(text.lower().split())
+        for q in questions:
+            if " ".join(q.text.lower().split()) in flat:
+                return q
+        said = key_terms(text)
+        best: tuple[float, int, Question] | None = None
+        for q in questions:
+            if self.state.questions.get(q.id, QuestionState(q)).attempts:
+                continue
+            wanted = key_terms(q.text)
+            if not wanted:
+                continue
+            share = sum(any(terms_match(w, s) for s in said) for w in wanted) / len(wanted)
+            if share >= 0.75 and (best is None or (share, len(wanted)) > best[:2]):
+                best = (share, len(wanted), q)
+        return best[2] if best else None
+
+    # -- phases ----------------------------------------------------------------------------
+
+    def _enter(self, index: int) -> None:
+        phase = self.benchmark.phases[index]
+        self.state.phase = index
+        self.state.boundaries.append(len(self.state.messages))
+        self.queue.append(EnterPhase(phase.index, phase.chapter, phase.title, phase.require_all_facts))
+        for action in phase.actions:
+            self.queue.append(NewSession() if action == "new_session" else Compact())
+
+    def _phase_text(self, phase: Phase) -> str:
+        total = len(self.benchmark.phases)
+        lines = [f"Phase {phase.index + 1} of {total}: {phase.title}"]
+        if "new_session" in phase.actions:
+            lines.append(
+                "(A new chat session with the assistant starts now: it sees none of the earlier messages, "
+                "only what it remembers.)"
+            )
+        if phase.require_all_facts:
+            lines.append(f"Before this phase ends, tell every fact of: {', '.join(phase.require_all_facts)}.")
+        if phase.description:
+            lines += ["", phase.description]
+        return "\n".join(lines)
+
+    def _unfinished(self) -> list[str]:
+        phase = self.benchmark.phases[self.state.phase]
+        problems = []
+        for file in phase.require_all_facts:
+            untold = self.facts.untold(file)
+            if untold:
+                problems.append(
+                    f"{len(untold)} facts of {file} are not marked told yet ({', '.join(i for i, _ in untold[:12])})"
+                )
+        ungraded = [
+            q.id
+            for q in phase.questions
+            if not (self.state.questions.get(q.id) and self.state.questions[q.id].graded)
+        ]
+        if ungraded:
+            problems.append(f"questions not yet asked and graded: {', '.join(ungraded)}")
+        return problems
+
+    # -- tools -----------------------------------------------------------------------------
+
+    def _run_tool(self, use: ToolUse) -> dict[str, Any]:
+        handler = getattr(self, f"_tool_{use.name}", None)
+        try:
+            if handler is None:
+                raise ToolInputError(f"unknown tool {use.name!r}")
+            content, is_error = handler(use.arguments), False
+        except ToolInputError as exc:
+            content, is_error = f"Error: {exc}", True
+        return {"type": "tool_result", "tool_use_id": use.id, "content": content, "is_error": is_error}
+
+    def _file(self, args: dict[str, Any]) -> str:
+        name = str(args.get("file", "")).removesuffix(".md")
+        if name not in self.facts.files:
+            raise ToolInputError(f"no facts file {name!r}; files: {', '.join(sorted(self.facts.files))}")
+        return name
+
+    def _render_file(self, name: str) -> str:
+        title = self.facts.titles.get(name, name)
+        lines = [f"# {title}"]
+        for fid, text in self.facts.files[name].items():
+            mark = " (told)" if f"{name}:{fid}" in self.facts.told else ""
+            lines.append(f"{fid} {text}{mark}")
+        return "\n".join(lines)
+
+    def _tool_next_phase(self, args: dict[str, Any]) -> str:
+        problems = self._unfinished()
+        if problems:
+            raise ToolInputError("this phase is not done: " + "; ".join(problems))
+        if self.state.phase + 1 >= len(self.benchmark.phases):
+            self.state.finished = True
+            return "That was the last phase. The conversation is over; thank you."
+        self._enter(self.state.phase + 1)
+        return self._phase_text(self.benchmark.phases[self.state.phase])
+
+    def _tool_facts_read(self, args: dict[str, Any]) -> str:
+        name = self._file(args)
+        if name not in self.state.files_read:
+            self.state.files_read.append(name)
+            self.state.read_mark[name] = len(self.state.sent)
+        return self._render_file(name)
+
+    def _tool_facts_get_untold(self, args: dict[str, Any]) -> str:
+        name = self._file(args)
+        untold = self.facts.untold(name)
+        if not untold:
+            return f"All facts of {name} are told."
+        return "\n".join(f"{fid} {text}" for fid, text in untold)
+
+    def _tool_facts_mark_told(self, args: dict[str, Any]) -> str:
+        name = self._file(args)
+        ids = args.get("ids")
+        if not isinstance(ids, list) or not ids:
+            raise ToolInputError('`ids` must be a non-empty list of fact ids such as ["1.2"]')
+        known = self.facts.files[name]
+        unknown = [str(i) for i in ids if str(i).split(":")[-1] not in known]
+        if unknown:
+            raise ToolInputError(f"no fact {', '.join(unknown)} in {name}")
+        said = "\n".join(self.state.sent[self.state.read_mark.get(name, 0) :])
+        marked = []
+        for raw in ids:
+            fid = str(raw).split(":")[-1]
+            missing = _missing_details(known[fid], said)
+            if missing:
+                self.queue.append(
+                    Slip(
+                        "fact_not_said",
+                        f"{name}:{fid} marked told, but {', '.join(missing)} never said since the file was read",
+                    )
+                )
+            marked.append(f"{name}:{fid}")
+        self.facts.mark_told(marked)
+        self.queue.append(MarkTold(tuple(marked)))
+        left = len(self.facts.untold(name))
+        return f"Marked {len(marked)} told; {left} left in {name}."
+
+    def _tool_facts_edit(self, args: dict[str, Any]) -> str:
+        name = self._file(args)
+        fid, text = str(args.get("id", "")), str(args.get("text", "")).strip()
+        if fid not in self.facts.files[name]:
+            raise ToolInputError(f"no fact {fid} in {name}; use facts_add for a new fact")
+        if not text:
+            raise ToolInputError("`text` is empty; write the new value, or — to delete the fact")
+        old = self.facts.edit(name, fid, text)
+        self.queue.append(EditFact(name, fid, old, text))
+        return f"{name} {fid} {'deleted' if text in DELETED_MARKERS else 'updated'}."
+
+    def _tool_facts_add(self, args: dict[str, Any]) -> str:
+        name = self._file(args)
+        section, text = str(args.get("section", "")).rstrip("."), str(args.get("text", "")).strip()
+        if not section.isdigit():
+            raise ToolInputError('`section` must be a section number such as "2"')
+        if not text or text in DELETED_MARKERS:
+            raise ToolInputError("`text` must be the new fact")
+        used = {int(f.split(".")[1]) for f in self.facts.files[name] if f.split(".")[0] == section}
+        fid = f"{section}.{next(n for n in range(1, len(used) + 2) if n not in used)}"
+        self.facts.edit(name, fid, text)
+        self.queue.append(EditFact(name, fid, None, text))
+        return f"Added {name} {fid}."
+
+    def _tool_log_evaluation(self, args: dict[str, Any]) -> str:
+        qid = str(args.get("question_id", ""))
+        q = self.state.questions.get(qid)
+        if q is None or q.attempts == 0:
+            raise ToolInputError(f"question {qid!r} has not been asked; ask it first, exactly as written")
+        if q.graded:
+            raise ToolInputError(f"question {qid} is already graded")
+        try:
+            score = float(args.get("score"))  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            raise ToolInputError("`score` must be a number from 0 to 10") from None
+        if not 0 <= score <= 10:
+            raise ToolInputError(f"score {score:g} is outside 0–10")
+        q.graded = True
+        weight = RETRY_WEIGHT if q.attempts == 2 else 1.0
+        comment = str(args.get("comment", ""))
+        reason = comment if q.attempts == 1 else f"after a search-memory nudge (×{RETRY_WEIGHT}): {comment}"
+        self.queue.append(
+            Evaluate(
+                qid,
+                round(score * weight, 2),
+                reason,
+                q.answer,
+                q.attempts,
+                0.0 if q.attempts == 2 else score,
+                self.name,
+            )
+        )
+        return f"Grade for {qid} logged."
+
+
+class ToolInputError(ValueError):
+    """Bad tool input: returned to the model as a tool error."""
+
+
+def _missing_details(fact: str, said: str) -> list[str]:
+    """Numbers, codes and names of `fact` not found in `said` (a paraphrase may change the rest)."""
+    missing = []
+    said_qty = extract_quantities(said)
+    for q in extract_quantities(fact):
+        if not any(q.matches(s) for s in said_qty):
+            missing.append(str(q.value if isinstance(q.value, str) else f"{q.value:g}"))
+    said_ids = extract_identifiers(said)
+    missing += sorted(extract_identifiers(fact) - said_ids)
+    words = re.findall(r"(?<![\w-])[^\W\d_]{2,}(?![\w-])", fact)  # whole words, not parts of codes like 32K
+    said_terms = key_terms(said)
+    for word in words[1:]:
+        if word[0].isupper() and not any(terms_match(word.lower().replace("ё", "е"), s) for s in said_terms):
+            missing.append(word)
+    return missing

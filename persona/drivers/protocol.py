@@ -1,0 +1,22 @@
+"""The `PersonaDriver` protocol: the persona side of a marathon, one action at a time."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from persona.drivers.actions import AgentReply, PersonaAction
+
+
+class PersonaDriver(Protocol):
+    """Produces the persona's next action given the agent's reply to the previous one.
+
+    `reply` is the answer to the previous action when that was a `Say` or `Ask`, else None.
+    After `Finish` the driver is done. A deterministic driver (the scripted one) produces the
+    same actions when fed the same replies: the runner relies on this to rebuild a run's state
+    from its log on resume, by replaying the logged replies into a fresh driver.
+    """
+
+    name: str
+    deterministic: bool
+
+    async def next_action(self, reply: AgentReply | None) -> PersonaAction: ...

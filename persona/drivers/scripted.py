@@ -1,0 +1,160 @@
+"""The scripted persona: no LLM, every word taken from the benchmark (design §4).
+
+It tells facts verbatim in small batches, says `> ` lines, applies `✎` updates to its live
+fact copies (and tells the new text), asks each `❓` verbatim, grades with the exact grader and
+applies the retry rule: an agent that says it was never told is asked once to search its
+memory, and a correct second answer counts ×0.5. It is deterministic — same replies in, same
+actions out — which is what lets a run resume by replaying its log, and what makes the
+evidence utterances identical across runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from typing import Any
+
+from persona.benchmark.model import Benchmark, FactUpdate, Phase, Question, Utterance
+from persona.drivers.actions import (
+    AgentReply,
+    Ask,
+    Compact,
+    EditFact,
+    EnterPhase,
+    Evaluate,
+    Finish,
+    NewSession,
+    PersonaAction,
+    Say,
+)
+from persona.drivers.live_facts import LiveFacts
+from persona.grading.exact import ExactGrader, Grade, Grader
+from persona.phrases import phrases_for
+
+type Script = Generator[PersonaAction, AgentReply | None, None]
+
+RETRY_WEIGHT = 0.5
+DELIVERY_ATTEMPTS = 3  # sends of one message while the agent answers with errors
+
+
+class ScriptedDriver:
+    name = "scripted"
+    deterministic = True
+
+    def __init__(
+        self, benchmark: Benchmark, *, facts_per_message: int = 3, grader: Grader | None = None
+    ) -> None:
+        self.benchmark = benchmark
+        self.facts_per_message = max(1, facts_per_message)
+        self.grader = grader or ExactGrader()
+        self.facts = LiveFacts(benchmark)
+        self.phrases = phrases_for(benchmark.language)
+        self._script: Script = self._run()
+        self._started = False
+        self._finished = False
+
+    @staticmethod
+    def settings(options: dict[str, Any]) -> dict[str, Any]:
+        return {"driver": "scripted", "facts_per_message": int(options.get("facts_per_message", 3))}
+
+    async def next_action(self, reply: AgentReply | None) -> PersonaAction:
+        if self._finished:
+            return Finish()
+        try:
+            if not self._started:
+                self._started = True
+                action = next(self._script)
+            else:
+                action = self._script.send(reply)
+        except StopIteration:
+            action = Finish()
+        if isinstance(action, Finish):
+            self._finished = True
+        return action
+
+    # -- the script ------------------------------------------------------------------------
+
+    def _run(self) -> Script:
+        for phase in self.benchmark.phases:
+            yield from self.play_phase(phase)
+        yield Finish()
+
+    def play_phase(self, phase: Phase) -> Script:
+        """One phase, start to end. Also plays a scale ladder's distractor sessions for drivers
+        that don't (the LLM persona), so every rung's distractors read the same."""
+        yield EnterPhase(phase.index, phase.chapter, phase.title, phase.require_all_facts)
+        for action in phase.actions:
+            yield NewSession() if action == "new_session" else Compact()
+        for file in phase.require_all_facts:
+            yield from self._tell_file(file)
+        for item in phase.items:
+            if isinstance(item, Utterance):
+                yield from self._deliver(Say(item.text, "distractor" if phase.distractor else "line"))
+            elif isinstance(item, FactUpdate):
+                yield from self._update(item)
+            elif isinstance(item, Question):
+                yield from self._examine(item)
+
+    def _deliver(self, action: Say | Ask) -> Generator[PersonaAction, AgentReply | None, AgentReply | None]:
+        """Send `action`, again while the agent answers with an error (up to DELIVERY_ATTEMPTS).
+
+        A message the agent never got would silently turn a delivery failure into a memory
+        failure; the runner pauses the run if the errors go on.
+        """
+        reply: AgentReply | None = None
+        for _ in range(DELIVERY_ATTEMPTS):
+            reply = yield action
+            if reply is not None and reply.error is None:
+                break
+        return reply
+
+    def _tell_file(self, file: str) -> Script:
+        """Tell each untold fact once, in batches; a batch that never got through stays untold
+        (the coverage audit shows it)."""
+        topic = self.facts.titles.get(file, file)
+        untold = self.facts.untold(file)
+        for start in range(0, len(untold), self.facts_per_message):
+            batch = untold[start : start + self.facts_per_message]
+            lines = "\n".join(f"- {text}" for _, text in batch)
+            keys = tuple(f"{file}:{fid}" for fid, _ in batch)
+            reply = yield from self._deliver(
+                Say(f"{self.phrases['facts_intro'].format(topic=topic)}\n{lines}", "fact", keys)
+            )
+            if reply is not None and reply.error is None:
+                self.facts.mark_told(keys)
+
+    def _update(self, update: FactUpdate) -> Script:
+        old = self.facts.edit(update.file, update.fact_id, update.text)
+        yield EditFact(update.file, update.fact_id, old, update.text)
+        if not update.deletes:
+            key = f"{update.file}:{update.fact_id}"
+            reply = yield from self._deliver(
+                Say(self.phrases["update"].format(text=update.text), "update", (key,))
+            )
+            if reply is not None and reply.error is None:
+                self.facts.mark_told((key,))
+
+    def _examine(self, q: Question) -> Script:
+        reply = yield from self._deliver(Ask(q.id, q.text, q.expected, q.tags))
+        first = self._grade(q, reply)
+        answer = reply.text if reply else ""
+        if first.correct or not first.never_told or q.abstain:
+            yield Evaluate(q.id, first.score, first.reason, answer, 1, first.score, self._grader_name)
+            return
+        nudge = self.phrases["nudge"].format(question=q.text)
+        second_reply = yield from self._deliver(Say(nudge, "nudge", question_id=q.id))
+        second = self._grade(q, second_reply)
+        score = round(second.score * RETRY_WEIGHT, 2)
+        reason = f"after a search-memory nudge: {second.reason} (×{RETRY_WEIGHT}); first try: {first.reason}"
+        yield Evaluate(
+            q.id, score, reason, second_reply.text if second_reply else "", 2, first.score, self._grader_name
+        )
+
+    @property
+    def _grader_name(self) -> str:
+        return type(self.grader).__name__
+
+    def _grade(self, q: Question, reply: AgentReply | None) -> Grade:
+        if reply is None or reply.error is not None:
+            why = reply.error if reply else "no reply"
+            return Grade(0.0, f"agent error: {why}")
+        return self.grader.grade(q, q.expected, reply.text)

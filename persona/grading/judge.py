@@ -1,0 +1,124 @@
+"""The blind judge: re-grades an exam exchange without knowing whose it is.
+
+It sees the question, the expected answer, the values that were true earlier and were
+replaced, and the agent's answer(s) — never the agent's name, variant or the persona's grade.
+Rubrics are data (`prompts/judge/*.md`): one per question type, chosen by the question's tags
+(`[abstain]` routes explicitly, never by guessing). The verdict must be one JSON object with a
+score in 0–10; anything else leaves the item **unscored** with the reason — never a silent 0.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from persona.benchmark.model import Question
+from persona.grading.exact import ExactGrader
+from persona.llm.types import LLMClient, LLMError, LLMRequest, Usage
+
+RUBRICS = Path(__file__).parent / "rubrics"
+CALIBRATION = RUBRICS / "calibration.json5"  # the set `marathon judge-check` measures a grader on
+_RUBRIC_BY_TAG = ("abstain", "update", "conflict", "temporal")  # the first tag found wins
+
+
+@dataclass
+class ExamItem:
+    question: Question
+    expected: str
+    answers: list[str]  # first answer, then the answer after the nudge if there was one
+    superseded: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Verdict:
+    score: float | None  # None: unscored (the reason says why)
+    reason: str
+
+
+class Judge(Protocol):
+    name: str
+    usage: Usage
+
+    async def judge(self, item: ExamItem) -> Verdict: ...
+
+
+def rubric_for(question: Question) -> str:
+    kind = next((t for t in _RUBRIC_BY_TAG if t in question.tags), "default")
+    return (RUBRICS / f"{kind}.md").read_text(encoding="utf-8")
+
+
+def render_item(item: ExamItem) -> str:
+    lines = [f"Question: {item.question.text}"]
+    lines.append(f"Expected answer: {item.expected or '(that the assistant was never told)'}")
+    if item.superseded:
+        lines.append(f"Earlier values, no longer true: {'; '.join(item.superseded)}")
+    for n, answer in enumerate(item.answers, 1):
+        lines.append(f"Answer {n}: {answer.strip() or '(no answer)'}")
+    if len(item.answers) > 1:
+        lines.append(
+            "(Answer 2 came after the user asked the assistant to search its memory; grade answer 2.)"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def parse_verdict(text: str) -> Verdict:
+    """Strict: one JSON object with a numeric `score` in 0–10 (a ```json fence is allowed)."""
+    body = text.strip()
+    fenced = re.fullmatch(r"```(?:json)?\s*(.*?)\s*```", body, re.S)
+    if fenced:
+        body = fenced.group(1)
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return Verdict(None, f"unparseable judge output: {text.strip()[:160]!r}")
+    score = data.get("score") if isinstance(data, dict) else None
+    if isinstance(score, bool) or not isinstance(score, (int, float)) or not 0 <= score <= 10:
+        return Verdict(None, f"judge gave no score in 0–10: {text.strip()[:160]!r}")
+    return Verdict(float(score), str(data.get("reason", "")))
+
+
+class LLMJudge:
+    def __init__(self, client: LLMClient) -> None:
+        self.client = client
+        self.name = f"judge:{client.name}"
+        self.system = (RUBRICS / "system.md").read_text(encoding="utf-8")
+        self.usage = Usage()
+
+    async def judge(self, item: ExamItem) -> Verdict:
+        request = LLMRequest(
+            system=[self.system, rubric_for(item.question)],
+            messages=[{"role": "user", "content": [{"type": "text", "text": render_item(item)}]}],
+            max_tokens=300,
+            temperature=None,
+        )
+        try:
+            response = await self.client.complete(request)
+        except LLMError as exc:
+            return Verdict(None, f"judge call failed: {exc}")
+        self.usage.add(response.usage)
+        return parse_verdict(response.text)
+
+
+class ExactJudge:
+    """The exact grader behind the judge interface: offline, and a baseline for judge-check."""
+
+    name = "exact"
+
+    def __init__(self) -> None:
+        self.grader = ExactGrader()
+        self.usage = Usage()
+
+    async def judge(self, item: ExamItem) -> Verdict:
+        grade = self.grader.grade(item.question, item.expected, item.answers[-1] if item.answers else "")
+        return Verdict(grade.score, grade.reason)
+
+
+def make_judge(spec: str, base_url: str | None = None) -> Judge:
+    if spec == "exact":
+        return ExactJudge()
+    from persona.llm.select import make_client
+
+    return LLMJudge(make_client(spec, base_url=base_url))

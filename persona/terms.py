@@ -1,0 +1,242 @@
+"""What the words and numbers in a free text are: the one normalisation every comparison
+of persona-side text shares — the exact grader, the distractor pool's screening against the
+evidence, the LLM persona's matching of facts it told, the stale-fact finder.
+
+What a caller may rely on: pure functions of their text (no state, never raise on odd
+text); numbers are compared as numbers with their unit when both sides name one; words are
+compared by `terms_match` (the same stem up to a short inflected ending, English or Russian).
+A leaf module: it imports nothing of marathonbench.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+# -- numbers ---------------------------------------------------------------------------------
+
+NUMBER_WORDS = {
+    "zero": 0,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "twice": 2,
+    "once": 1,
+    "ноль": 0,
+    "один": 1,
+    "одна": 1,
+    "одно": 1,
+    "два": 2,
+    "две": 2,
+    "двое": 2,
+    "двух": 2,
+    "три": 3,
+    "трое": 3,
+    "трёх": 3,
+    "трех": 3,
+    "четыре": 4,
+    "четверо": 4,
+    "пять": 5,
+    "шесть": 6,
+    "семь": 7,
+    "восемь": 8,
+    "девять": 9,
+    "десять": 10,
+    "одиннадцать": 11,
+    "двенадцать": 12,
+}
+UNIT_WORDS = {
+    "km": "km",
+    "км": "km",
+    "kilometers": "km",
+    "kilometres": "km",
+    "километров": "km",
+    "kg": "kg",
+    "кг": "kg",
+    "kilograms": "kg",
+    "килограммов": "kg",
+    "m2": "m2",
+    "м2": "m2",
+    "m²": "m2",
+    "м²": "m2",
+    "sqm": "m2",
+    "m": "m",
+    "м": "m",
+    "meters": "m",
+    "metres": "m",
+    "метров": "m",
+    "€": "eur",
+    "eur": "eur",
+    "euro": "eur",
+    "euros": "eur",
+    "евро": "eur",
+    "$": "usd",
+    "usd": "usd",
+    "dollars": "usd",
+    "долларов": "usd",
+    "₽": "rub",
+    "rub": "rub",
+    "руб": "rub",
+    "рублей": "rub",
+    "£": "gbp",
+    "gbp": "gbp",
+    "pounds": "gbp",
+    "₾": "gel",
+    "gel": "gel",
+    "лари": "gel",
+    "%": "pct",
+    "percent": "pct",
+    "процентов": "pct",
+    "mi": "mi",
+    "miles": "mi",
+    "миль": "mi",
+    "мили": "mi",
+    "min": "min",
+    "minutes": "min",
+    "мин": "min",
+    "минут": "min",
+    "h": "h",
+    "hours": "h",
+    "ч": "h",
+    "часов": "h",
+    "часа": "h",
+    "days": "day",
+    "дней": "day",
+    "дня": "day",
+    "weeks": "week",
+    "недель": "week",
+    "недели": "week",
+    "years": "year",
+    "лет": "year",
+    "года": "year",
+    "год": "year",
+}
+_SEP = r"[ \u00a0\u202f',]"
+_NUMBER = re.compile(
+    r"(?<![\w.,])(?P<time>\d{1,2}:\d{2}(?::\d{2})?)"
+    r"|(?<![\w])(?P<num>\d{1,3}(?:\.\d{3}){2,}(?:,\d+)?(?!\d)|\d{1,3}(?:"
+    + _SEP
+    + r"\d{3})+(?:[.,]\d+)?(?!\d)"
+    r"|\d+(?:[.,]\d+)?)"
+)
+_UNIT_AFTER = re.compile(r"\s*([€$₽£₾%]|[^\W\d_]{1,12}[²2]?)", re.UNICODE)
+_UNIT_BEFORE = re.compile(r"([€$₽£₾])\s*$")
+
+
+IDENTIFIER = re.compile(r"(?<![\w-])[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*(?![\w-])")
+
+
+def extract_identifiers(text: str) -> set[str]:
+    """Codes mixing letters and digits (LH1173, 32K, K-20417), upper-cased, hyphens dropped.
+
+    They must match exactly: a flight or booking code one character off is a wrong answer.
+    A number glued to a unit (`10km`) is a quantity, not a code.
+    """
+    out = set()
+    for m in IDENTIFIER.finditer(text):
+        token = m.group(0)
+        if not (re.search(r"\d", token) and re.search(r"[A-Za-z]", token)):
+            continue
+        glued = re.fullmatch(r"\d+(?:[.,]\d+)?([A-Za-z]+)", token)
+        if glued and glued.group(1).lower() in UNIT_WORDS:
+            continue
+        out.add(token.replace("-", "").upper())
+    return out
+
+
+@dataclass(frozen=True)
+class Quantity:
+    value: float | str
+    unit: str | None
+
+    def matches(self, other: Quantity) -> bool:
+        if isinstance(self.value, str) or isinstance(other.value, str):
+            if self.value != other.value:
+                return False
+        elif not math.isclose(self.value, other.value, rel_tol=1e-9, abs_tol=1e-9):
+            return False
+        return self.unit is None or other.unit is None or self.unit == other.unit
+
+
+def _to_number(text: str) -> float:
+    """`1,840` / `1 840` / `1.234.567,5` / `3,5` → a float (comma + 3 digits = thousands)."""
+    compact = re.sub(r"[ \u00a0\u202f']", "", text)
+    if re.fullmatch(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?", compact):
+        return float(compact.replace(",", ""))
+    if re.fullmatch(r"\d{1,3}(?:\.\d{3}){2,}(?:,\d+)?", compact):
+        return float(compact.replace(".", "").replace(",", "."))
+    return float(compact.replace(",", "."))
+
+
+def extract_quantities(text: str) -> list[Quantity]:
+    """Every number in `text` (digits or small number words) with the unit written beside it."""
+    out: list[Quantity] = []
+    for m in _NUMBER.finditer(text):
+        if m.group("time"):
+            parts = m.group("time").split(":")
+            out.append(
+                Quantity(":".join(f"{int(p):02d}" if i else str(int(p)) for i, p in enumerate(parts)), None)
+            )
+            continue
+        try:
+            value = _to_number(m.group("num"))
+        except ValueError:
+            continue
+        unit = None
+        if before := _UNIT_BEFORE.search(text[: m.start()]):
+            unit = UNIT_WORDS.get(before.group(1).lower())
+        if unit is None and (after := _UNIT_AFTER.match(text, m.end())):
+            unit = UNIT_WORDS.get(after.group(1).lower())
+        out.append(Quantity(value, unit))
+    for word in re.findall(r"[^\W\d_]+", text.lower()):
+        if word in NUMBER_WORDS:
+            out.append(Quantity(float(NUMBER_WORDS[word]), None))
+    return out
+
+
+# -- text --------------------------------------------------------------------------------
+
+_STOPWORDS = frozenset(
+    """a an the and or of to in on at for with by from is are was were be been it its this that
+    these those my your his her our their me you i we he she they them as about into than then so
+    do does did has have had not no yes what which who whom when where how why
+    и или в во на с со к ко по о об от до из за для у же ли не ни а но что это как так то
+    мой моя моё мое мои твой твоя ваш ваша вы ты я он она они мы его её ее их мне меня""".split()
+)
+
+
+def key_terms(text: str) -> list[str]:
+    """Normalised content words: lower case, `ё`→`е`, no punctuation, numbers and stopwords."""
+    words = re.findall(r"[^\W\d_]+", text.lower().replace("ё", "е"))
+    return [w for w in words if w not in _STOPWORDS and len(w) > 1 and w not in NUMBER_WORDS]
+
+
+def terms_match(a: str, b: str) -> bool:
+    """Same word up to a short inflected ending (Лена/Лены, dentist/dentists)."""
+    if a == b:
+        return True
+    prefix = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        prefix += 1
+    return prefix >= 3 and prefix >= min(len(a), len(b)) - 2
+
+
+_LIST_SPLIT = re.compile(r"\s*;\s*|,\s+(?!\d{3}\b)|\s+(?:and|и)\s+", re.IGNORECASE)
+
+
+def split_items(expected: str) -> list[str]:
+    """A list answer ("Лена, Аня и Босс") → its items; a single value stays one item."""
+    items = [i.strip(" .") for i in _LIST_SPLIT.split(expected)]
+    return [i for i in items if i] or [expected.strip()]

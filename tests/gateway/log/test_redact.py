@@ -1,0 +1,99 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+from aiohttp import web
+
+from adapters.http_server import serve
+from gateway.log.redact import REDACTED, redact
+from gateway.run.config import RunSpec
+from gateway.run.runner import run_spec
+from tests.conftest import BenchFactory
+
+CANARY = "sk-canary-5f0e1d2c3b4a"
+
+
+def test_secret_keys_and_tokens_are_redacted() -> None:
+    settings = {
+        "url": "http://127.0.0.1:1/bot123456:AAEhBOweik9ai2o4sdfksdfOBKzxcvbnm12/getMe",
+        "headers": {"Authorization": f"Bearer {CANARY}", "X-Api-Key": CANARY, "X-Trace": "ok"},
+        "api_key_env": "${ANTHROPIC_API_KEY}",
+        "nested": [{"password": "hunter2"}],
+        "note": f"Bearer {CANARY}",
+    }
+    out = redact(settings)
+    assert CANARY not in repr(out) and "hunter2" not in repr(out) and "AAEhBOweik" not in repr(out)
+    assert out["headers"]["X-Trace"] == "ok" and out["headers"]["X-Api-Key"] == REDACTED
+    assert out["api_key_env"] == "${ANTHROPIC_API_KEY}"  # where the secret lives, not the secret
+
+
+async def test_no_secret_reaches_any_file_a_run_writes(make_benchmark: BenchFactory, tmp_path: Path) -> None:
+    async def handler(request: web.Request) -> web.Response:
+        assert request.headers["Authorization"] == f"Bearer {CANARY}"
+        return web.json_response({"reply": "ok"})
+
+    app = web.Application()
+    app.router.add_post("/chat", handler)
+    served = await serve(app)
+    agent = {"adapter": "http", "url": f"{served.url}/chat", "headers": {"Authorization": f"Bearer {CANARY}"}}
+    try:
+        await run_spec(RunSpec("r1", make_benchmark(), agent), tmp_path / "rec")
+    finally:
+        await served.stop()
+    written = [p for p in (tmp_path / "rec").rglob("*") if p.is_file()]
+    assert len(written) >= 3
+    for path in written:
+        assert CANARY.encode() not in path.read_bytes(), path
+
+
+async def test_no_secret_of_a_recorded_agent_reaches_any_file(
+    make_benchmark: BenchFactory, tmp_path: Path
+) -> None:
+    """An HTTP agent whose own LLM calls (with its API key) go through the recorder at a fixed
+    port, and whose chat needs a bot-token URL and a cookie: none of it may be written."""
+    import anthropic
+
+    from adapters.reference.standin import standin_app
+    from gateway.traffic.hub import free_port
+
+    llm_key = "sk-ant-api03-CANARYKEY-abcdef"
+    bot_token = "123456789:AAF-canarycanarycanarycanary12345"
+    upstream = await serve(standin_app())
+    port = free_port()
+    model = anthropic.AsyncAnthropic(api_key=llm_key, base_url=f"http://127.0.0.1:{port}", max_retries=0)
+
+    async def handler(request: web.Request) -> web.Response:
+        body = await request.json()
+        answer = await model.messages.create(
+            model="m",
+            max_tokens=20,
+            messages=[{"role": "user", "content": body["message"]}],
+            extra_headers={"Cookie": f"session={CANARY}"},
+        )
+        return web.json_response(
+            {"reply": "".join(b.text for b in answer.content if b.type == "text") or "ok"}
+        )
+
+    app = web.Application()
+    app.router.add_post(f"/bot{bot_token}/chat", handler)
+    agent_server = await serve(app)
+    agent = {
+        "adapter": "http",
+        "url": f"{agent_server.url}/bot{bot_token}/chat",
+        "headers": {"Authorization": f"Bearer {CANARY}"},
+        "llm": {"upstream": upstream.url, "port": port},
+    }
+    try:
+        outcome = await run_spec(RunSpec("r1", make_benchmark(), agent), tmp_path / "rec")
+    finally:
+        await model.close()
+        await agent_server.stop()
+        await upstream.stop()
+    assert outcome.reason == "completed"
+    written = [p for p in (tmp_path / "rec").rglob("*") if p.is_file()]
+    assert any(p.name == "events.msgpack" for p in written)
+    for path in written:
+        data = path.read_bytes()
+        for secret in (CANARY, llm_key, bot_token):
+            assert secret.encode() not in data, (path, secret)
+    assert b"llm_exchange" in (tmp_path / "rec" / "r1" / "events.msgpack").read_bytes()

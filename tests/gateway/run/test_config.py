@@ -1,0 +1,120 @@
+"""config.jsonc: the run matrix and the paired experiment expand into runs, deterministically."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gateway.run.config import ConfigError, load_config
+
+MATRIX = """{
+  parallel: 3,
+  runs: [
+    { id: "lad", benchmark: "b", agent: { adapter: "reference" }, rung: ["s0", "s1"], repeats: 2 },
+    { id: "one", benchmark: "b", agent: { profile: "reference" }, rung: "s1" },
+  ],
+  experiment: {
+    name: "ab", seed: SEED, repeats: 3,
+    variants: { A: { adapter: "reference" }, B: { adapter: "reference", memory: false } },
+    tasks: ["b", { id: "b2", benchmark: "b", rung: "s1" }],
+  },
+}
+"""
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "config.jsonc"
+    path.write_text(text)
+    return path
+
+
+def test_runs_expand_by_rung_and_repeat(tmp_path: Path) -> None:
+    config = load_config(write(tmp_path, MATRIX.replace("SEED", "7")))
+    ids = [s.id for s in config.runs]
+    assert ids[:5] == ["lad.s0.r1", "lad.s0.r2", "lad.s1.r1", "lad.s1.r2", "one"]
+    assert config.parallel == 3
+    assert [s.rung for s in config.runs[:5]] == ["s0", "s0", "s1", "s1", "s1"]
+    assert config.runs[2].meta == {"id": "lad", "repeat": 1, "rung": "s1"}
+    assert config.runs[0].benchmark == (tmp_path / "b").resolve()
+
+
+def test_an_experiment_expands_into_pairs_in_a_seeded_recorded_order(tmp_path: Path) -> None:
+    config = load_config(write(tmp_path, MATRIX.replace("SEED", "7")))
+    exp = config.experiment
+    assert exp is not None and exp.tasks == ("b", "b2") and len(exp.pairs) == 6
+    runs = [s for s in config.runs if s.meta.get("experiment") == "ab"]
+    assert len(runs) == 12
+    for n, (pair, task, repeat, order) in enumerate(exp.pairs):
+        first, second = runs[2 * n], runs[2 * n + 1]
+        assert (first.meta["variant"], second.meta["variant"]) == order
+        assert first.meta["pair"] == second.meta["pair"] == pair == f"ab.{task}.r{repeat}"
+        assert first.id == f"{pair}.{order[0]}" and first.meta["position"] == 1
+        assert second.agent == exp.variants[order[1]]
+    assert {s.rung for s in runs if s.meta["task"] == "b2"} == {"s1"}
+    orders = {p[3] for p in exp.pairs}
+    assert orders == {("A", "B"), ("B", "A")}  # randomised, not always A first
+    again = load_config(write(tmp_path, MATRIX.replace("SEED", "7"))).experiment
+    assert again is not None and again.pairs == exp.pairs  # the seed decides
+    other = load_config(write(tmp_path, MATRIX.replace("SEED", "8"))).experiment
+    assert other is not None and [p[3] for p in other.pairs] != [p[3] for p in exp.pairs]
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "message"),
+    [
+        ('{\n parallel: 0,\n runs: [{id: "a", benchmark: "b", agent: {adapter: "x"}}]}', 2, "`parallel`"),
+        (
+            '{runs: [{id: "a", benchmark: "b", agent: {adapter: "x"},\n rungs: ["s0"]}]}',
+            2,
+            "unknown key `rungs`",
+        ),
+        (
+            '{\n paralel: 2, runs: [{id: "a", benchmark: "b", agent: {adapter: "x"}}]}',
+            2,
+            "unknown key `paralel`",
+        ),
+        ('{runs: [\n{id: "a", benchmark: "b", agent: {adapter: "x"}, repeats: 0}]}', 2, "`repeats`"),
+        ('{runs: [\n{id: "a", benchmark: "b", agent: {adapter: "x"}, rung: []}]}', 2, "`rung` must be"),
+        (
+            '{runs: [\n{id: "a", benchmark: "b", agent: {adapter: "x"}, persona: "replay"}]}',
+            2,
+            "a `replay` persona needs `from`",
+        ),
+        ('{\nexperiment: {variants: {A: {adapter: "x"}}, tasks: ["b"]}}', 2, "{A: agent, B: agent}"),
+        (
+            '{experiment: {variants: {A: {adapter: "x"}, B: {adapter: "y"}},\n tasks: []}}',
+            2,
+            "`tasks` must be a non-empty list",
+        ),
+        (
+            '{runs: [{id: "ab.b.r1.A", benchmark: "b", agent: {adapter: "x"}}],\n'
+            ' experiment: {name: "ab", variants: {A: {adapter: "x"}, B: {adapter: "y"}}, tasks: ["b"]}}',
+            1,
+            "used twice",
+        ),
+    ],
+)
+def test_matrix_errors_name_the_line(tmp_path: Path, text: str, line: int, message: str) -> None:
+    path = write(tmp_path, text)
+    with pytest.raises(ConfigError) as err:
+        load_config(path)
+    assert f"{path}:{line}:" in str(err.value) and message in str(err.value)
+
+
+def test_a_replayed_recording_is_found_beside_the_config_as_a_benchmark_is(tmp_path: Path) -> None:
+    text = '{runs: [{id: "a", benchmark: "b", agent: {adapter: "x"}, persona: {driver: "replay", from: "rec/r1"}}]}'
+    (tmp_path / "conf").mkdir()
+    config = load_config(write(tmp_path / "conf", text))
+    assert config.runs[0].persona == {
+        "driver": "replay",
+        "from": str((tmp_path / "conf" / "rec" / "r1").resolve()),
+    }
+
+
+def test_the_shipped_experiment_example_loads() -> None:
+    config = load_config(Path(__file__).resolve().parents[3] / "examples" / "experiment.jsonc")
+    assert {s.rung for s in config.runs if s.meta.get("id") == "ladder"} == {"s0", "s1", "s2"}
+    assert config.experiment is not None and sorted(config.experiment.variants) == ["A", "B"]
+    assert config.experiment.variants["B"].get("memory") is False and config.parallel == 4
+    assert all(s.benchmark.is_dir() for s in config.runs)

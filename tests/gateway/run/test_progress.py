@@ -1,0 +1,36 @@
+"""The live progress board: figures from the log's own events; a line per change off a terminal."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+from gateway.log.runlog import EVENTS_FILE, read_log
+from gateway.run.config import RunSpec
+from gateway.run.progress import ProgressBoard, RunProgress
+from gateway.run.runner import run_spec
+from tests.conftest import DEMO
+
+
+async def test_progress_counts_what_the_log_holds(tmp_path: Path) -> None:
+    await run_spec(RunSpec("d", DEMO, {"adapter": "reference", "context_tokens": 400}), tmp_path)
+    progress = RunProgress("d", 5, 15, stand_in=True)
+    for event in read_log(tmp_path / "d" / EVENTS_FILE).events:
+        progress.observe(event)
+    assert (progress.phase, progress.graded, progress.status) == (4, 15, "completed")
+    assert progress.facts_told >= 40 and progress.tokens > 0 and progress.cost == "$0.0000"
+    line = progress.line()
+    assert "phase 5/5" in line and "graded  15/15" in line
+
+
+def test_the_board_prints_only_changed_lines_off_a_terminal() -> None:
+    out = io.StringIO()
+    runs = [RunProgress("a", 3, 2), RunProgress("b", 3, 2)]
+    board = ProgressBoard(runs, out=out)
+    board.draw()
+    assert out.getvalue() == ""  # nothing started yet
+    runs[0].status, runs[0].phase = "running", 0
+    board.draw()
+    board.draw()
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 1 and "[a] running" in lines[0] and "phase 1/3" in lines[0]

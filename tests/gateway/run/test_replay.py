@@ -1,0 +1,141 @@
+"""`marathon replay`: another agent gets the recorded persona side word for word, graded anew."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from aiohttp import web
+
+from adapters.http_server import serve
+from fakes.persona_model import FakePersonaModel
+from gateway.log.events import Asked, Evaluation, PhaseEntered, Said, TerminationReason
+from gateway.log.runlog import EVENTS_FILE, read_log
+from gateway.report.recordings import load_run
+from gateway.run.config import RunSpec
+from gateway.run.runner import run_spec
+from persona.benchmark.ladder import apply_rung
+from persona.benchmark.loader import load_benchmark
+from tests.conftest import DEMO, TINY, BenchFactory
+from tests.marathon_cli import marathon
+
+
+def persona_side(path: Path) -> list[tuple[str, str]]:
+    return [
+        (e.type, e.text)
+        for e in read_log(path / EVENTS_FILE).events
+        if isinstance(e, Said | Asked) and not e.resent
+    ]
+
+
+async def test_a_replay_sends_the_same_messages_and_grades_the_new_answers(
+    make_benchmark: BenchFactory, tmp_path: Path
+) -> None:
+    calls = 0
+
+    async def forgetful(request: web.Request) -> web.Response:
+        nonlocal calls
+        calls += 1
+        if calls == 2:  # one failure: the recorded persona sends that message twice
+            return web.json_response({"error": "busy"}, status=500)
+        return web.json_response({"reply": "I don't know, you never told me."})
+
+    app = web.Application()
+    app.router.add_post("/chat", forgetful)
+    served = await serve(app)
+    bench = make_benchmark()
+    try:
+        agent = {"adapter": "http", "url": f"{served.url}/chat", "retries": 0}
+        await run_spec(RunSpec("orig", bench, agent, {"driver": "scripted"}), tmp_path)
+    finally:
+        await served.stop()
+    recorded = persona_side(tmp_path / "orig")
+    assert recorded[1] == recorded[2] == ("say", "Hello!")  # sent again after the 500
+    assert any("search your memory" in t for _, t in recorded)  # the forgetful agent was nudged
+    result = marathon("replay", str(tmp_path / "orig"), "--agent", "reference", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr + result.stdout
+    replayed = persona_side(tmp_path / "orig.replay-reference")
+    assert replayed == recorded[:1] + recorded[2:]  # word for word; the message the agent failed on once
+    header = read_log(tmp_path / "orig.replay-reference" / EVENTS_FILE).header
+    assert header.persona["driver"] == "replay" and header.meta == {"replay_of": "orig"}
+    scores = {
+        e.question_id: (e.score, e.attempts)
+        for e in read_log(tmp_path / "orig.replay-reference" / EVENTS_FILE).events
+        if isinstance(e, Evaluation)
+    }
+    assert scores["q1"] == (10, 1)  # the reference agent knew at once; the replayed nudge doesn't count
+    assert set(scores) == {"q1", "q2", "q3"}
+
+
+async def test_a_replay_of_a_rung_plays_the_same_distractors(tmp_path: Path) -> None:
+    agent = {"adapter": "reference", "context_tokens": 400}
+    outcome = await run_spec(RunSpec("lad", DEMO, agent, {"driver": "scripted"}, "s1"), tmp_path)
+    assert outcome.reason == TerminationReason.COMPLETED
+    result = marathon("replay", str(tmp_path / "lad"), "--agent", "reference", "--id", "again", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert persona_side(tmp_path / "again") == persona_side(tmp_path / "lad")
+    assert read_log(tmp_path / "again" / EVENTS_FILE).header.benchmark["rung"] == "s1"
+
+
+async def test_one_llm_persona_recording_plays_a_whole_ladder_with_the_same_evidence(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    model = FakePersonaModel()
+    served = await serve(model.app())
+    try:
+        llm = {"driver": "anthropic:fake-persona", "base_url": served.url}
+        spec = RunSpec("llm", DEMO, {"adapter": "reference"}, llm, "s1")
+        assert (await run_spec(spec, tmp_path)).reason == TerminationReason.COMPLETED
+    finally:
+        await served.stop()  # the replays below call no persona model
+    result = await asyncio.to_thread(
+        marathon,
+        "replay",
+        str(tmp_path / "llm"),
+        "--agent",
+        "reference",
+        "--rung",
+        "s0",
+        "--rung",
+        "s2",
+        cwd=tmp_path,
+    )
+    assert result.returncode == 0, result.stderr + result.stdout
+    recorded = load_run(tmp_path / "llm")
+    replays = {rung: load_run(tmp_path / f"llm.replay-reference.{rung}") for rung in ("s0", "s2")}
+    for rung, run in replays.items():
+        assert run.header.benchmark["rung"] == rung
+        assert run.evidence_hash == recorded.evidence_hash  # the LLM's wording, on every rung
+        assert len(run.summary.evaluations) == 15
+        assert [e.index for e in run.log.events if isinstance(e, PhaseEntered)] == list(
+            range(len(run.benchmark.phases))
+        )
+    told = [e.text for e in replays["s2"].log.events if isinstance(e, Said) and e.purpose == "distractor"]
+    s2 = apply_rung(load_benchmark(DEMO), "s2")
+    assert len(replays["s2"].header.benchmark["distractors"]) == 8 == len(s2.distractors)
+    assert told == [u.text for p in s2.phases if p.distractor for u in p.items]  # the s2 rung's own
+    assert not [e for e in replays["s0"].log.events if isinstance(e, Said) and e.purpose == "distractor"]
+
+
+def test_a_recording_of_a_changed_benchmark_is_refused_before_the_replay_starts(
+    make_benchmark: BenchFactory, tmp_path: Path
+) -> None:
+    bench = make_benchmark()
+    asyncio.run(run_spec(RunSpec("orig", bench, {"adapter": "reference"}), tmp_path))
+    make_benchmark(pets__md=TINY["pets.md"].replace("tuna", "chicken"))
+    result = marathon("replay", str(tmp_path / "orig"), "--agent", "reference", cwd=tmp_path)
+    assert result.returncode == 1
+    assert "recorded on another version of tiny" in result.stderr
+    assert not (tmp_path / "orig.replay-reference").exists()
+
+
+def test_a_recording_that_did_not_complete_is_refused(tmp_path: Path, make_benchmark: BenchFactory) -> None:
+    dead = {"adapter": "http", "url": "http://127.0.0.1:9/chat", "retries": 0, "timeout": 0.5}
+    outcome = asyncio.run(run_spec(RunSpec("orig", make_benchmark(), dead), tmp_path))
+    assert outcome.reason == TerminationReason.AGENT_FAILED
+    result = marathon("replay", str(tmp_path / "orig"), "--agent", "reference", cwd=tmp_path)
+    assert result.returncode == 1
+    assert "the recorded run did not complete (agent_failed)" in result.stderr
+    assert not (tmp_path / "orig.replay-reference").exists()

@@ -1,0 +1,45 @@
+"""The `marathon` command as a user starts it, for tests: a real process in a given folder,
+run to its end (`marathon`) or left running (`spawn_marathon`); and how many records a run
+log holds so far (`count_records`), to wait for a run to reach a point."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from gateway.log.runlog import iter_records
+from tests.conftest import REPO
+
+MARATHON_ENV = {**os.environ, "PYTHONPATH": str(REPO)}
+
+
+def marathon(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "gateway.cli", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=MARATHON_ENV,
+    )
+
+
+def spawn_marathon(*args: str, cwd: Path, stdout: int = subprocess.PIPE) -> subprocess.Popen[str]:
+    """`marathon ARGS` started and left running (to signal, kill or watch); stderr piped."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "gateway.cli", *args],
+        cwd=cwd,
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=MARATHON_ENV,
+    )
+
+
+def count_records(path: Path) -> int:
+    try:
+        return sum(1 for _ in iter_records(path))
+    except FileNotFoundError:
+        return 0
