@@ -2,7 +2,7 @@
 identical to the previous request (its cacheable prefix), over a whole demo-en run.
 
 The run is real — reference agent, recorder, LLM persona through the official Anthropic SDK —
-with the scripted fake persona model of the tests as the provider, which keeps the exact
+with the scripted fake persona model (`fakes/persona_model.py`) as the provider, which keeps the exact
 request bodies. Input is serialised in the order the provider caches it (tools, system,
 messages). Pairs across a persona compaction are counted apart. Target: ≥ 90 % between
 compactions. Usage: `.venv/bin/python bench/persona_prefix.py [max_tokens trim_to_tokens]`.

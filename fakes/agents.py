@@ -2,7 +2,7 @@
 
 `http_agent` serves `POST /chat` (`{"message"}` → `{"reply"}`) with a hook that may answer a
 request with a fault instead (a 500, a hang, a garbled body); `FakeOpenClaw` speaks OpenClaw's
-gateway WebSocket protocol as `../shared/notes/agents-and-wire-formats.md` describes it.
+gateway WebSocket protocol as docs/agents.md and adapters/openclaw.py describe it.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """The gateway: everything between the persona and the agent, and what is made of it after.
 
-Its sub-packages stand in the order the data flows, and each imports only those before it
-(tests/test_architecture.py holds the house to this):
+Its sub-packages stand in dependency order — each imports only those before it
+(tests/test_architecture.py holds the house to this); a run writes the log, the log is
+analysed and reported:
 
     log/      the run log: its typed events, writer, reader, migrations, redaction
     traffic/  the LLM-traffic recorder: embedded mitmproxy, wire parsers, traffic analysis

@@ -1,8 +1,9 @@
-"""The LLM persona's tools: specs for the model and their effects on the persona's state.
+"""The LLM persona's tools: their specs, as the model sees them.
 
-Bad input never raises: it comes back to the model as a tool error it can act on. The engine,
-not the model, keeps the agenda: `next_phase` refuses while the phase's required facts are
-untold or its questions ungraded, and the retry rule's ×0.5 is applied here, not by the model.
+Their effects are in `persona/drivers/llm.py` (`_tool_*`): bad input never raises, it comes
+back to the model as a tool error it can act on; the engine, not the model, keeps the agenda
+(`next_phase` refuses while the phase's required facts are untold or its questions ungraded,
+and the retry rule's ×0.5 is applied there, not by the model).
 """
 
 from __future__ import annotations

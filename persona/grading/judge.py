@@ -2,7 +2,7 @@
 
 It sees the question, the expected answer, the values that were true earlier and were
 replaced, and the agent's answer(s) — never the agent's name, variant or the persona's grade.
-Rubrics are data (`prompts/judge/*.md`): one per question type, chosen by the question's tags
+Rubrics are data (`rubrics/*.md`): one per question type, chosen by the question's tags
 (`[abstain]` routes explicitly, never by guessing). The verdict must be one JSON object with a
 score in 0–10; anything else leaves the item **unscored** with the reason — never a silent 0.
 """
