@@ -11,7 +11,7 @@ import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from aiohttp import web
+from aiohttp import ClientError, ClientSession, web
 from websockets.asyncio.server import ServerConnection
 
 from adapters.http_server import ServedApp, serve
@@ -119,3 +119,49 @@ class FakeOpenClaw:
                     }
                 )
             )
+
+
+async def llm_agent(llm_url: str, port: int = 0, retries: int = 3) -> ServedApp:
+    """An agent that answers through its own model, as Hermes does: each message becomes an
+    OpenAI chat-completions call to `llm_url` (tried `retries` times); when the model fails,
+    the agent still answers over HTTP 200 — with the failure as its text ("API call failed
+    after 3 retries: HTTP 502"), which a benchmark must not grade as forgetting."""
+    history: dict[str, list[dict[str, str]]] = {}
+
+    async def handler(request: web.Request) -> web.StreamResponse:
+        body = await request.json()
+        messages = history.setdefault(str(body.get("session_id", "")), [])
+        messages.append({"role": "user", "content": str(body["message"])})
+        failure = ""
+        async with ClientSession() as client:
+            for _ in range(retries):
+                try:
+                    async with client.post(
+                        f"{llm_url}/v1/chat/completions",
+                        json={"model": "fake-model", "messages": messages},
+                        headers={"Authorization": "Bearer sk-fake-agent-key"},
+                    ) as response:
+                        if response.status < 400:
+                            text = str((await response.json())["choices"][0]["message"]["content"] or "")
+                            messages.append({"role": "assistant", "content": text})
+                            return web.json_response({"reply": text})
+                        failure = f"HTTP {response.status}"
+                except ClientError as exc:
+                    failure = type(exc).__name__
+        return web.json_response({"reply": f"API call failed after {retries} retries: {failure}"})
+
+    app = web.Application()
+    app.router.add_post("/chat", handler)
+    return await serve(app, port=port)
+
+
+def http_agent_settings(agent: ServedApp, **extra: Any) -> dict[str, Any]:
+    """A run's `agent` block for a fake HTTP agent (`http_agent`, `llm_agent`)."""
+    return {
+        "adapter": "http",
+        "url": f"{agent.url}/chat",
+        "body": {"message": "{message}", "session_id": "{session}"},
+        "reply_path": "reply",
+        "timeout": 10,
+        **extra,
+    }

@@ -110,16 +110,29 @@ def _print_outcome(outcome: RunOutcome, brief: bool = False) -> bool:
             f"[{outcome.run_id}]{'*' if s.stand_in else ''} {outcome.reason}: mean {mean}, "
             f"graded {len(s.evaluations)}/{len(s.planned)} → {outcome.report}"
         )
+        _print_why(outcome)
         return s.stand_in
     print(
         f"[{outcome.run_id}] {outcome.reason}: mean {mean}, graded {len(s.evaluations)}/{len(s.planned)}, "
         f"coverage {'complete' if s.coverage_complete else 'incomplete'}"
         + (f", resumed ({outcome.resent} re-sent)" if outcome.resumed else "")
     )
+    _print_why(outcome)
     if s.stand_in:
         print(f"[{outcome.run_id}] note: the agent ran on the offline rule-based stand-in, not an LLM")
     print(f"[{outcome.run_id}] report: {outcome.report}")
     return s.stand_in
+
+
+def _print_why(outcome: RunOutcome) -> None:
+    """A run that did not complete says why in one sentence, where to look, and how to go on."""
+    if outcome.reason in (None, TerminationReason.COMPLETED) or not outcome.detail:
+        return
+    look = [str(outcome.report)]
+    if (outcome.run_dir / "agent.log").exists():
+        look.append(str(outcome.run_dir / "agent.log"))
+    print(f"[{outcome.run_id}] why: {outcome.detail}")
+    print(f"[{outcome.run_id}] see {' and '.join(look)}; run the same command again to resume")
 
 
 def cmd_run(config_path: Path, fresh: bool, only: list[str] | None, persona: str | None = None) -> int:

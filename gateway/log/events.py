@@ -146,13 +146,19 @@ class Evaluation(Event):
 
 @dataclass
 class ErrorEvent(Event):
-    """Something went wrong. `source`: agent | runner | benchmark. Agent errors are reported apart
-    from memory failures."""
+    """Something went wrong. `source`: agent | agent-llm | runner | benchmark. `agent-llm`: a
+    call of the agent to its own model failed (the recorder saw it: no answer, a 5xx, 429/529,
+    a cut stream), or an answer came out of such a call. Agent and agent-llm errors are reported
+    apart from memory failures."""
 
     type: ClassVar[str] = "error"
     source: str = "runner"
     kind: str = ""
     message: str = ""
+
+
+FAILED_ANSWER = "failed_answer"  # an `agent-llm` error: the reply came out of a failed model call
+RECORDER_BYPASSED = "recorder_bypassed"  # a `runner` error: no LLM call reached the recorder
 
 
 class TerminationReason(StrEnum):
@@ -162,6 +168,7 @@ class TerminationReason(StrEnum):
     COMPLETED = "completed"
     INTERRUPTED = "interrupted"  # Ctrl-C / cancelled: resumable
     AGENT_FAILED = "agent_failed"  # the agent kept failing: resumable once it is fixed
+    AGENT_LLM_FAILED = "agent_llm_failed"  # the agent's own model kept failing: resumable once it is back
     LOG_FAILED = "log_failed"  # the run log could not be written: stopped, fail closed
     ERROR = "error"  # a bug or bad state on our side; resumable once fixed
 

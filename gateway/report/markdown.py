@@ -66,6 +66,7 @@ class RunSummary:
     evidence: dict[str, bool] = field(default_factory=dict)
     canary_hits: list[CanaryHit] = field(default_factory=list)
     recorded: bool = False
+    recorder_url: str = ""  # where the recorder listened, when it did
     costs: dict[str, RoleCost] = field(default_factory=dict)
     slips: list[PersonaSlip] = field(default_factory=list)
 
@@ -122,7 +123,8 @@ def summarize(log: RunLog, benchmark: Benchmark) -> RunSummary:
     memory_calls: list[MemoryCallSeen] = []
     evidence: dict[str, bool] = {}
     canary_hits: list[CanaryHit] = []
-    recorded = False
+    recorded = False  # a model call of the agent reached the recorder
+    recorder_url = ""
     costs = {"persona": RoleCost(), "agent": RoleCost(), "judge": RoleCost()}
     slips: list[PersonaSlip] = []
     segment_start: float | None = None
@@ -130,7 +132,7 @@ def summarize(log: RunLog, benchmark: Benchmark) -> RunSummary:
     for event in log.events:
         match event:
             case RunStart():
-                recorded = recorded or bool(event.llm_url)
+                recorder_url = recorder_url or event.llm_url
                 if segment_start is not None:
                     active += last_ts - segment_start
                 segment_start = event.ts
@@ -154,7 +156,7 @@ def summarize(log: RunLog, benchmark: Benchmark) -> RunSummary:
                 else:
                     evaluations[event.question_id] = event
             case ErrorEvent():
-                (agent_errors if event.source == "agent" else runner_errors).append(event)
+                (agent_errors if event.source in ("agent", "agent-llm") else runner_errors).append(event)
             case Said() | Asked() if event.resent:
                 resent += 1
             case PersonaTurn():
@@ -165,6 +167,7 @@ def summarize(log: RunLog, benchmark: Benchmark) -> RunSummary:
             case PersonaSlip():
                 slips.append(event)
             case LLMExchange() if event.kind != "probe":
+                recorded = True
                 exchanges += 1
                 costs["agent"].add("standin" if agent.get("offline_stand_in") else event.model, event.usage)
                 for key in tokens:
@@ -213,6 +216,7 @@ def summarize(log: RunLog, benchmark: Benchmark) -> RunSummary:
         evidence=evidence,
         canary_hits=canary_hits,
         recorded=recorded,
+        recorder_url=recorder_url,
         costs=costs,
         slips=slips,
     )
@@ -272,7 +276,7 @@ def render_markdown(s: RunSummary) -> str:
         out += [f"- {slip.kind}: {slip.detail}" for slip in s.slips]
     if s.agent_errors or s.runner_errors:
         out += ["", "### Errors (apart from memory failures)", ""]
-        out += [f"- agent {e.kind}: {e.message}" for e in s.agent_errors]
+        out += [f"- {e.source} {e.kind}: {e.message}" for e in s.agent_errors]
         out += [f"- runner {e.kind}: {e.message}" for e in s.runner_errors]
     imperfect = [
         (q, s.evaluations[q.id])
@@ -296,6 +300,13 @@ def render_markdown(s: RunSummary) -> str:
 
 def _traffic_section(s: RunSummary) -> list[str]:
     out = ["### The agent's LLM traffic", ""]
+    if not s.recorded and s.recorder_url:
+        out.append(
+            f"Not observable: the recorder listened at {s.recorder_url}, but none of the agent's LLM calls "
+            "reached it (its LLM base URL must point there), so its compactions, memory calls and what "
+            "was still in its context are **not observable** in this run (this is not a count of zero)."
+        )
+        return out
     if not s.recorded:
         out.append(
             "Not recorded: the agent's LLM calls did not go through the recorder, so its compactions, "

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from gateway.log.events import Asked, Header, LLMExchange, RunStart, Said
+from gateway.log.events import Asked, Header, LLMExchange, Said
 from gateway.log.runlog import EVENTS_FILE, RunLog, RunLogFormatError, read_log
 from gateway.report.markdown import RunSummary, summarize
 from persona.benchmark.errors import BenchmarkErrors
@@ -43,10 +43,9 @@ class RecordedRun:
 
     @cached_property
     def observed(self) -> bool:
-        """Was the agent's LLM traffic recorded, so that memory calls could be seen at all?"""
-        return any(
-            (isinstance(e, RunStart) and e.llm_url) or isinstance(e, LLMExchange) for e in self.log.events
-        )
+        """Did any model call of the agent reach the recorder, so that memory calls could be seen at
+        all? A recorder that listened but saw nothing (the agent bypassed it) observed nothing."""
+        return any(isinstance(e, LLMExchange) and e.kind != "probe" for e in self.log.events)
 
     @cached_property
     def evidence_hash(self) -> str:

@@ -10,6 +10,7 @@ the run paused on an agent error — so it is sent again, flagged `resent`.
 from __future__ import annotations
 
 from gateway.log.events import (
+    FAILED_ANSWER,
     Asked,
     ErrorEvent,
     Evaluation,
@@ -91,10 +92,16 @@ def conversation(
             turns.append((sent.text, event.text))
         elif (
             isinstance(event, ErrorEvent)
+            and event.source == "agent-llm"
+            and event.kind == FAILED_ANSWER
+            and pairs
+            and isinstance(pairs[-1][0], (Said, Asked))
+        ) or ((
+            isinstance(event, ErrorEvent)
             and event.source == "agent"
             and pairs
             and isinstance(pairs[-1][0], (Said, Asked))
-        ) and pairs[-1][1] is None:
+        ) and pairs[-1][1] is None):
             pairs[-1] = (pairs[-1][0], AgentReply("", error=f"{event.kind}: {event.message}"))
     if pairs and pairs[-1][1] is not None and pairs[-1][1].error is not None:
         pairs[-1] = (pairs[-1][0], None)  # the run paused on this error: re-send it on resume

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import sys
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -24,6 +25,8 @@ from adapters.base import AdapterError, AgentAdapter, SessionState
 from adapters.profiles import resolve
 from gateway import __version__
 from gateway.log.events import (
+    FAILED_ANSWER,
+    RECORDER_BYPASSED,
     Asked,
     ErrorEvent,
     Evaluation,
@@ -82,6 +85,7 @@ class RunOutcome:
     skipped: bool = False
     resumed: bool = False
     resent: int = 0
+    detail: str = ""  # why it ended, when not `completed` (the last agent error, an exception)
 
     @property
     def report(self) -> Path:
@@ -103,6 +107,8 @@ class Run:
         self.traffic: RunTraffic | None = None
         self.llm_url: str | None = None
         self.agent_errors_in_a_row = 0
+        self.last_error = ""  # "<source> <kind>: <message>" of the last agent error, for the run's end
+        self.bypass_checked = False
         self.outcome = RunOutcome(spec.id, self.run_dir, None)
         self.progress = RunProgress(
             spec.id,
@@ -146,6 +152,8 @@ class Run:
                     handle.adapter.on_retry = self._log_retry
                 try:
                     reason = await self._drive(previous)
+                    if reason in (TerminationReason.AGENT_FAILED, TerminationReason.AGENT_LLM_FAILED):
+                        detail = self.last_error  # the console and the report name it
                 finally:
                     await handle.adapter.close()
                     client = getattr(self.driver, "client", None)
@@ -166,7 +174,7 @@ class Run:
             detail = f"{type(exc).__name__}: {exc}"
             raise
         finally:
-            self.outcome.reason = reason
+            self.outcome.reason, self.outcome.detail = reason, detail
             self._finish(reason, detail)
         return self.outcome
 
@@ -244,6 +252,8 @@ class Run:
                 return TerminationReason.COMPLETED
             reply = await self._perform(action)
             if self.agent_errors_in_a_row >= MAX_CONSECUTIVE_AGENT_ERRORS:
+                if self.last_error.startswith("agent-llm"):
+                    return TerminationReason.AGENT_LLM_FAILED
                 return TerminationReason.AGENT_FAILED
 
     async def _perform(self, action: PersonaAction, resent: bool = False) -> AgentReply | None:
@@ -344,8 +354,7 @@ class Run:
             try:
                 result = await call()
             except AdapterError as exc:
-                self.agent_errors_in_a_row += 1
-                self.log(ErrorEvent(source="agent", kind=exc.kind, message=f"{what}: {exc}"))
+                self._agent_error(ErrorEvent(source="agent", kind=exc.kind, message=f"{what}: {exc}"))
                 if self.agent_errors_in_a_row >= MAX_CONSECUTIVE_AGENT_ERRORS:
                     raise
                 continue
@@ -355,20 +364,52 @@ class Run:
     def _log_retry(self, message: str) -> None:
         self.log(ErrorEvent(source="agent", kind="retry", message=message))
 
+    def _agent_error(self, error: ErrorEvent) -> None:
+        """An error of the agent (or of its model) counts towards the errors in a row."""
+        self.agent_errors_in_a_row += 1
+        self.last_error = f"{error.source} {error.kind}: {error.message}"
+        self.log(error)
+
     async def _send(self, text: str) -> AgentReply:
+        """Send a message and await its settled reply. A reply that came out of a failed model
+        call (the recorder saw the turn's last call fail) is logged, then treated as an agent
+        error: its facts don't count as told and it is not graded; it is sent again."""
         assert self.adapter is not None
+        if self.traffic is not None:
+            self.traffic.turn_started()
         started = time.monotonic()
         try:
             answer = await self.adapter.send(text)
         except AdapterError as exc:
-            self.agent_errors_in_a_row += 1
-            self.log(ErrorEvent(source="agent", kind=exc.kind, message=str(exc)))
+            self._agent_error(ErrorEvent(source="agent", kind=exc.kind, message=str(exc)))
             return AgentReply("", error=f"{exc.kind}: {exc}")
-        self.agent_errors_in_a_row = 0
         self.log(Replied(text=answer, elapsed=round(time.monotonic() - started, 4)))
-        if self.traffic is not None and self.traffic.recorder.failure:
-            raise RunLogWriteError(f"the LLM-traffic recorder failed: {self.traffic.recorder.failure}")
+        if self.traffic is not None:
+            if self.traffic.recorder.failure:
+                raise RunLogWriteError(f"the LLM-traffic recorder failed: {self.traffic.recorder.failure}")
+            await self.traffic.settled()
+            self._check_bypass(self.traffic)
+            failed = self.traffic.turn_failure()
+            if failed is not None:
+                message = f"the agent's answer came out of a failed model call ({failed})"
+                self._agent_error(ErrorEvent(source="agent-llm", kind=FAILED_ANSWER, message=message))
+                return AgentReply("", error=f"{FAILED_ANSWER}: {message}")
+        self.agent_errors_in_a_row = 0
         return AgentReply(answer)
+
+    def _check_bypass(self, traffic: RunTraffic) -> None:
+        """Once, at the first reply: an agent whose LLM calls don't reach the recorder (its base
+        URL points straight at the provider) is told at once, not in the report hours later."""
+        if self.bypass_checked or not self.llm_url:
+            return
+        self.bypass_checked = True
+        if traffic.recorder.model_calls == 0:
+            message = (
+                f"the agent replied, but none of its LLM calls reached the recorder: point the agent's "
+                f"LLM base URL at {self.llm_url} — until then its compactions and memory calls are not observable"
+            )
+            self.log(ErrorEvent(source="runner", kind=RECORDER_BYPASSED, message=message))
+            print(f"[{self.spec.id}] warning: {message}", file=sys.stderr, flush=True)
 
     def _finish(self, reason: TerminationReason, detail: str) -> None:
         if self.writer is None:

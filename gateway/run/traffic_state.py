@@ -9,10 +9,20 @@ the live actions gives the same recorder state as one uninterrupted run.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import Any
 
-from gateway.log.events import Asked, Blob, Evaluation, Event, FactEdited, PhaseEntered, SessionChanged
+from gateway.log.events import (
+    Asked,
+    Blob,
+    Evaluation,
+    Event,
+    FactEdited,
+    LLMExchange,
+    PhaseEntered,
+    SessionChanged,
+)
 from gateway.run.agents import recording_wanted
 from gateway.traffic.profile import load_profile
 from gateway.traffic.recorder import RunRecorder
@@ -49,6 +59,21 @@ class RunTraffic:
                     self.question_finished()
                 case SessionChanged() if event.action == "new_session":
                     self.session_changed()
+                case LLMExchange() if event.kind != "probe":
+                    self.recorder.model_calls += 1
+
+    def turn_started(self) -> None:
+        self.recorder.turn_started()
+
+    async def settled(self, timeout: float = 2.0) -> None:
+        """Wait (briefly) for model calls the proxy still holds: a reply can reach us a moment
+        before the call it came from is handed to the recorder."""
+        deadline = asyncio.get_running_loop().time() + timeout
+        while self.recorder.in_flight > 0 and asyncio.get_running_loop().time() < deadline:
+            await asyncio.sleep(0.01)
+
+    def turn_failure(self) -> str | None:
+        return self.recorder.turn_failure()
 
     def enter_phase(self, index: int) -> None:
         self.recorder.phase = index

@@ -60,6 +60,7 @@ class _TrafficAddon:
     def __init__(self) -> None:
         self.recorders: dict[str, RunRecorder] = {}
         self.first_byte: dict[str, float] = {}
+        self.in_flight: set[str] = set()  # flows counted in their recorder's `in_flight`
 
     def _recorder(self, flow: http.HTTPFlow) -> RunRecorder | None:
         return self.recorders.get(flow.client_conn.proxy_mode.full_spec)
@@ -71,6 +72,8 @@ class _TrafficAddon:
             return
         # chunks are forwarded as wire bytes: ask for them uncompressed so they can be read
         flow.request.headers.pop("accept-encoding", None)
+        self.in_flight.add(flow.id)
+        recorder.in_flight += 1
 
     def responseheaders(self, flow: http.HTTPFlow) -> None:
         assert flow.response is not None
@@ -87,6 +90,9 @@ class _TrafficAddon:
     def _record(self, flow: http.HTTPFlow, error: str) -> None:
         recorder = self._recorder(flow)
         first = self.first_byte.pop(flow.id, 0.0)
+        if recorder is not None and flow.id in self.in_flight:
+            self.in_flight.discard(flow.id)
+            recorder.in_flight -= 1
         if recorder is None or not recorder.healthy:
             return
         response = flow.response

@@ -23,6 +23,7 @@ from gateway.log.events import (
     Blob,
     CanaryHit,
     CompactionSeen,
+    ErrorEvent,
     Event,
     EvidenceCheck,
     LLMExchange,
@@ -75,6 +76,32 @@ def is_probe(raw: RawExchange) -> bool:
     return raw.method == "GET" or path.endswith(PROBE_PATHS) or "/models/" in path
 
 
+def failure_of(raw: RawExchange) -> tuple[str, str] | None:
+    """(kind, what happened) when a model call failed — the agent got no model answer from it:
+    no connection or a cut stream, a refusal (4xx), rate limiting (429), an overloaded or broken
+    provider (529, 5xx). None for a call that was answered."""
+    if raw.error:
+        return ("stream_cut" if raw.status else "no_connection"), raw.error
+    if raw.status == 429:
+        return "rate_limited", "HTTP 429 (rate limited)"
+    if raw.status == 529:
+        return "overloaded", "HTTP 529 (overloaded)"
+    if raw.status >= 500:
+        return "server_error", f"HTTP {raw.status}"
+    if raw.status >= 400:
+        return "refused", f"HTTP {raw.status}"
+    return None
+
+
+@dataclass
+class Turn:
+    """The model calls of one persona message's turn, as far as the recorder saw them."""
+
+    calls: int = 0
+    failures: list[str] = field(default_factory=list)
+    last_failed: bool = False
+
+
 def blob_ref(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
@@ -99,6 +126,9 @@ class RunRecorder:
         self.phase = -1
         self.failure: str | None = None
         self.exchanges = 0
+        self.model_calls = 0  # exchanges that were model calls, not probes
+        self.in_flight = 0  # calls the proxy has forwarded and not yet handed over
+        self.turn = Turn()
         self.previous_refs: tuple[int, list[str]] = (-1, [])  # the last exchange's seq and message refs
 
     @property
@@ -115,6 +145,18 @@ class RunRecorder:
 
     def session_changed(self) -> None:
         self.analyzer.reset_context()
+
+    def turn_started(self) -> None:
+        """A persona message is about to be sent: the calls from here on are its turn's."""
+        self.turn = Turn()
+
+    def turn_failure(self) -> str | None:
+        """Why the turn's answer came out of a failed model call — the turn's last model call
+        failed — or None (no call seen, or the agent got an answer in the end)."""
+        if not self.turn.last_failed:
+            return None
+        tried = len(self.turn.failures)
+        return f"{tried} failed model call{'s' if tried > 1 else ''} in this turn, the last: {self.turn.failures[-1]}"
 
     def arm_canary(self, marker: str) -> None:
         self.analyzer.arm_canary(marker)
@@ -194,6 +236,8 @@ class RunRecorder:
         seq = self._log(exchange).seq
         self.previous_refs = (seq, refs)
         self.exchanges += 1
+        if not probe:
+            self._count_call(raw, seq)
         qid = question.id if question else None
         for c in analysis.compactions:
             self._log(
@@ -236,6 +280,19 @@ class RunRecorder:
         for warning in call.warnings:
             if not probe:
                 self._say(f"warning: {warning}")
+
+    def _count_call(self, raw: RawExchange, seq: int) -> None:
+        self.model_calls += 1
+        self.turn.calls += 1
+        failed = failure_of(raw)
+        self.turn.last_failed = failed is not None
+        if failed is None:
+            return
+        kind, what = failed
+        self.turn.failures.append(what)
+        where = f"LLM call #{seq} ({raw.method} {redact_text(raw.path)})"
+        self._log(ErrorEvent(source="agent-llm", kind=kind, message=f"{where}: {what}"))
+        self._say(f"the agent's LLM call failed: {what}")
 
     def _say(self, line: str) -> None:
         if self.echo:

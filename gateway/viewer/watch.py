@@ -75,7 +75,7 @@ class RunWatch:
     last_start: RunStart | None = None
     last_end: RunEnded | None = None
     last_seq: int = -1
-    traffic: bool = False  # an LLM exchange was recorded
+    traffic: bool = False  # a model call of the agent reached the recorder
     streams: int = 0  # open event streams on this watch: it stays detailed while there are any
     error: str = ""
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
@@ -127,7 +127,7 @@ class RunWatch:
                 self.last_end = event
             case Evaluation():
                 self.scores[event.question_id] = event.score
-            case LLMExchange():
+            case LLMExchange() if event.kind != "probe":
                 self.traffic = True
         self.last_seq = event.seq
         if self.detailed:
@@ -233,8 +233,10 @@ class RunWatch:
             "agent": str(agent.get("profile") or agent.get("adapter") or ""),
             "model": str(agent.get("model", "")),
             "stand_in": bool(agent.get("offline_stand_in")),
-            # the agent's LLM traffic goes through the recorder (else no chart, no memory calls)
-            "recorded": self.traffic or bool(self.last_start and self.last_start.llm_url),
+            # a model call of the agent reached the recorder (else its compactions and memory calls
+            # are not observable: no chart, never a zero); `recorder_url` says where it listened
+            "recorded": self.traffic,
+            "recorder_url": self.last_start.llm_url if self.last_start else "",
             "persona": str(h.persona.get("driver", "")) if h else "",
             "phase": p.phase + 1,
             "phases": p.phases,

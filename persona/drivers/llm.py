@@ -149,7 +149,8 @@ class LLMPersonaDriver:
         if qid is not None:
             q = self.state.questions[qid]
             q.answer = reply.text if reply.error is None else ""
-            q.never_told = reply.error is None and says_never_told(reply.text)
+            # for an [abstain] question "never told" is the right answer, not a cue for the nudge
+            q.never_told = reply.error is None and says_never_told(reply.text) and not q.question.abstain
             self.state.last_asked = None
         self._append("user", text)
 

@@ -1,4 +1,4 @@
-// marathonbench viewer: a single page over the JSON API of gateway/viewer.py.
+// marathonbench viewer: a single page over the JSON API of gateway/viewer/app.py.
 // Everything from a run (agent answers, persona text) is shown with textContent, never as markup.
 "use strict";
 
@@ -79,7 +79,7 @@ function chartFigure(series, recorded) {
        text: series.questions.map((p) => p[1]), marker: {symbol: "triangle-up", size: 10, color: "seagreen"}},
     ],
     layout: {
-      title: {text: "Agent context size over time" + (recorded ? "" : " — this run's LLM traffic was not recorded")},
+      title: {text: "Agent context size over time" + (recorded ? "" : " — not observable: no LLM call of the agent reached the recorder")},
       margin: {l: 60, r: 20, t: 40, b: 40}, yaxis: {title: {text: "tokens"}}, template: "plotly_white",
     },
   };

@@ -217,6 +217,26 @@ async def test_a_second_attempt_is_weighted_by_the_engine(
     await driver.client.close()
 
 
+async def test_a_correct_abstention_then_the_nudge_the_model_sends_is_not_halved(
+    make_benchmark: BenchFactory, fake: tuple[FakePersonaModel, ServedApp]
+) -> None:
+    """A real model may still nudge after "you never told me" on an [abstain] question; that
+    answer was already right, so the engine does not count a second attempt."""
+    from persona.drivers.actions import AgentReply, Evaluate
+
+    driver = offline_driver(make_benchmark, fake)
+    driver._enter(2)
+    driver.queue.clear()
+    driver._send("What is my dog called?")
+    driver._take_reply(AgentReply("You never told me about a dog."))
+    driver._send("Could you search your memory?")
+    driver._take_reply(AgentReply("I searched: you never told me about a dog."))
+    await tool(driver, "log_evaluation", question_id="q3", score=10, comment="correct abstention")
+    evaluation = next(a for a in driver.queue if isinstance(a, Evaluate))
+    assert (evaluation.score, evaluation.attempts) == (10.0, 1)
+    await driver.client.close()
+
+
 def test_an_llm_persona_run_killed_with_sigkill_resumes(tmp_path: Path) -> None:
     """The runner in its own process, the fake persona model served from a thread here."""
     import asyncio
