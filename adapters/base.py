@@ -13,9 +13,14 @@ from typing import Protocol
 
 
 class AdapterError(Exception):
-    """The agent could not be reached or answered unusably."""
+    """The agent could not be reached or answered unusably.
+
+    `fatal`: sending again can't cure it (the agent's process is gone, or it refuses our
+    credentials) — the runner stops the run at once instead of trying the message 3 times.
+    """
 
     kind = "adapter_error"
+    fatal = False
 
 
 class AgentTimeout(AdapterError, TimeoutError):
@@ -32,6 +37,21 @@ class AgentHTTPError(AdapterError):
     def __init__(self, status: int, message: str) -> None:
         super().__init__(f"HTTP {status}: {message}")
         self.status = status
+
+
+class AgentAuthError(AgentHTTPError, PermissionError):
+    """401 or 403: the agent refuses our credentials; no retry will change that."""
+
+    kind = "auth"
+    fatal = True
+
+
+class AgentExited(AgentConnectionError):
+    """The agent's process (started by us) exited; the message names its exit code and the
+    last lines of its `agent.log`."""
+
+    kind = "agent_exited"
+    fatal = True
 
 
 class AgentProtocolError(AdapterError, ValueError):

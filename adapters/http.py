@@ -25,6 +25,7 @@ import aiohttp
 
 from adapters.base import (
     AdapterConfigError,
+    AgentAuthError,
     AgentConnectionError,
     AgentHTTPError,
     AgentProtocolError,
@@ -186,7 +187,10 @@ class HttpAdapter:
                 self._retrying(failure, attempt)
                 continue
             if status >= 400:
-                failure = AgentHTTPError(status, raw[:200].decode("utf-8", "replace"))
+                text = raw[:200].decode("utf-8", "replace")
+                if status in (401, 403):
+                    raise AgentAuthError(status, text)
+                failure = AgentHTTPError(status, text)
                 if status < 500:
                     raise failure
                 self._retrying(failure, attempt)

@@ -9,6 +9,12 @@ environment variable), `health` (`{url}` answering 2xx, or `{tcp: "host:port"}`)
 The agent runs in its own process group; stopping ends the whole group (SIGTERM, then SIGKILL
 after `stop_timeout`) — also when our process exits through an exception or Ctrl-C, via
 `atexit`. Its output goes to `agent.log` in the run folder.
+
+What a caller may rely on: the run folder remembers the agent it started (`agent.pid`), so a
+start after our process was killed (SIGKILL leaves no `atexit`) first ends that leftover; a
+start refuses when something already answers at the health check before the agent started
+(it would be tested instead of ours); and an agent whose process exited is never "ready" or
+"healthy" because a port answers — `exited()` says so, with the end of its `agent.log`.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
+import json
 import os
 import re
 import shutil
@@ -27,9 +34,12 @@ from typing import Any
 
 import aiohttp
 
-from adapters.base import AdapterConfigError, AgentConnectionError, AgentTimeout
+from adapters.base import AdapterConfigError, AgentConnectionError, AgentExited, AgentTimeout
 
 _LIVE_GROUPS: set[int] = set()
+PID_FILE = "agent.pid"
+LOG_FILE = "agent.log"
+TAIL_LINES = 6
 _PLACEHOLDER = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
@@ -82,6 +92,8 @@ class AgentProcess:
         self.stop_timeout = float(settings.get("stop_timeout", 10))
         self.snapshot = settings.get("snapshot")
         self.process: subprocess.Popen[bytes] | None = None
+        self.stopping = False
+        self.notes: list[str] = []  # what start() found and did (a leftover agent ended)
 
     def reset(self) -> None:
         """Put the snapshot in place of the state folder (no snapshot: keep what is there)."""
@@ -94,9 +106,40 @@ class AgentProcess:
         shutil.rmtree(self.state_dir, ignore_errors=True)
         shutil.copytree(source, self.state_dir)
 
+    @property
+    def log_path(self) -> Path:
+        return self.run_dir / LOG_FILE
+
+    def tail(self) -> str:
+        """The last lines of `agent.log`, for an error message."""
+        try:
+            lines = self.log_path.read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            return ""
+        lines = [ln for ln in lines if ln.strip()][-TAIL_LINES:]
+        return " | ".join(ln.strip()[:200] for ln in lines)
+
+    def exited(self) -> str | None:
+        """Why the agent is gone, when its process exited on its own; None while it runs (or
+        while we stop it)."""
+        if self.process is None or self.stopping or self.process.poll() is None:
+            return None
+        tail = self.tail()
+        return f"the agent exited with code {self.process.returncode}" + (
+            f"; {self.log_path} ends: {tail}" if tail else f" (see {self.log_path})"
+        )
+
     async def start(self) -> None:
         self.run_dir.mkdir(parents=True, exist_ok=True)
-        log = open(self.run_dir / "agent.log", "ab")  # noqa: SIM115 - handed to the child
+        await self._end_leftover()
+        if self.health and await self._healthy():
+            raise AgentConnectionError(
+                f"something already answers at the agent's health check ({self._health_target()}) before the "
+                "agent was started — another instance of it? Stop it (or give this run other ports): it would "
+                "be tested instead of the one marathonbench starts"
+            )
+        self.stopping = False
+        log = open(self.log_path, "ab")  # noqa: SIM115 - handed to the child
         try:
             self.process = subprocess.Popen(
                 self.command,
@@ -113,20 +156,59 @@ class AgentProcess:
         finally:
             log.close()
         _LIVE_GROUPS.add(self.process.pid)
+        (self.run_dir / PID_FILE).write_text(
+            json.dumps({"pid": self.process.pid, "started": _start_time(self.process.pid)}), encoding="utf-8"
+        )
         await self.wait_ready()
+
+    async def _end_leftover(self) -> None:
+        """End the agent an earlier run in this folder started and never stopped (its runner was
+        killed). The pid is trusted only while it still leads its process group and, where
+        /proc tells, started when that agent did — never a reused pid."""
+        path = self.run_dir / PID_FILE
+        try:
+            recorded = json.loads(path.read_text(encoding="utf-8"))
+            pid, started = int(recorded["pid"]), recorded.get("started")
+        except (OSError, ValueError, KeyError, TypeError):
+            return
+        try:
+            leads = os.getpgid(pid) == pid
+        except (ProcessLookupError, PermissionError):
+            leads = False
+        if leads and started == _start_time(pid):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pid, signal.SIGTERM)
+            deadline = time.monotonic() + self.stop_timeout
+            while _alive(pid) and time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pid, signal.SIGKILL)
+            while _alive(pid) and time.monotonic() < deadline + 5:
+                await asyncio.sleep(0.05)
+            note = f"ended a leftover agent (process group {pid}) that an earlier, killed run had started"
+            self.notes.append(note)
+            with open(self.log_path, "a", encoding="utf-8") as log:
+                log.write(f"marathonbench: {note}\n")
+        path.unlink(missing_ok=True)
 
     async def wait_ready(self) -> None:
         deadline = time.monotonic() + self.ready_timeout
         while True:
-            if self.process is not None and self.process.poll() is not None:
-                raise AgentConnectionError(
-                    f"the agent exited with code {self.process.returncode} before it was ready (see {self.run_dir / 'agent.log'})"
-                )
+            gone = self.exited()
+            if gone is not None:
+                raise AgentExited(f"{gone} — before it was ready")
             if await self._healthy():
+                await asyncio.sleep(0.2)  # an agent that fails at start may answer once, then exit
+                gone = self.exited()
+                if gone is not None:
+                    raise AgentExited(f"{gone} — before it was ready")
                 return
             if time.monotonic() > deadline:
                 raise AgentTimeout(f"the agent was not ready within {self.ready_timeout:g} s")
             await asyncio.sleep(0.1)
+
+    def _health_target(self) -> str:
+        return fill(str(self.health.get("url") or self.health.get("tcp")), self.values)
 
     async def _healthy(self) -> bool:
         if "url" in self.health:
@@ -156,6 +238,7 @@ class AgentProcess:
         process = self.process
         if process is None:
             return
+        self.stopping = True
         pgid = process.pid
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pgid, signal.SIGTERM)
@@ -168,7 +251,29 @@ class AgentProcess:
             process.wait(timeout=5)
         _LIVE_GROUPS.discard(pgid)
         self.process = None
+        (self.run_dir / PID_FILE).unlink(missing_ok=True)
 
     async def restart(self) -> None:
         await self.stop()
         await self.start()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    stat = Path(f"/proc/{pid}/stat")
+    with contextlib.suppress(OSError):
+        return stat.read_text().rsplit(")", 1)[1].split()[0] != "Z"  # a zombie has ended
+    return True
+
+
+def _start_time(pid: int) -> int | None:
+    """When the process started (clock ticks since boot, from /proc); None where /proc is absent."""
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
+    except (OSError, IndexError, ValueError):
+        return None

@@ -19,13 +19,14 @@ import json
 import logging
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import aiohttp
 from aiohttp import web
 
-from adapters.base import AdapterConfigError, AgentTimeout, SessionState
+from adapters.base import AdapterConfigError, AgentExited, AgentTimeout, SessionState
 from adapters.http import expand_env
 from adapters.http_server import ServedApp, serve
 
@@ -98,6 +99,7 @@ class TelegramEmulator:
     polls: int = 0
     unknown_methods: list[str] = field(default_factory=list)
     version: int = 0  # bumped on every change; waiters poll it (see `wait_change`)
+    released: bool = False  # the run is ending: long polls return at once
 
     async def wait_change(self, seen: int, timeout: float) -> int:
         """Wait until `version` moves past `seen` or `timeout` passes; returns the version.
@@ -232,7 +234,7 @@ class TelegramEmulator:
         if offset:
             self.updates = [u for u in self.updates if u["update_id"] >= offset]
         deadline = time.monotonic() + timeout
-        while not self.updates and time.monotonic() < deadline:
+        while not self.updates and not self.released and time.monotonic() < deadline:
             await self.wait_change(self.version, deadline - time.monotonic())
         return self.updates[:limit]
 
@@ -379,6 +381,7 @@ class TelegramAdapter:
         self.ignore = [re.compile(p) for p in settings.get("ignore", [])]
         self.served: ServedApp | None = None
         self.sessions = 0
+        self.session_reply = ""  # the bot's answer to the last new-session commands
 
     @property
     def api_root(self) -> str:
@@ -392,13 +395,24 @@ class TelegramAdapter:
             self.served = await serve(self.emulator.app(), self.host, self.port)
         return self.api_root
 
-    async def wait_for_bot(self, timeout: float) -> None:
-        """Ready when the bot is polling (or has set a webhook)."""
+    async def wait_for_bot(self, timeout: float, exited: Callable[[], str | None] | None = None) -> None:
+        """Ready when the bot is polling (or has set a webhook). `exited` tells when the bot's
+        process is gone (a wrong token: it exits at `getMe`) — noticed at once, not after
+        `timeout`."""
         deadline = time.monotonic() + timeout
         while not (self.emulator.polls or self.emulator.webhook):
+            gone = exited() if exited else None
+            if gone is not None:
+                raise AgentExited(f"{gone} — before it polled for updates")
             if time.monotonic() > deadline:
                 raise AgentTimeout(f"the bot did not call getUpdates or setWebhook within {timeout:g} s")
             await asyncio.sleep(0.05)
+
+    def release_polls(self) -> None:
+        """The run is ending: answer the bot's pending long poll now (empty), so a bot being
+        stopped is not left waiting up to 50 s for it."""
+        self.emulator.released = True
+        self.emulator.version += 1
 
     async def open(self, resume: SessionState | None = None) -> str:
         await self.start()
@@ -430,8 +444,10 @@ class TelegramAdapter:
             await em.wait_change(em.version, 0.05)
 
     async def new_session(self) -> str:
-        for command in self.new_session_commands:
-            await self.send(command)
+        """Send the new-session commands; what the bot answered them is `session_reply` (the
+        run logs it, so a user can see the command reached the bot's handler)."""
+        replies = [await self.send(command) for command in self.new_session_commands]
+        self.session_reply = "\n".join(r for r in replies if r)
         self.sessions += 1
         return self._session_id()
 

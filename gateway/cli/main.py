@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import signal
 import sys
 from collections import Counter
 from collections.abc import Sequence
@@ -123,6 +124,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # recordings hold people's conversations and agents' memories: files 0600, folders 0700,
     # for everything this process (and the agents it starts) creates
     os.umask(0o077)
+    _stop_signals_interrupt()
     try:
         if args.command == "check":
             return cmd_check(args.benchmark)
@@ -155,6 +157,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("\ninterrupted; the run log is intact — run the same command again to resume", file=sys.stderr)
         return 130
+
+
+def _stop_signals_interrupt() -> None:
+    """SIGTERM (`kill`) and SIGHUP (a closed terminal) end a run as Ctrl-C does: every run is
+    cancelled, its agent's process group ended, its log closed with `interrupted`, and the same
+    command resumes it — instead of dying at once and leaving the agent running."""
+
+    def as_ctrl_c(signum: int, frame: object) -> None:
+        signal.raise_signal(signal.SIGINT)
+
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, as_ctrl_c)
 
 
 # -- check -----------------------------------------------------------------------------------

@@ -125,9 +125,13 @@ class FactEdited(Event):
 
 @dataclass
 class SessionChanged(Event):
+    """A new session (`detail`: its id) or a compaction asked of the agent. `reply`: what the
+    agent answered the session command (a Telegram bot's answer to `/new`), when it answers."""
+
     type: ClassVar[str] = "session"
     action: str = "new_session"
     detail: str = ""
+    reply: str = ""
 
 
 @dataclass

@@ -23,12 +23,12 @@ import contextlib
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from adapters.base import AdapterConfigError, AgentAdapter, SessionState
+from adapters.base import AdapterConfigError, AdapterError, AgentAdapter, AgentExited, SessionState
 from adapters.http import HttpAdapter
 from adapters.http_server import serve
 from adapters.lifecycle import AgentProcess
@@ -118,6 +118,7 @@ def shared_resources(settings: dict[str, Any]) -> set[str]:
 class AgentHandle:
     adapter: AgentAdapter
     llm_url: str | None  # where the agent's LLM calls must go to be recorded
+    notes: list[str] = field(default_factory=list)  # what starting it found and did
 
 
 def recording_wanted(settings: dict[str, Any]) -> bool:
@@ -142,11 +143,73 @@ class RestartingAdapter:
     async def send(self, text: str) -> str:
         return await self.inner.send(text)
 
+    @property
+    def on_retry(self) -> Callable[[str], None] | None:
+        return getattr(self.inner, "on_retry", None)
+
+    @on_retry.setter
+    def on_retry(self, callback: Callable[[str], None] | None) -> None:
+        if hasattr(self.inner, "on_retry"):
+            self.inner.on_retry = callback
+
+    @property
+    def session_reply(self) -> str:
+        return str(getattr(self.inner, "session_reply", ""))
+
     async def new_session(self) -> str:
         await self.inner.close()
         await self.process.restart()
         await self.inner.open()
         return await self.inner.new_session()
+
+    async def close(self) -> None:
+        await self.inner.close()
+
+
+class WatchedAdapter:
+    """An agent whose process we started: a send or session command is abandoned within a
+    second of the process exiting (`AgentExited`, naming the exit code and the end of
+    agent.log) instead of waiting out the surface's timeout three times."""
+
+    POLL = 0.5
+
+    def __init__(self, inner: AgentAdapter, process: AgentProcess) -> None:
+        self.inner, self.process = inner, process
+
+    @property
+    def on_retry(self) -> Callable[[str], None] | None:
+        return getattr(self.inner, "on_retry", None)
+
+    @on_retry.setter
+    def on_retry(self, callback: Callable[[str], None] | None) -> None:
+        if hasattr(self.inner, "on_retry"):
+            self.inner.on_retry = callback
+
+    @property
+    def session_reply(self) -> str:
+        return str(getattr(self.inner, "session_reply", ""))
+
+    async def _watched[T](self, call: Awaitable[T]) -> T:
+        task = asyncio.ensure_future(call)
+        while True:
+            done, _ = await asyncio.wait({task}, timeout=self.POLL)
+            if done:
+                return task.result()
+            gone = self.process.exited()
+            if gone is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, AdapterError):
+                    await task
+                raise AgentExited(gone)
+
+    async def open(self, resume: SessionState | None = None) -> str:
+        return await self._watched(self.inner.open(resume))
+
+    async def send(self, text: str) -> str:
+        return await self._watched(self.inner.send(text))
+
+    async def new_session(self) -> str:
+        return await self._watched(self.inner.new_session())
 
     async def close(self) -> None:
         await self.inner.close()
@@ -174,6 +237,9 @@ async def open_agent(
             yield await _start_reference(settings, run_dir, stack, record if recorder is not None else None)
             return
         adapter = make_adapter(settings)
+        # closed last: after the agent's process stopped (a bot mid long-poll on our Bot API
+        # would otherwise log tracebacks while it is stopped)
+        stack.push_async_callback(adapter.close)
         values: dict[str, str] = {}
         llm = settings.get("llm") or {}
         llm_url = (
@@ -181,22 +247,28 @@ async def open_agent(
         )
         if llm_url:
             values["LLM_URL"] = llm_url
-        if isinstance(adapter, TelegramAdapter):
-            values["TELEGRAM_API_ROOT"] = await adapter.start()
-            values["TELEGRAM_BOT_TOKEN"] = adapter.emulator.token
-            stack.push_async_callback(adapter.close)
+        telegram = adapter if isinstance(adapter, TelegramAdapter) else None
+        if telegram is not None:
+            values["TELEGRAM_API_ROOT"] = await telegram.start()
+            values["TELEGRAM_BOT_TOKEN"] = telegram.emulator.token
         process_settings = settings.get("process")
+        process: AgentProcess | None = None
         if isinstance(process_settings, dict):
             process = AgentProcess(process_settings, run_dir, values)
             if fresh:
                 process.reset()
             stack.push_async_callback(process.stop)
+            if telegram is not None:  # runs first at exit: the bot's long poll ends now, not in 50 s
+                stack.callback(telegram.release_polls)
             await process.start()
             if settings.get("new_session") == "restart":
                 adapter = RestartingAdapter(adapter, process)
-        if isinstance(adapter, TelegramAdapter):
-            await adapter.wait_for_bot(float((process_settings or {}).get("ready_timeout", 60)))
-        yield AgentHandle(adapter, llm_url)
+            adapter = WatchedAdapter(adapter, process)
+        if telegram is not None:
+            await telegram.wait_for_bot(
+                float((process_settings or {}).get("ready_timeout", 60)), process.exited if process else None
+            )
+        yield AgentHandle(adapter, llm_url, process.notes if process else [])
 
 
 async def _start_reference(
@@ -248,6 +320,7 @@ async def _start_reference(
                 await asyncio.wait_for(bot, 10)
 
         stack.push_async_callback(stop_bot)
+        stack.callback(telegram.release_polls)  # runs first at exit: the bot stops at once
         await telegram.wait_for_bot(10)
         adapter = telegram
     elif surface == "websocket":
@@ -267,4 +340,6 @@ async def _start_reference(
         served = await serve(agent.app())
         stack.push_async_callback(served.stop)
         adapter = HttpAdapter({"url": f"{served.url}/chat", "timeout": timeout, "session_prefix": "ref"})
+    if surface != "telegram":  # (the emulated Bot API closes after the bot, above)
+        stack.push_async_callback(adapter.close)
     return AgentHandle(adapter, llm_url)

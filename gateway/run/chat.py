@@ -68,8 +68,7 @@ async def chat(settings: dict[str, Any], recordings: Path, lines: TextIO, out: C
                         continue
                     writer.append(Replied(text=reply, elapsed=round(time.monotonic() - started, 3)))
                     out(f"agent> {reply}")
-            finally:
-                await handle.adapter.close()
+            finally:  # the adapter closes with the agent (open_agent), after its process stopped
                 writer.append(RunEnded(reason="completed", detail="chat ended"))
     out(f"recorded in {run_dir}")
     return run_dir

@@ -45,6 +45,7 @@ from gateway.log.events import (
     SessionChanged,
     TerminationReason,
 )
+from gateway.log.redact import redact_text
 from gateway.log.runlog import EVENTS_FILE, RunLog, RunLogWriteError, RunLogWriter, read_log, run_status
 from gateway.report.markdown import write_reports
 from gateway.run.agents import describe_agent, open_agent
@@ -150,12 +151,13 @@ class Run:
                 self.adapter, self.llm_url = handle.adapter, handle.llm_url
                 if hasattr(handle.adapter, "on_retry"):
                     handle.adapter.on_retry = self._log_retry
+                for note in handle.notes:
+                    self.log(ErrorEvent(source="runner", kind="agent_start", message=note))
                 try:
                     reason = await self._drive(previous)
                     if reason in (TerminationReason.AGENT_FAILED, TerminationReason.AGENT_LLM_FAILED):
                         detail = self.last_error  # the console and the report name it
-                finally:
-                    await handle.adapter.close()
+                finally:  # the adapter closes with the agent (open_agent), after its process stopped
                     client = getattr(self.driver, "client", None)
                     if client is not None:
                         await client.close()
@@ -304,7 +306,8 @@ class Run:
                 session = await self._until_done("new session", self.adapter.new_session)
                 if traffic:
                     traffic.session_changed()
-                self.log(SessionChanged(action="new_session", detail=session))
+                answered = str(getattr(self.adapter, "session_reply", ""))  # what the agent said to /new
+                self.log(SessionChanged(action="new_session", detail=session, reply=answered))
             case Compact():
                 compact = getattr(self.adapter, "compact", None)
                 if compact is None:
@@ -355,7 +358,7 @@ class Run:
                 result = await call()
             except AdapterError as exc:
                 self._agent_error(ErrorEvent(source="agent", kind=exc.kind, message=f"{what}: {exc}"))
-                if self.agent_errors_in_a_row >= MAX_CONSECUTIVE_AGENT_ERRORS:
+                if exc.fatal or self.agent_errors_in_a_row >= MAX_CONSECUTIVE_AGENT_ERRORS:
                     raise
                 continue
             self.agent_errors_in_a_row = 0
@@ -367,6 +370,7 @@ class Run:
     def _agent_error(self, error: ErrorEvent) -> None:
         """An error of the agent (or of its model) counts towards the errors in a row."""
         self.agent_errors_in_a_row += 1
+        error.message = redact_text(error.message)  # it may quote the agent's log
         self.last_error = f"{error.source} {error.kind}: {error.message}"
         self.log(error)
 
@@ -382,6 +386,8 @@ class Run:
             answer = await self.adapter.send(text)
         except AdapterError as exc:
             self._agent_error(ErrorEvent(source="agent", kind=exc.kind, message=str(exc)))
+            if exc.fatal:  # the agent is gone or refuses us: sending again can't help
+                raise
             return AgentReply("", error=f"{exc.kind}: {exc}")
         self.log(Replied(text=answer, elapsed=round(time.monotonic() - started, 4)))
         if self.traffic is not None:
@@ -414,6 +420,8 @@ class Run:
     def _finish(self, reason: TerminationReason, detail: str) -> None:
         if self.writer is None:
             return
+        detail = redact_text(detail)
+        self.outcome.detail = detail
         try:
             self.log(RunEnded(reason=reason.value, detail=detail))
         except RunLogWriteError:

@@ -143,7 +143,7 @@ class RunWatch:
             case PhaseEntered():
                 self._item(event, "phase", index=event.index, chapter=event.chapter, title=event.title)
             case SessionChanged():
-                self._item(event, "session", action=event.action)
+                self._item(event, "session", action=event.action, reply=event.reply)
             case Said():
                 self._item(
                     event, "persona", text=event.text, purpose=event.purpose, facts=event.fact_ids,

@@ -15,7 +15,7 @@ from aiohttp import web
 
 from adapters.http_server import serve
 from adapters.telegram import TelegramAdapter
-from gateway.log.events import Evaluation, TerminationReason
+from gateway.log.events import Evaluation, SessionChanged, TerminationReason
 from gateway.log.runlog import EVENTS_FILE, read_log
 from gateway.run.config import RunSpec
 from gateway.run.runner import run_spec
@@ -188,6 +188,9 @@ async def test_a_python_telegram_bot_completes_a_scripted_run(
     scores = {e.question_id: e.score for e in log.events if isinstance(e, Evaluation)}
     assert scores["q1"] == 10  # "What is my cat called?" → "You told me: My cat is called Miso"
     assert set(scores) == {"q1", "q2", "q3"}
+    # the bot's answer to /new is kept with the session change: the command reached its handler
+    sessions = [e for e in log.events if isinstance(e, SessionChanged) and e.action == "new_session"]
+    assert [e.reply for e in sessions] == ["Okay, new session."]
 
 
 async def test_long_replies_are_split_by_the_bot_and_joined_by_us(tmp_path: Path) -> None:

@@ -147,7 +147,8 @@ async function showRun(runId) {
         node = el("div", {class: "divider phase", text: `phase ${item.index + 1}: ${item.title}${item.chapter.startsWith("distractors/") ? " (distractor session)" : ""}`});
         break;
       case "session":
-        node = el("div", {class: "divider session", text: item.action === "new_session" ? "— new session —" : "— compaction asked (bench.compact) —"});
+        node = el("div", {class: "divider session", text: (item.action === "new_session" ? "— new session —" : "— compaction asked (bench.compact) —")
+          + (item.reply ? ` (the agent answered: ${item.reply})` : "")});
         break;
       case "persona": {
         node = el("div", {class: "bubble persona"}, el("span", {text: item.text}));

@@ -60,7 +60,7 @@ def main() -> None:
     )
     app.add_handler(CommandHandler("new", new))
     app.add_handler(MessageHandler(filters.TEXT & ~filters.COMMAND, talk))
-    app.run_polling(poll_interval=0.0, timeout=1)
+    app.run_polling(poll_interval=0.0, timeout=int(os.environ.get("POLL_TIMEOUT", "1")))  # long-poll seconds
 
 
 if __name__ == "__main__":
