@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from gateway.log.runlog import iter_records
+from gateway.log.runlog import iter_records, read_log
 from tests.conftest import REPO
 
 MARATHON_ENV = {**os.environ, "PYTHONPATH": str(REPO)}
@@ -43,3 +43,17 @@ def count_records(path: Path) -> int:
         return sum(1 for _ in iter_records(path))
     except FileNotFoundError:
         return 0
+
+
+def explain(result: subprocess.CompletedProcess[str], log_path: Path, last: int = 20) -> str:
+    """What a failed assertion on a `marathon` run should show: its whole output and the last
+    events of its log (a flaky failure is otherwise impossible to tell apart)."""
+    lines = [f"exit code {result.returncode}", "--- stdout", result.stdout, "--- stderr", result.stderr]
+    try:
+        events = read_log(log_path).events[-last:]
+    except (OSError, ValueError) as exc:
+        lines.append(f"--- the log can't be read: {exc}")
+    else:
+        lines.append(f"--- the last {len(events)} events of {log_path}")
+        lines += [f"{e.seq:>6} {e.type:<12} {str(e.to_record())[:160]}" for e in events]
+    return "\n".join(lines)

@@ -17,6 +17,7 @@ from gateway.log.events import (
     Event,
     FactEdited,
     FactsMarked,
+    FactTold,
     PersonaSlip,
     PhaseEntered,
     Replied,
@@ -106,3 +107,15 @@ def conversation(
     if pairs and pairs[-1][1] is not None and pairs[-1][1].error is not None:
         pairs[-1] = (pairs[-1][0], None)  # the run paused on this error: re-send it on resume
     return pairs, session_id, turns
+
+
+def told_but_not_logged(events: list[Event], pairs: list[tuple[Event, AgentReply | None]]) -> list[str]:
+    """Facts ("file:id") a message told — it was answered — or the LLM persona marked told, with
+    no `fact_told` record: the run was killed between the reply and those records. A resumed
+    run logs them, or the coverage audit would call them untold."""
+    logged = {f"{e.file}:{e.fact_id}" for e in events if isinstance(e, FactTold)}
+    told: list[str] = []
+    for event, answer in pairs:
+        if (isinstance(event, Said) and answer is not None and answer.error is None) or isinstance(event, FactsMarked):
+            told += event.fact_ids
+    return [key for key in dict.fromkeys(told) if key not in logged]

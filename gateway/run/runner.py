@@ -52,7 +52,7 @@ from gateway.run.agents import describe_agent, open_agent
 from gateway.run.config import RunSpec
 from gateway.run.personas import build_driver, driver_name
 from gateway.run.progress import RunProgress
-from gateway.run.resume import conversation, same_action
+from gateway.run.resume import conversation, same_action, told_but_not_logged
 from gateway.run.traffic_state import RunTraffic, open_traffic
 from persona.benchmark.ladder import benchmark_for
 from persona.drivers.actions import (
@@ -234,6 +234,9 @@ class Run:
                 )
             )
             self.outcome.resumed = True
+            for key in told_but_not_logged(previous.events, pairs):
+                file, _, fact_id = key.partition(":")
+                self.log(FactTold(file=file, fact_id=fact_id))
             for event, answer in pairs:
                 action = await self.driver.next_action(reply)
                 if not same_action(action, event):

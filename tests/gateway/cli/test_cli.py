@@ -14,7 +14,7 @@ import pytest
 from gateway.log.events import Asked, Evaluation, Said
 from gateway.log.runlog import EVENTS_FILE, read_log
 from tests.conftest import ARTICLE_RU, DEMO, REPO, BenchFactory
-from tests.marathon_cli import count_records, marathon, spawn_marathon
+from tests.marathon_cli import count_records, explain, marathon, spawn_marathon
 
 
 def test_check_prints_the_shape() -> None:
@@ -96,9 +96,9 @@ def test_demo_killed_with_sigkill_resumes_and_grades_each_question_once(tmp_path
     killed_at = count_records(log_path)
     assert killed_at >= kill_at, "the demo finished before the kill point"
     result = marathon("demo", cwd=tmp_path)
-    assert result.returncode == 0, result.stderr
-    assert "resuming the unfinished demo run" in result.stdout
-    assert "graded 15/15, coverage complete" in result.stdout
+    assert result.returncode == 0, explain(result, log_path)
+    assert "resuming the unfinished demo run" in result.stdout, explain(result, log_path)
+    assert "graded 15/15, coverage complete" in result.stdout, explain(result, log_path)
     log = read_log(log_path)
     assert set(Counter(e.question_id for e in log.events if isinstance(e, Evaluation)).values()) == {1}
     assert len([e for e in log.events if isinstance(e, Evaluation)]) == 15

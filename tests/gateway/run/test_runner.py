@@ -18,6 +18,7 @@ from gateway.log.events import (
     ErrorEvent,
     Evaluation,
     EvidenceCheck,
+    FactTold,
     MemoryCallSeen,
     Replied,
     RunEnded,
@@ -94,6 +95,29 @@ async def test_resume_after_a_crash_re_sends_and_grades_once(
     # nothing the persona had to say was lost or doubled: the answered messages are the full run's
     assert answered(log.events) == answered(full.events)
     assert len(resent) == (1 if kind in ("say", "question") else 0)
+
+
+async def test_a_crash_between_a_facts_reply_and_its_fact_told_records_loses_no_told_fact(
+    make_benchmark: BenchFactory, tmp_path: Path
+) -> None:
+    """The facts a message told are logged just after its reply; a crash between the two must
+    not leave them untold (coverage INCOMPLETE on a run that told everything — the cause of a
+    flaky `graded 15/15, coverage complete` after a SIGKILL)."""
+    bench = make_benchmark()
+    await run_spec(spec(bench), tmp_path)
+    path = tmp_path / "r1" / EVENTS_FILE
+    events = read_log(path).events
+    first_fact = next(i for i, e in enumerate(events) if isinstance(e, Said) and e.purpose == "fact")
+    its_reply = next(i for i, e in enumerate(events) if i > first_fact and isinstance(e, Replied))
+    replies_until = sum(isinstance(e, Replied) for e in events[: its_reply + 1])
+    cut_after(path, "reply", replies_until)
+    assert not isinstance(read_log(path).events[-1], FactTold)
+    outcome = await run_spec(spec(bench), tmp_path)
+    assert outcome.reason == TerminationReason.COMPLETED
+    report = (tmp_path / "r1" / "report.md").read_text()
+    assert "coverage complete" in report, report
+    told = {(e.file, e.fact_id) for e in read_log(path).events if isinstance(e, FactTold)}
+    assert {("profile", "1.1"), ("profile", "1.2")} <= told
 
 
 async def test_resuming_a_changed_benchmark_is_refused(make_benchmark: BenchFactory, tmp_path: Path) -> None:
