@@ -9,7 +9,7 @@ starts a new session, and closes. Errors inherit builtins too, so a caller may c
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Literal, Protocol, runtime_checkable
 
 
 class AdapterError(Exception):
@@ -87,3 +87,25 @@ class AgentAdapter(Protocol):
         ...
 
     async def close(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class OffTurn:
+    """A message of the agent's that is not the reply to the message just sent: a late reply
+    to an earlier message (`answers`: that message), or one the agent sent on its own — a
+    heartbeat, a greeting, a reminder (`why` says how it was told apart)."""
+
+    kind: Literal["late", "initiated"]
+    text: str
+    answers: str = ""
+    why: str = ""
+
+
+@runtime_checkable
+class OffTurnAdapter(Protocol):
+    """A surface that can tell the agent's off-turn messages from its replies (Telegram). The
+    runner logs what `take_off_turn` returns — never grades it, never joins it to a reply."""
+
+    def take_off_turn(self) -> list[OffTurn]:
+        """The off-turn messages found since the last call."""
+        ...

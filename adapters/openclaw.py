@@ -20,7 +20,7 @@ from typing import Any
 from websockets.asyncio.client import ClientConnection
 from websockets.exceptions import ConnectionClosed
 
-from adapters.base import AgentConnectionError, AgentProtocolError, AgentTimeout
+from adapters.base import AgentConnectionError, AgentProtocolError, AgentTimeout, OffTurn
 from adapters.http import expand_env
 from adapters.websocket import WebSocketAdapter, join_text
 
@@ -52,6 +52,9 @@ class OpenClawAdapter(WebSocketAdapter):
         super().__init__({"url": "ws://127.0.0.1:18789", "session_prefix": "agent:main:marathon", **settings})
         self.token = expand_env(str(settings.get("token", "")))
         self._ids = 0
+        self.current: tuple[str, str] = ("", "")  # the turn's runId and message
+        self.timed_out: dict[str, str] = {}  # runId → the message whose turn timed out
+        self.off_turn: list[OffTurn] = []
 
     def _next_id(self) -> str:
         self._ids += 1
@@ -114,6 +117,7 @@ class OpenClawAdapter(WebSocketAdapter):
     async def _await_response(self, connection: ClientConnection, request_id: str) -> dict[str, Any]:
         while True:
             frame = await self._recv_json(connection)
+            self._note_earlier_run(frame)
             if frame.get("type") == "res" and str(frame.get("id")) == request_id:
                 if not frame.get("ok"):
                     raw_error = frame.get("error")
@@ -141,7 +145,9 @@ class OpenClawAdapter(WebSocketAdapter):
                 }
             )
         )
-        await self._await_response(connection, request_id)
+        accepted = await self._await_response(connection, request_id)
+        run_id = str(accepted.get("runId") or "")
+        self.current = (run_id, text)
         reply = ""
         while True:
             frame = await self._recv_json(connection)
@@ -154,6 +160,11 @@ class OpenClawAdapter(WebSocketAdapter):
                 continue
             state = payload.get("state")
             piece = message_text(payload.get("message"))
+            other = str(payload.get("runId") or "")
+            if run_id and other and other != run_id:  # another run's: a late reply, a heartbeat
+                if state == "final" and piece:
+                    self.off_turn.append(self._off_turn(other, piece))
+                continue
             if state == "delta":
                 reply = join_text(reply, piece, cumulative=False)
             elif state == "final":
@@ -163,11 +174,34 @@ class OpenClawAdapter(WebSocketAdapter):
                     f"OpenClaw chat {state}: {json.dumps(payload.get('errorMessage') or payload.get('error'))[:200]}"
                 )
 
+    def _note_earlier_run(self, frame: dict[str, Any]) -> None:
+        """A chat event's final text that arrives before this turn's run has begun (while the
+        request is answered) belongs to an earlier run: a late reply, or the agent's own."""
+        payload = frame.get("payload") if frame.get("type") == "event" and frame.get("event") == "chat" else None
+        if isinstance(payload, dict) and payload.get("sessionKey") == self.session and payload.get("state") == "final":
+            piece = message_text(payload.get("message"))
+            if piece:
+                self.off_turn.append(self._off_turn(str(payload.get("runId") or ""), piece))
+
+    def _off_turn(self, run_id: str, text: str) -> OffTurn:
+        if run_id in self.timed_out:
+            return OffTurn("late", text, answers=self.timed_out[run_id])
+        return OffTurn("initiated", text, why=f"a run the persona did not start ({run_id})")
+
+    def take_off_turn(self) -> list[OffTurn]:
+        """Final chat events of other runs than the turn's (`runId`): late replies to a turn
+        that timed out, or runs the agent started itself (heartbeats)."""
+        taken, self.off_turn = self.off_turn, []
+        return taken
+
     async def send(self, text: str) -> str:
         connection = await self._connect()
         try:
             return await asyncio.wait_for(self._turn(connection, text), self.timeout)
         except TimeoutError:
+            run_id, sent = self.current
+            if run_id:
+                self.timed_out[run_id] = sent
             raise AgentTimeout(f"OpenClaw sent no final chat event within {self.timeout:g} s") from None
         except ConnectionClosed as exc:
             self.connection = None

@@ -7,6 +7,7 @@ gateway WebSocket protocol as docs/agents.md and adapters/openclaw.py describe i
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -58,8 +59,14 @@ async def http_agent(
 class FakeOpenClaw:
     """OpenClaw's gateway protocol as the notes describe it: challenge, connect, chat.send, chat events."""
 
-    def __init__(self, token: str) -> None:
+    def __init__(self, token: str, heartbeat: str = "", slow_first: float = 0.0) -> None:
+        """`heartbeat`: a run of its own (another runId) whose final text comes before each
+        turn's; `slow_first`: seconds the first turn's events are held back (a late reply)."""
         self.token = token
+        self.heartbeat = heartbeat
+        self.slow_first = slow_first
+        self.turns = 0
+        self.pending: list[asyncio.Future[None]] = []  # answers held back
         self.connects: list[dict[str, Any]] = []
 
     async def __call__(self, ws: ServerConnection) -> None:
@@ -81,44 +88,30 @@ class FakeOpenClaw:
         async for raw in ws:
             req = json.loads(raw)
             key, text = req["params"]["sessionKey"], req["params"]["message"]
-            await ws.send(
-                json.dumps({"type": "res", "id": req["id"], "ok": True, "payload": {"runId": "r1"}})
-            )
+            self.turns += 1
+            run_id = f"r{self.turns}"
+            await ws.send(json.dumps({"type": "res", "id": req["id"], "ok": True, "payload": {"runId": run_id}}))
             await ws.send(json.dumps({"type": "event", "event": "tick", "payload": {}}))
-            answer = f"echo: {text}"
-            for n in range(1, len(answer) + 1, 5):
-                message = {"role": "assistant", "content": [{"type": "text", "text": answer[:n]}]}
-                await ws.send(
-                    json.dumps(
-                        {
-                            "type": "event",
-                            "event": "chat",
-                            "payload": {
-                                "runId": "r1",
-                                "sessionKey": key,
-                                "seq": n,
-                                "state": "delta",
-                                "message": message,
-                            },
-                        }
-                    )
-                )
-            final = {"role": "assistant", "content": [{"type": "text", "text": answer}]}
-            await ws.send(
-                json.dumps(
-                    {
-                        "type": "event",
-                        "event": "chat",
-                        "payload": {
-                            "runId": "r1",
-                            "sessionKey": key,
-                            "seq": 99,
-                            "state": "final",
-                            "message": final,
-                        },
-                    }
-                )
-            )
+            if self.heartbeat:
+                await ws.send(json.dumps(self._chat(f"hb{self.turns}", key, 1, "final", self.heartbeat)))
+            if self.turns == 1 and self.slow_first:
+                late = self._answer(ws, "r1", key, text, delay=self.slow_first)
+                self.pending.append(asyncio.ensure_future(late))
+                continue
+            await self._answer(ws, run_id, key, text)
+
+    @staticmethod
+    def _chat(run_id: str, key: str, seq: int, state: str, text: str) -> dict[str, Any]:
+        message = {"role": "assistant", "content": [{"type": "text", "text": text}]}
+        payload = {"runId": run_id, "sessionKey": key, "seq": seq, "state": state, "message": message}
+        return {"type": "event", "event": "chat", "payload": payload}
+
+    async def _answer(self, ws: ServerConnection, run_id: str, key: str, text: str, delay: float = 0.0) -> None:
+        await asyncio.sleep(delay)
+        answer = f"echo: {text}"
+        for n in range(1, len(answer) + 1, 5):
+            await ws.send(json.dumps(self._chat(run_id, key, n, "delta", answer[:n])))
+        await ws.send(json.dumps(self._chat(run_id, key, 99, "final", answer)))
 
 
 async def llm_agent(llm_url: str, port: int = 0, retries: int = 3) -> ServedApp:

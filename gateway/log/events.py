@@ -161,6 +161,28 @@ class ErrorEvent(Event):
     message: str = ""
 
 
+@dataclass
+class AgentInitiated(Event):
+    """Text the agent sent on its own — not a reply to a persona message (a heartbeat, a
+    greeting, a reminder). Shown in the report and the viewer; never graded. `why`: how it was
+    told apart from a reply."""
+
+    type: ClassVar[str] = "agent_initiated"
+    text: str = ""
+    why: str = ""
+
+
+@dataclass
+class LateReply(Event):
+    """A reply that came after the runner had given up waiting for it (a timeout): logged
+    against its own message (`answers`, that message's text), never joined to the reply to
+    another message and never graded."""
+
+    type: ClassVar[str] = "late_reply"
+    text: str = ""
+    answers: str = ""
+
+
 FAILED_ANSWER = "failed_answer"  # an `agent-llm` error: the reply came out of a failed model call
 RECORDER_BYPASSED = "recorder_bypassed"  # a `runner` error: no LLM call reached the recorder
 
@@ -199,7 +221,9 @@ class Blob(Event):
 @dataclass
 class LLMExchange(Event):
     """One call of the agent to its LLM, seen by the recorder. Bodies are blob refs; headers are
-    redacted. `kind`: ordinary | summary | memory_flush."""
+    redacted. `kind`: ordinary | summary | memory_flush | probe (a model listing or health
+    check) | background (a call the agent made on its own — a heartbeat, a title — matched by
+    the profile's `background` patterns: never counted against a question)."""
 
     type: ClassVar[str] = "llm_exchange"
     api: str = ""
@@ -341,6 +365,8 @@ EVENT_TYPES: dict[str, type[Event]] = {
         Evaluation,
         ErrorEvent,
         RunEnded,
+        AgentInitiated,
+        LateReply,
     )
 }
 

@@ -13,8 +13,10 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from gateway.log.events import (
+    AgentInitiated,
     Asked,
     CanaryHit,
     CompactionSeen,
@@ -23,6 +25,7 @@ from gateway.log.events import (
     EvidenceCheck,
     FactEdited,
     FactTold,
+    LateReply,
     LLMExchange,
     MemoryCallSeen,
     PersonaSlip,
@@ -69,6 +72,8 @@ class RunSummary:
     recorder_url: str = ""  # where the recorder listened, when it did
     costs: dict[str, RoleCost] = field(default_factory=dict)
     slips: list[PersonaSlip] = field(default_factory=list)
+    late_replies: list[LateReply] = field(default_factory=list)
+    initiated: list[AgentInitiated] = field(default_factory=list)
 
     def memory_calls_for(self, question_id: str) -> int:
         return sum(1 for m in self.memory_calls if m.question_id == question_id)
@@ -125,8 +130,11 @@ def summarize(log: RunLog, benchmark: Benchmark) -> RunSummary:
     canary_hits: list[CanaryHit] = []
     recorded = False  # a model call of the agent reached the recorder
     recorder_url = ""
+    models: Counter[str] = Counter()  # the models the recorder saw the agent call
     costs = {"persona": RoleCost(), "agent": RoleCost(), "judge": RoleCost()}
     slips: list[PersonaSlip] = []
+    late_replies: list[LateReply] = []
+    initiated: list[AgentInitiated] = []
     segment_start: float | None = None
     last_ts = log.header.created
     for event in log.events:
@@ -166,8 +174,14 @@ def summarize(log: RunLog, benchmark: Benchmark) -> RunSummary:
                 )
             case PersonaSlip():
                 slips.append(event)
+            case LateReply():
+                late_replies.append(event)
+            case AgentInitiated():
+                initiated.append(event)
             case LLMExchange() if event.kind != "probe":
                 recorded = True
+                if event.model:
+                    models[event.model] += 1
                 exchanges += 1
                 costs["agent"].add("standin" if agent.get("offline_stand_in") else event.model, event.usage)
                 for key in tokens:
@@ -191,7 +205,7 @@ def summarize(log: RunLog, benchmark: Benchmark) -> RunSummary:
     return RunSummary(
         run_id=log.header.run_id,
         benchmark=str(log.header.benchmark.get("name", "")),
-        agent_model=str(agent.get("model", "unknown (not observed)")),
+        agent_model=_agent_model(agent, models),
         stand_in=bool(agent.get("offline_stand_in")),
         persona=str(log.header.persona.get("driver", "?")),
         status=status,
@@ -219,7 +233,25 @@ def summarize(log: RunLog, benchmark: Benchmark) -> RunSummary:
         recorder_url=recorder_url,
         costs=costs,
         slips=slips,
+        late_replies=late_replies,
+        initiated=initiated,
     )
+
+
+def _agent_model(agent: dict[str, Any], seen: Counter[str]) -> str:
+    """The agent's model as the recorder saw it (most used first); a configured name is only a
+    claim — a chat `model` field says nothing of the model behind the agent — and says so."""
+    if agent.get("offline_stand_in"):
+        return str(agent.get("model", "offline stand-in"))
+    if seen:
+        return ", ".join(name for name, _ in seen.most_common())
+    configured = agent.get("model")
+    return f"{configured} (configured; not observed)" if configured else "unknown (not observed)"
+
+
+def _short(text: str, limit: int = 160) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _fmt(score: float | None) -> str:
@@ -274,6 +306,12 @@ def render_markdown(s: RunSummary) -> str:
     if s.slips:
         out += ["", f"### Persona slips: {len(s.slips)}", ""]
         out += [f"- {slip.kind}: {slip.detail}" for slip in s.slips]
+    if s.late_replies:
+        out += ["", f"### Late replies: {len(s.late_replies)} (each kept with its own message, never graded)", ""]
+        out += [f"- to {_short(r.answers)!r}: {_short(r.text)!r}" for r in s.late_replies]
+    if s.initiated:
+        out += ["", f"### Messages the agent sent on its own: {len(s.initiated)} (never graded)", ""]
+        out += [f"- {_short(m.text)!r} ({m.why})" for m in s.initiated]
     if s.agent_errors or s.runner_errors:
         out += ["", "### Errors (apart from memory failures)", ""]
         out += [f"- {e.source} {e.kind}: {e.message}" for e in s.agent_errors]

@@ -28,7 +28,15 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from adapters.base import AdapterConfigError, AdapterError, AgentAdapter, AgentExited, SessionState
+from adapters.base import (
+    AdapterConfigError,
+    AdapterError,
+    AgentAdapter,
+    AgentExited,
+    OffTurn,
+    OffTurnAdapter,
+    SessionState,
+)
 from adapters.http import HttpAdapter
 from adapters.http_server import serve
 from adapters.lifecycle import AgentProcess
@@ -156,6 +164,9 @@ class RestartingAdapter:
     def session_reply(self) -> str:
         return str(getattr(self.inner, "session_reply", ""))
 
+    def take_off_turn(self) -> list[OffTurn]:
+        return self.inner.take_off_turn() if isinstance(self.inner, OffTurnAdapter) else []
+
     async def new_session(self) -> str:
         await self.inner.close()
         await self.process.restart()
@@ -188,6 +199,9 @@ class WatchedAdapter:
     @property
     def session_reply(self) -> str:
         return str(getattr(self.inner, "session_reply", ""))
+
+    def take_off_turn(self) -> list[OffTurn]:
+        return self.inner.take_off_turn() if isinstance(self.inner, OffTurnAdapter) else []
 
     async def _watched[T](self, call: Awaitable[T]) -> T:
         task = asyncio.ensure_future(call)

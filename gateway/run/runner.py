@@ -21,12 +21,13 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from adapters.base import AdapterError, AgentAdapter, SessionState
+from adapters.base import AdapterError, AgentAdapter, OffTurnAdapter, SessionState
 from adapters.profiles import resolve
 from gateway import __version__
 from gateway.log.events import (
     FAILED_ANSWER,
     RECORDER_BYPASSED,
+    AgentInitiated,
     Asked,
     ErrorEvent,
     Evaluation,
@@ -35,6 +36,7 @@ from gateway.log.events import (
     FactsMarked,
     FactTold,
     Header,
+    LateReply,
     PersonaSlip,
     PersonaTurn,
     PhaseEntered,
@@ -307,6 +309,7 @@ class Run:
                 return await self._send(action.text)
             case NewSession():
                 session = await self._until_done("new session", self.adapter.new_session)
+                self._log_off_turn()
                 if traffic:
                     traffic.session_changed()
                 answered = str(getattr(self.adapter, "session_reply", ""))  # what the agent said to /new
@@ -388,10 +391,12 @@ class Run:
         try:
             answer = await self.adapter.send(text)
         except AdapterError as exc:
+            self._log_off_turn()
             self._agent_error(ErrorEvent(source="agent", kind=exc.kind, message=str(exc)))
             if exc.fatal:  # the agent is gone or refuses us: sending again can't help
                 raise
             return AgentReply("", error=f"{exc.kind}: {exc}")
+        self._log_off_turn()
         self.log(Replied(text=answer, elapsed=round(time.monotonic() - started, 4)))
         if self.traffic is not None:
             if self.traffic.recorder.failure:
@@ -405,6 +410,17 @@ class Run:
                 return AgentReply("", error=f"{FAILED_ANSWER}: {message}")
         self.agent_errors_in_a_row = 0
         return AgentReply(answer)
+
+    def _log_off_turn(self) -> None:
+        """What the agent sent that is not the reply to the message just sent: late replies to
+        earlier messages and messages of its own — logged apart, never graded."""
+        if not isinstance(self.adapter, OffTurnAdapter):
+            return
+        for off in self.adapter.take_off_turn():
+            if off.kind == "late":
+                self.log(LateReply(text=off.text, answers=off.answers))
+            else:
+                self.log(AgentInitiated(text=off.text, why=off.why))
 
     def _check_bypass(self, traffic: RunTraffic) -> None:
         """Once, at the first reply: an agent whose LLM calls don't reach the recorder (its base

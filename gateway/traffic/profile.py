@@ -28,7 +28,7 @@ class MemoryCallInfo:
 
 
 SIGNATURE_FIELDS = ("summary", "flush", "replay", "cleared")
-PATTERN_FIELDS = ("memory_tools", "file_tools", "memory_paths", *SIGNATURE_FIELDS, "context_noise")
+PATTERN_FIELDS = ("memory_tools", "file_tools", "memory_paths", *SIGNATURE_FIELDS, "context_noise", "background")
 
 
 @dataclass(frozen=True)
@@ -43,6 +43,7 @@ class TrafficProfile:
     replay: tuple[str, ...] = ()
     cleared: tuple[str, ...] = ()
     context_noise: tuple[str, ...] = ()
+    background: tuple[str, ...] = ()  # regexes of calls the agent makes on its own (heartbeats, titles)
     origin: dict[str, str] = field(default_factory=dict)  # signature text → the agent it belongs to
 
     def agent_of(self, marker: str) -> str:
@@ -75,6 +76,12 @@ class TrafficProfile:
             f: tuple(dict.fromkeys(v for p in profiles for v in getattr(p, f))) for f in PATTERN_FIELDS
         }
         return cls(name=name, wrapper_tools=wrappers, origin=origin, **patterns)
+
+    def is_background(self, system: str, last_user: str) -> bool:
+        """A call the agent makes on its own — a heartbeat turn, a title for the chat — found by
+        the profile's `background` patterns in its system prompt or last user message. Such a
+        call is recorded but never counted against the question being asked."""
+        return any(re.search(p, system) or re.search(p, last_user) for p in self.background)
 
     def users_words(self, text: str) -> str:
         """`text` without the context the agent wraps around the user's words."""

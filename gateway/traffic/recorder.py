@@ -33,7 +33,7 @@ from gateway.log.redact import redact, redact_text
 from gateway.log.runlog import RunLogWriteError
 from gateway.traffic.analysis import CallAnalysis, TrafficAnalyzer, history_before
 from gateway.traffic.profile import TrafficProfile
-from gateway.traffic.wire import UNKNOWN, parse_call
+from gateway.traffic.wire import UNKNOWN, LLMCall, parse_call, text_of
 
 type Log = Callable[[Event], Event]
 type Echo = Callable[[str], None]
@@ -102,6 +102,10 @@ class Turn:
     last_failed: bool = False
 
 
+def last_user_text(call: LLMCall) -> str:
+    return next((text_of(m) for m in reversed(call.messages) if m.get("role") == "user"), "")
+
+
 def blob_ref(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
@@ -118,6 +122,7 @@ class RunRecorder:
     ) -> None:
         """`evidence(expected, history)` says whether an expected answer is in a text."""
         self._log = log
+        self.profile = profile
         self.analyzer = TrafficAnalyzer(profile)
         self.known_blobs = set(known_blobs)
         self.evidence = evidence
@@ -187,8 +192,10 @@ class RunRecorder:
     def _record(self, raw: RawExchange) -> None:
         call = parse_call(raw.path, raw.request_body, raw.response_body, raw.response_type)
         probe = is_probe(raw)
-        analysis = CallAnalysis(kind="probe") if probe else self.analyzer.observe(call)
-        question = self.question
+        background = not probe and self.profile.is_background(call.system, last_user_text(call))
+        skipped = "probe" if probe else "background" if background else ""  # not the conversation
+        analysis = CallAnalysis(kind=skipped) if skipped else self.analyzer.observe(call)
+        question = None if background else self.question
         refs = [self._json_blob(m) for m in call.messages]
         base, previous = self.previous_refs
         shared = 0
@@ -236,7 +243,7 @@ class RunRecorder:
         seq = self._log(exchange).seq
         self.previous_refs = (seq, refs)
         self.exchanges += 1
-        if not probe:
+        if not probe and not background:
             self._count_call(raw, seq)
         qid = question.id if question else None
         for c in analysis.compactions:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from gateway.log.events import (
+    AgentInitiated,
     Asked,
     Blob,
     CanaryHit,
@@ -26,6 +27,7 @@ from gateway.log.events import (
     EvidenceCheck,
     FactEdited,
     Header,
+    LateReply,
     LLMExchange,
     MemoryCallSeen,
     PersonaSlip,
@@ -161,6 +163,10 @@ class RunWatch:
                 )  # fmt: skip
             case Replied():
                 self._item(event, "agent", text=event.text, elapsed=event.elapsed)
+            case LateReply():
+                self._item(event, "late_reply", text=event.text, answers=event.answers)
+            case AgentInitiated():
+                self._item(event, "agent_initiated", text=event.text, why=event.why)
             case Evaluation():
                 asked = self.questions.get(event.question_id, {})
                 evidence = self.evidence.get(event.question_id)

@@ -230,3 +230,13 @@ async def test_replies_are_read_as_the_user_sees_them(telegram: TelegramAdapter)
     reply = await telegram.send("hi")
     await task
     assert reply == "Noted, rent is 1,915 (since March).\nTom & Lia"
+
+
+async def test_a_pending_long_poll_is_answered_at_once_when_the_run_ends(telegram: TelegramAdapter) -> None:
+    """The bot is stopped while it long-polls; its poll must not hold the shutdown for 30 s."""
+    poll = asyncio.create_task(api(telegram, "getUpdates", timeout=30))
+    await asyncio.sleep(0.3)
+    assert not poll.done()
+    telegram.release_polls()
+    status, body = await asyncio.wait_for(poll, 5)
+    assert status == 200 and body == {"ok": True, "result": []}

@@ -10,7 +10,7 @@ from contextlib import asynccontextmanager
 import pytest
 from websockets.asyncio.server import ServerConnection, serve
 
-from adapters.base import AgentConnectionError, AgentProtocolError, AgentTimeout
+from adapters.base import AgentConnectionError, AgentProtocolError, AgentTimeout, OffTurn
 from adapters.openclaw import OpenClawAdapter
 from adapters.websocket import WebSocketAdapter
 from fakes.agents import FakeOpenClaw
@@ -121,6 +121,25 @@ async def test_openclaw_gateway_protocol(monkeypatch: pytest.MonkeyPatch) -> Non
     connect = fake.connects[0]
     assert connect["method"] == "connect" and connect["params"]["role"] == "operator"
     assert connect["params"]["auth"] == {"token": "tok-123"} and "device" not in connect["params"]
+
+
+async def test_openclaw_turns_are_paired_by_run_id_late_replies_and_heartbeats_kept_apart() -> None:
+    fake = FakeOpenClaw("tok", heartbeat="HEARTBEAT: nothing needs attention", slow_first=1.0)
+    async with ws_server(fake) as url:
+        adapter = OpenClawAdapter({"url": url, "token": "tok", "timeout": 0.5})
+        await adapter.open()
+        with pytest.raises(TimeoutError):
+            await adapter.send("hello")  # its answer comes a second later, during the next turn
+        assert adapter.take_off_turn() == [
+            OffTurn("initiated", "HEARTBEAT: nothing needs attention", why="a run the persona did not start (hb1)")
+        ]
+        adapter.timeout = 5
+        await asyncio.sleep(0.8)
+        assert await adapter.send("again") == "echo: again"  # not "echo: hello", not the heartbeat
+        off = adapter.take_off_turn()
+        assert OffTurn("late", "echo: hello", answers="hello") in off
+        assert [o.text for o in off if o.kind == "initiated"] == ["HEARTBEAT: nothing needs attention"]
+        await adapter.close()
 
 
 async def test_openclaw_refusing_the_token_is_a_clear_error() -> None:

@@ -76,6 +76,8 @@ async def test_the_agents_llm_down_is_not_scored_and_the_run_pauses_until_it_is_
     assert "[r] completed" in back.stdout and "resumed" in back.stdout
     log = read_log(tmp_path / "out" / "r" / EVENTS_FILE)
     assert sorted(e.question_id for e in log.events if isinstance(e, Evaluation)) == ["q1", "q2", "q3"]
+    # the report names the model the recorder saw the agent call, not a configured name
+    assert "— r: tiny @ fake-model" in (tmp_path / "out" / "r" / "report.md").read_text()
 
 
 async def test_an_agent_that_bypasses_the_recorder_is_told_at_once_and_nothing_reads_zero(
@@ -101,4 +103,5 @@ async def test_an_agent_that_bypasses_the_recorder_is_told_at_once_and_nothing_r
     report = (tmp_path / "out" / "r" / "report.md").read_text()
     assert f"Not observable: the recorder listened at {url}" in report
     assert "LLM calls recorded" not in report and "compactions seen" not in report
+    assert "— r: tiny @ unknown (not observed)" in report
     assert not load_run(tmp_path / "out" / "r").observed  # budget tables say "not observable"

@@ -170,6 +170,14 @@ async function showRun(runId) {
         node = el("div", {class: "bubble agent"}, el("span", {text: item.text}), el("span", {class: "time", text: `${clock(item.ts)} · ${item.elapsed.toFixed(1)} s`}));
         if (lastQuestion) node.dataset.q = lastQuestion;
         break;
+      case "late_reply":  // never graded: kept with the message it answers
+        node = el("div", {class: "bubble agent off-turn"}, el("span", {class: "tag", text: "late reply (not graded)"}),
+          el("span", {text: item.text}), el("span", {class: "time", text: `to: ${item.answers.slice(0, 80)}`}));
+        break;
+      case "agent_initiated":  // a heartbeat, greeting, reminder: never graded
+        node = el("div", {class: "bubble agent off-turn"}, el("span", {class: "tag", text: "sent on its own (not graded)"}),
+          el("span", {text: item.text}), el("span", {class: "time", text: item.why}));
+        break;
       case "grade": {
         const q = questions[item.question_id] = questions[item.question_id] || {tags: item.tags, evidence: null};
         q.evidence = item.evidence;

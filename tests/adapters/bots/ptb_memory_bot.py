@@ -4,10 +4,15 @@ marathonbench-specific thing is where its API base URL points (TELEGRAM_API_ROOT
 It remembers every statement and answers a question with the remembered line sharing the most
 words with it; `/new` starts a new session (memory stays). Replies come as a typing action, a
 short preview, then an edit to the full text; anything longer than 4,000 characters is split.
+
+For the fault tests, as real agents do: SLOW_FIRST=S answers the first message only after S
+seconds (past the run's timeout); HEARTBEAT=TEXT sends TEXT on its own right after each answer
+to a question (like OpenClaw's heartbeat alerts); GREETING=TEXT greets chat CHAT_ID at start.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 
@@ -15,6 +20,7 @@ from telegram import Update
 from telegram.ext import Application, CommandHandler, ContextTypes, MessageHandler, filters
 
 NOTES: list[str] = []
+ANSWERED = 0
 
 
 def words(text: str) -> set[str]:
@@ -31,8 +37,12 @@ async def new(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
 
 
 async def talk(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    global ANSWERED
     message = update.message
     assert message is not None and message.text is not None
+    ANSWERED += 1
+    if ANSWERED == 1 and os.environ.get("SLOW_FIRST"):
+        await asyncio.sleep(float(os.environ["SLOW_FIRST"]))
     await context.bot.send_chat_action(message.chat_id, "typing")
     text = message.text
     if text.startswith("LONG "):
@@ -49,6 +59,13 @@ async def talk(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         chunk = reply[start : start + 4000]
         preview = await message.reply_text(chunk[:8] + "…")
         await preview.edit_text(chunk)
+    if text.rstrip().endswith("?") and os.environ.get("HEARTBEAT"):
+        await context.bot.send_message(message.chat_id, os.environ["HEARTBEAT"])
+
+
+async def greet(app: Application) -> None:  # type: ignore[type-arg]
+    if os.environ.get("GREETING"):
+        await app.bot.send_message(int(os.environ["CHAT_ID"]), os.environ["GREETING"])
 
 
 def main() -> None:
@@ -56,6 +73,7 @@ def main() -> None:
         Application.builder()
         .token(os.environ["TELEGRAM_BOT_TOKEN"])
         .base_url(os.environ["TELEGRAM_API_ROOT"].rstrip("/") + "/bot")
+        .post_init(greet)
         .build()
     )
     app.add_handler(CommandHandler("new", new))

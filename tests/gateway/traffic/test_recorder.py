@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import json
 
-from gateway.log.events import Blob, EvidenceCheck, LLMExchange
+from gateway.log.events import Blob, ErrorEvent, EvidenceCheck, LLMExchange
 from gateway.traffic.profile import load_profile
 from gateway.traffic.recorder import RawExchange, RunRecorder, message_refs
 from persona.grading.exact import contains_expected
@@ -63,3 +63,38 @@ def test_evidence_is_checked_once_on_the_first_call_for_the_question() -> None:
     recorder.question_finished()
     checks = [e for e in log.events if isinstance(e, EvidenceCheck)]
     assert [(c.question_id, c.in_context) for c in checks] == [("q1", True)]
+
+
+def test_a_heartbeat_call_is_background_never_counted_against_the_question() -> None:
+    log = MemoryLog()
+    recorder = RunRecorder(log, load_profile("openclaw"))
+    recorder.question_started("q1", "What is my cat called?", "Miso", abstain=False)
+    heartbeat = (
+        "Read HEARTBEAT.md if it exists (workspace context). Follow it strictly. "
+        "If nothing needs attention, reply HEARTBEAT_OK."
+    )
+    recorder.turn_started()
+    recorder.record(raw([{"role": "user", "content": heartbeat}], reply="HEARTBEAT_OK"))
+    recorder.record(raw([{"role": "user", "content": "What is my cat called?"}], reply="Miso"))
+    first, second = (e for e in log.events if isinstance(e, LLMExchange))
+    assert (first.kind, first.question_id) == ("background", None)
+    assert (second.kind, second.question_id) == ("ordinary", "q1")
+    assert recorder.turn.calls == 1  # the turn's model calls are the conversation's only
+
+
+def test_a_failed_model_call_is_an_agent_llm_error_and_fails_the_turn_until_one_succeeds() -> None:
+    log = MemoryLog()
+    recorder = RunRecorder(log, load_profile(None))
+    recorder.turn_started()
+    down = raw([{"role": "user", "content": "hi"}])
+    for status, error in ((529, ""), (502, ""), (0, "connection refused")):
+        recorder.record(RawExchange("POST", "/v1/messages", {}, down.request_body, status, error=error))
+    errors = [e for e in log.events if isinstance(e, ErrorEvent)]
+    assert [(e.source, e.kind) for e in errors] == [
+        ("agent-llm", "overloaded"),
+        ("agent-llm", "server_error"),
+        ("agent-llm", "no_connection"),
+    ]
+    assert recorder.turn_failure() == "3 failed model calls in this turn, the last: connection refused"
+    recorder.record(raw([{"role": "user", "content": "hi"}]))  # the agent's retry got an answer
+    assert recorder.turn_failure() is None
