@@ -23,7 +23,7 @@ from gateway.run.config import RunSpec
 from gateway.run.runner import run_spec
 from gateway.traffic.hub import free_port
 from tests.conftest import REPO, BenchFactory
-from tests.marathon_cli import count_records, marathon, spawn_marathon
+from tests.marathon_cli import count_records, explain, marathon, spawn_marathon
 
 BOT = REPO / "tests" / "adapters" / "bots" / "ptb_memory_bot.py"
 WRONG_TOKEN = "987654321:WRONG-token-for-this-bot-000000000000"
@@ -162,6 +162,7 @@ def test_sigterm_and_sighup_end_a_run_like_ctrl_c(
     deadline = time.monotonic() + 60
     while count_records(log_path) < 6 and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.01)
+    assert proc.poll() is None, f"the run ended before the signal: {proc.communicate()}"
     agent_pid = json.loads((tmp_path / "out" / "r" / PID_FILE).read_text())["pid"]
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=60)
@@ -183,13 +184,17 @@ def test_a_leftover_agent_of_a_killed_run_is_ended_before_a_new_start(
     deadline = time.monotonic() + 60
     while count_records(log_path) < 6 and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.01)
+    assert proc.poll() is None, f"the run ended before the kill point: {proc.communicate()}"
     leftover = json.loads((tmp_path / "out" / "r" / PID_FILE).read_text())["pid"]
     proc.send_signal(signal.SIGKILL)  # no atexit, no cleanup: the agent is orphaned
     proc.communicate(timeout=30)
     assert alive(leftover)
     again = marathon("run", str(config), cwd=tmp_path)
-    assert again.returncode == 0 and "[r] completed" in again.stdout, again.stdout + again.stderr
-    assert not alive(leftover)
+    agent_log = (tmp_path / "out" / "r" / "agent.log").read_text()
+    why = explain(again, log_path) + "\n--- agent.log\n" + agent_log
+    assert again.returncode == 0 and "[r] completed" in again.stdout, why
+    assert not alive(leftover), why
     log = read_log(log_path)
     notes = [e.message for e in log.events if isinstance(e, ErrorEvent) and e.kind == "agent_start"]
-    assert notes == [f"ended a leftover agent (process group {leftover}) that an earlier, killed run had started"]
+    expected = f"ended a leftover agent (process group {leftover}) that an earlier, killed run had started"
+    assert notes == [expected], why
