@@ -19,6 +19,7 @@ import re
 import time
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 import aiohttp
 from aiohttp import web
@@ -98,6 +99,7 @@ class TelegramEmulator:
     unknown_methods: list[str] = field(default_factory=list)
     version: int = 0  # bumped on every change; waiters poll it (see `wait_change`)
     released: bool = False  # the run is ending: long polls return at once
+    _redeliveries: set[asyncio.Task[None]] = field(default_factory=set)
 
     async def wait_change(self, seen: int, timeout: float) -> int:
         """Wait until `version` moves past `seen` or `timeout` passes; returns the version.
@@ -140,13 +142,34 @@ class TelegramEmulator:
         return message_id
 
     async def _push(self, update: dict[str, Any]) -> None:
+        """Deliver an update to the webhook; when the bot's server can't be reached, try again
+        in the background (as Telegram does), never failing the caller."""
+        if not await self._post_webhook(update):
+            task = asyncio.ensure_future(self._redeliver(update))
+            self._redeliveries.add(task)
+            task.add_done_callback(self._redeliveries.discard)
+
+    async def _post_webhook(self, update: dict[str, Any]) -> bool:
         headers = {"X-Telegram-Bot-Api-Secret-Token": self.webhook_secret} if self.webhook_secret else {}
-        self.delivered = max(self.delivered, int(update["update_id"]))
-        async with (
-            aiohttp.ClientSession() as http,
-            http.post(self.webhook, json=update, headers=headers) as response,
-        ):
-            await response.read()
+        try:
+            async with (
+                aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=10)) as http,
+                http.post(self.webhook, json=update, headers=headers) as response,
+            ):
+                await response.read()
+                ok = response.status < 400
+        except (aiohttp.ClientError, OSError, TimeoutError) as exc:
+            logging.getLogger(__name__).warning("the bot's webhook %s can't be reached: %s", self.webhook, exc)
+            return False
+        if ok:
+            self.delivered = max(self.delivered, int(update["update_id"]))
+        return ok
+
+    async def _redeliver(self, update: dict[str, Any], attempts: int = 20) -> None:
+        for _ in range(attempts):
+            await asyncio.sleep(0.5)
+            if not self.webhook or self.released or await self._post_webhook(update):
+                return
 
     # -- the bot's side --------------------------------------------------------------------
 
@@ -245,10 +268,14 @@ class TelegramEmulator:
         url = str(params.get("url", ""))
         if url and not url.startswith(("http://", "https://")):
             raise BotAPIError(400, "Bad Request: bad webhook: an HTTPS URL must be provided for webhook")
+        if url and not urlsplit(url).hostname:
+            raise BotAPIError(400, "Bad Request: bad webhook: Failed to resolve host: the URL has no host")
         self.webhook, self.webhook_secret = url, str(params.get("secret_token", ""))
         pending, self.updates = self.updates, []
-        for update in pending if url else []:
-            await self._push(update)
+        for update in pending if url else []:  # delivered in the background: its server may not be up yet
+            task = asyncio.ensure_future(self._push(update))
+            self._redeliveries.add(task)
+            task.add_done_callback(self._redeliveries.discard)
         return True
 
     async def _m_deletewebhook(self, params: dict[str, Any]) -> bool:

@@ -259,7 +259,7 @@ def cmd_view(recordings: Path, host: str, port: int) -> int:
 
     async def go() -> None:
         try:
-            served = await serve(make_app(recordings), host, port)
+            served = await serve(make_app(recordings, host), host, port)
         except OSError as exc:
             print(f"error: can't listen on {host}:{port}: {exc.strerror}; try --port 0", file=sys.stderr)
             raise SystemExit(2) from None

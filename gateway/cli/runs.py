@@ -18,6 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from gateway.log.events import TerminationReason
+from gateway.log.lock import RunInUse
 from gateway.log.runlog import EVENTS_FILE, RunLogFormatError, read_log, run_status
 from gateway.report.budget import render_ladder
 from gateway.report.comparison import compare, read_lines, render_comparison
@@ -198,7 +199,7 @@ def _run_and_report(specs: Sequence[RunSpec], recordings: Path, fresh: bool, par
         if isinstance(result, KeyboardInterrupt | asyncio.CancelledError):
             raise KeyboardInterrupt
         if isinstance(result, BaseException):
-            if not isinstance(result, ResumeError | RunLogFormatError | ValueError | OSError):
+            if not isinstance(result, ResumeError | RunInUse | RunLogFormatError | ValueError | OSError):
                 raise result
             print(f"error: [{spec.id}] {result}", file=sys.stderr)
             ok = False

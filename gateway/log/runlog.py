@@ -32,6 +32,7 @@ from gateway.log.events import (
     TerminationReason,
     event_from_record,
 )
+from gateway.log.scrub import scrub
 
 EVENTS_FILE = "events.msgpack"
 
@@ -61,7 +62,10 @@ class RunLog:
 
 
 def _packb(record: dict[str, Any]) -> bytes:
-    data: bytes = msgpack.packb(record, use_bin_type=True)
+    try:
+        data: bytes = msgpack.packb(record, use_bin_type=True)
+    except UnicodeEncodeError:  # a lone surrogate the boundary missed: never an unwritable log
+        data = msgpack.packb(scrub(record)[0], use_bin_type=True)
     return data
 
 

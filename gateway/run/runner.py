@@ -47,8 +47,10 @@ from gateway.log.events import (
     SessionChanged,
     TerminationReason,
 )
+from gateway.log.lock import RunLock
 from gateway.log.redact import redact_text
 from gateway.log.runlog import EVENTS_FILE, RunLog, RunLogWriteError, RunLogWriter, read_log, run_status
+from gateway.log.scrub import scrub_text
 from gateway.report.markdown import write_reports
 from gateway.run.agents import describe_agent, open_agent
 from gateway.run.config import RunSpec
@@ -127,6 +129,14 @@ class Run:
         return logged
 
     async def execute(self) -> RunOutcome:
+        """Run (or resume) to an end. Raises `RunInUse` when another process writes this run."""
+        self.lock = RunLock.acquire(self.run_dir)
+        try:
+            return await self._execute()
+        finally:
+            self.lock.release()
+
+    async def _execute(self) -> RunOutcome:
         previous = self._open_log()
         for event in previous.events if previous else []:
             self.progress.observe(event)
@@ -397,6 +407,10 @@ class Run:
                 raise
             return AgentReply("", error=f"{exc.kind}: {exc}")
         self._log_off_turn()
+        answer, invalid = scrub_text(answer)
+        if invalid:
+            message = f"the reply held {invalid} lone surrogate code point(s), which are not text; replaced by U+FFFD"
+            self.log(ErrorEvent(source="agent", kind="invalid_text", message=message))
         self.log(Replied(text=answer, elapsed=round(time.monotonic() - started, 4)))
         if self.traffic is not None:
             if self.traffic.recorder.failure:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gateway.log.events import (
@@ -31,6 +31,7 @@ from gateway.log.events import (
 )
 from gateway.log.redact import redact, redact_text
 from gateway.log.runlog import RunLogWriteError
+from gateway.log.scrub import scrub
 from gateway.traffic.analysis import CallAnalysis, TrafficAnalyzer, history_before
 from gateway.traffic.profile import TrafficProfile
 from gateway.traffic.wire import UNKNOWN, LLMCall, parse_call, text_of
@@ -100,6 +101,25 @@ class Turn:
     calls: int = 0
     failures: list[str] = field(default_factory=list)
     last_failed: bool = False
+
+
+def scrubbed(call: LLMCall) -> LLMCall:
+    """The call with lone surrogates (from JSON escapes in its bodies) replaced — noted in its
+    warnings — so that a hostile body can't make the log unwritable (and the proxy answer 503)."""
+    fields: dict[str, Any] = {}
+    total = 0
+    for name in ("model", "system", "messages", "tools", "params", "text", "stop_reason"):
+        fields[name], found = scrub(getattr(call, name))
+        total += found
+    tool_calls = []
+    for tc in call.tool_calls:
+        (name, a), (arguments, b) = scrub(tc.name), scrub(tc.arguments)
+        tool_calls.append(replace(tc, name=name, arguments=arguments))
+        total += a + b
+    if not total:
+        return call
+    note = f"{total} lone surrogate code point(s) in the call's bodies replaced by U+FFFD"
+    return replace(call, **fields, tool_calls=tool_calls, warnings=[*call.warnings, note])
 
 
 def last_user_text(call: LLMCall) -> str:
@@ -190,7 +210,7 @@ class RunRecorder:
         return self._blob(json.dumps(value, sort_keys=True, ensure_ascii=False).encode())
 
     def _record(self, raw: RawExchange) -> None:
-        call = parse_call(raw.path, raw.request_body, raw.response_body, raw.response_type)
+        call = scrubbed(parse_call(raw.path, raw.request_body, raw.response_body, raw.response_type))
         probe = is_probe(raw)
         background = not probe and self.profile.is_background(call.system, last_user_text(call))
         skipped = "probe" if probe else "background" if background else ""  # not the conversation

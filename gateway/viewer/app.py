@@ -59,9 +59,33 @@ def _int(request: web.Request, name: str, default: int) -> int:
 STORE = web.AppKey("recordings", Recordings)
 
 
-def make_app(recordings: Path) -> web.Application:
+LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "::1"})
+
+
+def host_guard(serving: str) -> Any:
+    """Refuse a request whose `Host` is not a name of the address served: a page on another
+    site whose name was re-pointed at 127.0.0.1 (DNS rebinding) must not read recordings.
+    Bound to every address (0.0.0.0, ::), the user chose exposure: any name is accepted."""
+    allowed = LOOPBACK_NAMES | {serving.strip("[]").lower()}
+    anywhere = serving in ("0.0.0.0", "::", "")
+
+    @web.middleware
+    async def guard(request: web.Request, handler: Any) -> web.StreamResponse:
+        try:
+            name = (request.url.host or "").lower()
+        except ValueError:  # a Host header that is no host at all
+            name = ""
+        if not anywhere and name not in allowed:
+            raise web.HTTPForbidden(text=f"this viewer serves {serving}, not {name!r}")
+        response: web.StreamResponse = await handler(request)
+        return response
+
+    return guard
+
+
+def make_app(recordings: Path, host: str = "127.0.0.1") -> web.Application:
     store = Recordings(recordings)
-    app = web.Application()
+    app = web.Application(middlewares=[host_guard(host)])
     app[STORE] = store
     streams: set[asyncio.Task[Any]] = set()
 

@@ -32,7 +32,10 @@ class Recordings:
         if not RUN_ID.match(run_id):
             return None
         candidate = (self.root / run_id).resolve()
-        if candidate.parent != self.root or not (candidate / EVENTS_FILE).is_file():
+        events = candidate / EVENTS_FILE
+        if candidate.parent != self.root or not events.is_file():
+            return None
+        if events.resolve().parent != candidate:  # a log that is a symlink leading out
             return None
         return candidate
 

@@ -105,13 +105,21 @@ def _strip_comment(line: str) -> str:
     return line
 
 
-def _parse_literal(text: str, where: SourceLocation) -> Literal:
+MAX_DEPTH = 16  # lists nested deeper are no one's directive, and would exhaust the parser
+MAX_NUMBER_CHARS = 40
+
+
+def _parse_literal(text: str, where: SourceLocation, depth: int = 0) -> Literal:
     text = text.strip()
+    if depth > MAX_DEPTH:
+        raise BenchmarkError(where, f"a literal nested more than {MAX_DEPTH} lists deep")
     if text in ("true", "false"):
         return text == "true"
     if text == "null":
         return None
     if _NUMBER.match(text):
+        if len(text) > MAX_NUMBER_CHARS:
+            raise BenchmarkError(where, f"a number of {len(text)} characters; at most {MAX_NUMBER_CHARS}")
         return float(text) if any(c in text for c in ".eE") else int(text)
     if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'":
         body = text[1:-1]
@@ -124,7 +132,7 @@ def _parse_literal(text: str, where: SourceLocation) -> Literal:
         return str(value)
     if text.startswith("[") and text.endswith("]"):
         inner = text[1:-1].strip()
-        return [_parse_literal(part, where) for part in _split_top_level(inner, where)] if inner else []
+        return [_parse_literal(part, where, depth + 1) for part in _split_top_level(inner, where)] if inner else []
     raise BenchmarkError(
         where, f"expected a literal (string, number, true, false, null or a list of them), got {text!r}"
     )

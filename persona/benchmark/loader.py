@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +64,10 @@ class _Loader:
             raise BenchmarkErrors([BenchmarkError(SourceLocation(self.root), "not a folder")])
         raw = self._read(config_path, "benchmark.json")
         if raw is None:
+            raise BenchmarkErrors(self.errors)
+        nested = _nesting(raw)
+        if nested > MAX_JSON_DEPTH:
+            self.error(config_path, 1, f"objects and lists nested {nested} deep; at most {MAX_JSON_DEPTH}")
             raise BenchmarkErrors(self.errors)
         try:
             settings = json5.loads(raw)
@@ -190,14 +195,35 @@ class _Loader:
     # -- files -----------------------------------------------------------------------------
 
     def _read(self, path: Path, rel: str, required: bool = True) -> str | None:
+        """A file of the benchmark: inside its folder (symlinks resolved), a regular file (not
+        a FIFO that would hang or a device that never ends), at most MAX_FILE_BYTES."""
         try:
-            data = path.read_bytes()
+            real = path.resolve()
+            info = real.stat()
         except FileNotFoundError:
             if required:
                 self.error(path, 0, "file not found")
             return None
+        except (OSError, ValueError) as exc:
+            self.error(path, 0, f"can't read: {getattr(exc, 'strerror', None) or exc}")
+            return None
+        if not real.is_relative_to(self.real_root):
+            self.error(path, 0, f"leads outside the benchmark folder (to {real}); a benchmark reads only its own files")
+            return None
+        if not stat.S_ISREG(info.st_mode):
+            self.error(path, 0, "not a regular file (a FIFO, a device or a folder?)")
+            return None
+        if info.st_size > MAX_FILE_BYTES:
+            self.error(path, 0, f"{info.st_size:,} bytes; a benchmark file may hold at most {MAX_FILE_BYTES:,}")
+            return None
+        try:
+            with open(real, "rb") as f:
+                data = f.read(MAX_FILE_BYTES + 1)
         except OSError as exc:
             self.error(path, 0, f"can't read: {exc.strerror}")
+            return None
+        if len(data) > MAX_FILE_BYTES:
+            self.error(path, 0, f"more than {MAX_FILE_BYTES:,} bytes")
             return None
         try:
             text = data.decode("utf-8-sig")
@@ -209,6 +235,9 @@ class _Loader:
         return text
 
     def _inside(self, rel: str, referrer: Path, line: int, what: str) -> Path | None:
+        if "\x00" in rel:
+            self.error(referrer, line, f"{what} path {rel!r} holds a NUL character")
+            return None
         candidate = self.root / rel
         if Path(rel).is_absolute() or not candidate.resolve().is_relative_to(self.real_root):
             self.error(referrer, line, f"{what} path {rel!r} leads outside the benchmark folder")
@@ -320,6 +349,34 @@ def _looks_like_facts(path: Path) -> bool:
     if any(ln.startswith(("❓", "```js", "✎")) for ln in lines):
         return False
     return any(_FACT_SECTION.match(ln) or _FACT_LINE.match(ln) for ln in lines)
+
+
+MAX_FILE_BYTES = 8 * 1024 * 1024
+MAX_JSON_DEPTH = 32
+
+
+def _nesting(raw: str) -> int:
+    """How deep objects and lists nest in JSON5 text, strings left out (json5 recurses per
+    level: thousands of levels exhaust the stack and take seconds before they do)."""
+    depth = deepest = 0
+    quote = ""
+    escaped = False
+    for ch in raw:
+        if quote:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == quote:
+                quote = ""
+        elif ch in "\"'":
+            quote = ch
+        elif ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "]}":
+            depth -= 1
+    return deepest
 
 
 def _json5_error(message: str) -> tuple[int, str]:

@@ -37,18 +37,32 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_")[:80] or "instance"
 
 
+def folder_name(question_id: str) -> str:
+    """A question id as a folder name inside OUT_DIR: letters, digits, `.`, `_`, `-`; never
+    `.`/`..` or hidden (an id like `..` must not write into OUT_DIR's parent)."""
+    name = re.sub(r"[^A-Za-z0-9._-]+", "_", question_id).strip("_.")[:80]
+    return name or "instance"
+
+
 def import_longmemeval(source: Path, out_dir: Path) -> list[Imported]:
     try:
         data = json.loads(source.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise ImportError_(f"{source}: not readable JSON ({exc})") from None
     instances = data if isinstance(data, list) else [data]
-    done = []
-    for n, instance in enumerate(instances):
+    seen: dict[str, str] = {}
+    for n, instance in enumerate(instances):  # every name checked before anything is written
         if not isinstance(instance, dict):
             raise ImportError_(f"{source}: instance #{n} is not an object")
-        done.append(_write(instance, n, source, out_dir))
-    return done
+        qid = str(instance.get("question_id", ""))
+        name = folder_name(qid)
+        if name in seen:
+            raise ImportError_(
+                f"{source}: instance #{n}: question ids {seen[name]!r} and {qid!r} would both be "
+                f"written to {out_dir / name}; make them differ in letters or digits"
+            )
+        seen[name] = qid
+    return [_write(instance, n, source, out_dir) for n, instance in enumerate(instances)]
 
 
 def _write(instance: dict[str, Any], n: int, source: Path, out_dir: Path) -> Imported:
@@ -62,7 +76,7 @@ def _write(instance: dict[str, Any], n: int, source: Path, out_dir: Path) -> Imp
         raise ImportError_(f"{where}: haystack_sessions must be a list of sessions")
     abstain = qid.endswith("_abs")
     dates = instance.get("haystack_dates") or []
-    folder = out_dir / _slug(qid)
+    folder = out_dir / folder_name(qid)
     folder.mkdir(parents=True, exist_ok=True)
     lines = [f"# LongMemEval {qid}", ""]
     for index, session in enumerate(sessions):

@@ -111,6 +111,35 @@ async def test_long_polling_offsets_and_commands(telegram: TelegramAdapter) -> N
     assert "entities" not in again["result"][0]["message"]
 
 
+async def test_a_webhook_that_cant_be_reached_is_answered_as_the_bot_api_does(telegram: TelegramAdapter) -> None:
+    """Its server not up yet (or never): no HTTP 500, no traceback; the update waits for it."""
+    await telegram.emulator.post_user_message("queued before the webhook")
+    status, body = await api(telegram, "setWebhook", url="http://127.0.0.1:9/hook")
+    assert (status, body) == (200, {"ok": True, "result": True})
+    await telegram.emulator.post_user_message("while it is unreachable")  # never raises
+    status, body = await api(telegram, "setWebhook", url="http:///no-host")
+    assert status == 400 and body["ok"] is False and body["description"].startswith("Bad Request: bad webhook")
+    received: list[str] = []
+
+    async def hook(request: web.Request) -> web.Response:
+        received.append((await request.json())["message"]["text"])
+        return web.Response()
+
+    app = web.Application()
+    app.router.add_post("/hook", hook)
+    served = await serve(app)
+    try:  # the webhook comes up: what waited is delivered
+        await api(telegram, "setWebhook", url=f"{served.url}/hook")
+        await telegram.emulator.post_user_message("once it is up")
+        for _ in range(60):
+            if "while it is unreachable" in received:
+                break
+            await asyncio.sleep(0.1)
+        assert {"once it is up", "while it is unreachable"} <= set(received)
+    finally:
+        await served.stop()
+
+
 async def test_a_webhook_gets_pushed_updates_and_blocks_polling(telegram: TelegramAdapter) -> None:
     received: list[Any] = []
 

@@ -29,6 +29,7 @@ from gateway.log.events import (
     ErrorEvent,
     Evaluation,
     LLMExchange,
+    Replied,
     RunEnded,
     SessionChanged,
     TerminationReason,
@@ -105,6 +106,26 @@ async def test_malformed_and_truncated_replies(
         await agent.stop()
     assert reason == TerminationReason.COMPLETED
     check(log, "protocol")
+
+
+async def test_a_reply_holding_a_lone_surrogate_is_scrubbed_logged_and_the_run_goes_on(
+    make_benchmark: BenchFactory, tmp_path: Path
+) -> None:
+    async def fault(n: int, request: web.Request) -> web.Response | None:
+        body = b'{"reply": "Noted \\ud800 - and \\udfff."}'  # JSON escapes of lone surrogates
+        return web.Response(body=body, content_type="application/json") if n in (2, 5) else None
+
+    agent = await http_agent(fault)
+    try:
+        reason, log = await run_http(make_benchmark(), tmp_path, f"{agent.url}/chat")
+        assert reason == TerminationReason.COMPLETED
+        again = await run_spec(RunSpec("r", make_benchmark(), {"adapter": "http", "url": f"{agent.url}/chat"}), tmp_path)
+    finally:
+        await agent.stop()
+    assert again.skipped  # the log reads back: nothing left to resume
+    invalid = [e for e in log.events if isinstance(e, ErrorEvent) and e.kind == "invalid_text"]
+    assert len(invalid) == 2 and "2 lone surrogate" in invalid[0].message
+    assert any(e.text == "Noted \ufffd - and \ufffd." for e in log.events if isinstance(e, Replied))
 
 
 async def test_an_agent_killed_mid_reply_and_restarted(make_benchmark: BenchFactory, tmp_path: Path) -> None:

@@ -168,6 +168,30 @@ async def test_a_path_from_the_url_cannot_leave_the_recordings_folder(
         assert (await get(f"{viewer}/assets/{probe}"))[0] == 404
 
 
+async def test_a_run_whose_log_is_a_symlink_leading_out_is_not_served(
+    recorded: Path, viewer: str, tmp_path: Path
+) -> None:
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    shutil.copy(recorded / "demo" / EVENTS_FILE, outside / EVENTS_FILE)
+    (recorded / "linked-log").mkdir(exist_ok=True)
+    if not (recorded / "linked-log" / EVENTS_FILE).exists():
+        (recorded / "linked-log" / EVENTS_FILE).symlink_to(outside / EVENTS_FILE)
+    assert (await get(f"{viewer}/api/runs/linked-log"))[0] == 404
+    status, runs = await get(f"{viewer}/api/runs")
+    assert status == 200 and isinstance(runs, dict)
+    assert "linked-log" not in [r["id"] for r in runs["runs"]]
+
+
+@pytest.mark.parametrize("host", ["evil.example", "evil.example:8080", "127.0.0.1.nip.io"])
+async def test_a_request_for_another_host_name_is_refused(viewer: str, host: str) -> None:
+    """DNS rebinding: a page on another site whose name now points at 127.0.0.1."""
+    async with aiohttp.ClientSession() as http, http.get(f"{viewer}/api/runs", headers={"Host": host}) as r:
+        assert r.status == 403
+    async with aiohttp.ClientSession() as http, http.get(f"{viewer}/api/runs", headers={"Host": "localhost"}) as r:
+        assert r.status == 200
+
+
 async def test_a_torn_log_shows_what_is_complete_and_viewing_never_writes(
     recorded: Path, tmp_path: Path
 ) -> None:

@@ -59,3 +59,29 @@ def test_a_file_of_another_shape_is_refused_with_where(tmp_path: Path) -> None:
     bad.write_text(json.dumps([{"question_id": "x", "question": "q"}]))
     with pytest.raises(ImportError_, match="instance #0: missing 'answer'"):
         import_longmemeval(bad, tmp_path / "out")
+
+
+@pytest.mark.parametrize(
+    ("ids", "problem"),
+    [
+        (["..", "ok"], None),  # `..` stays inside OUT_DIR
+        (["a/b", "a b"], "would both be written to"),
+        (["x", "x"], "would both be written to"),
+    ],
+)
+def test_question_ids_become_safe_unique_folders_inside_out_dir(
+    tmp_path: Path, ids: list[str], problem: str | None
+) -> None:
+    one = json.loads(MINI.read_text())[0]
+    source = tmp_path / "in.json"
+    source.write_text(json.dumps([{**one, "question_id": qid} for qid in ids]))
+    out = tmp_path / "deep" / "out"
+    (tmp_path / "deep").mkdir()
+    if problem is None:
+        done = import_longmemeval(source, out)
+        assert all(d.folder.parent == out for d in done) and len({d.folder for d in done}) == len(ids)
+    else:
+        with pytest.raises(ImportError_, match=problem):
+            import_longmemeval(source, out)
+        assert not out.exists()  # nothing written when a name collides
+    assert sorted(p.name for p in (tmp_path / "deep").iterdir()) == (["out"] if problem is None else [])
