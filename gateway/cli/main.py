@@ -18,7 +18,7 @@ from pathlib import Path
 
 from gateway import __version__
 from gateway.cli.runs import cmd_compare, cmd_demo, cmd_replay, cmd_report, cmd_run, print_errors
-from gateway.log.events import Blob, Event, LLMExchange, UnknownEvent
+from gateway.log.events import Blob, Event, InvalidEvent, LLMExchange, UnknownEvent
 from gateway.log.runlog import EVENTS_FILE, RunLogFormatError, read_log, run_status
 from persona.benchmark.errors import BenchmarkErrors
 from persona.benchmark.ladder import apply_rung
@@ -386,6 +386,8 @@ def cmd_grade(args: argparse.Namespace) -> int:
 
 def _event_line(event: Event) -> str:
     fields = {k: v for k, v in event.to_record().items() if k not in ("t", "seq", "ts")}
+    if isinstance(event, InvalidEvent):
+        return f"INVALID, skipped — {event.problem}"
     if isinstance(event, UnknownEvent):
         return f"{event.tag} (unknown to this version)"
     if isinstance(event, Blob):

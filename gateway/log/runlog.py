@@ -27,6 +27,7 @@ from gateway.log.events import (
     MAGIC,
     Event,
     Header,
+    InvalidEvent,
     RunEnded,
     RunStart,
     TerminationReason,
@@ -208,6 +209,13 @@ class RunLogWriter:
     def resume(cls, path: Path) -> tuple[RunLogWriter, RunLog]:
         """Open an existing log for appending, after cutting off a torn tail."""
         log = read_log(path)
+        invalid = [e for e in log.events if isinstance(e, InvalidEvent)]
+        if invalid:
+            raise RunLogFormatError(
+                f"{path}: record {invalid[0].seq} is not what its type declares ({invalid[0].problem})"
+                + (f", and {len(invalid) - 1} more" if len(invalid) > 1 else "")
+                + "; resuming would build on it — `--fresh` starts the run over"
+            )
         if log.unread_bytes:
             os.truncate(path, log.valid_length)
         last_seq = max((e.seq for e in log.events), default=log.header.seq)

@@ -25,6 +25,7 @@ from gateway.log.events import (
     EvidenceCheck,
     FactEdited,
     FactTold,
+    InvalidEvent,
     LateReply,
     LLMExchange,
     MemoryCallSeen,
@@ -74,6 +75,7 @@ class RunSummary:
     slips: list[PersonaSlip] = field(default_factory=list)
     late_replies: list[LateReply] = field(default_factory=list)
     initiated: list[AgentInitiated] = field(default_factory=list)
+    invalid: list[InvalidEvent] = field(default_factory=list)  # records skipped: wrong-typed fields
 
     def memory_calls_for(self, question_id: str) -> int:
         return sum(1 for m in self.memory_calls if m.question_id == question_id)
@@ -134,6 +136,7 @@ def summarize(log: RunLog, benchmark: Benchmark) -> RunSummary:
     costs = {"persona": RoleCost(), "agent": RoleCost(), "judge": RoleCost()}
     slips: list[PersonaSlip] = []
     late_replies: list[LateReply] = []
+    invalid: list[InvalidEvent] = []
     initiated: list[AgentInitiated] = []
     segment_start: float | None = None
     last_ts = log.header.created
@@ -174,6 +177,8 @@ def summarize(log: RunLog, benchmark: Benchmark) -> RunSummary:
                 )
             case PersonaSlip():
                 slips.append(event)
+            case InvalidEvent():
+                invalid.append(event)
             case LateReply():
                 late_replies.append(event)
             case AgentInitiated():
@@ -235,6 +240,7 @@ def summarize(log: RunLog, benchmark: Benchmark) -> RunSummary:
         slips=slips,
         late_replies=late_replies,
         initiated=initiated,
+        invalid=invalid,
     )
 
 
@@ -306,6 +312,9 @@ def render_markdown(s: RunSummary) -> str:
     if s.slips:
         out += ["", f"### Persona slips: {len(s.slips)}", ""]
         out += [f"- {slip.kind}: {slip.detail}" for slip in s.slips]
+    if s.invalid:
+        out += ["", f"### Records skipped as invalid: {len(s.invalid)} (the figures above leave them out)", ""]
+        out += [f"- record {e.seq}: {e.problem}" for e in s.invalid]
     if s.late_replies:
         out += ["", f"### Late replies: {len(s.late_replies)} (each kept with its own message, never graded)", ""]
         out += [f"- to {_short(r.answers)!r}: {_short(r.text)!r}" for r in s.late_replies]
