@@ -179,11 +179,11 @@ class AgentProcess:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(pid, signal.SIGTERM)
             deadline = time.monotonic() + self.stop_timeout
-            while _alive(pid) and time.monotonic() < deadline:
+            while process_alive(pid) and time.monotonic() < deadline:
                 await asyncio.sleep(0.05)
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(pid, signal.SIGKILL)
-            while _alive(pid) and time.monotonic() < deadline + 5:
+            while process_alive(pid) and time.monotonic() < deadline + 5:
                 await asyncio.sleep(0.05)
             note = f"ended a leftover agent (process group {pid}) that an earlier, killed run had started"
             self.notes.append(note)
@@ -258,7 +258,8 @@ class AgentProcess:
         await self.start()
 
 
-def _alive(pid: int) -> bool:
+def process_alive(pid: int) -> bool:
+    """Is process `pid` running (a zombie — ended, not yet reaped — is not)?"""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

@@ -139,11 +139,35 @@ def recording_wanted(settings: dict[str, Any]) -> bool:
     return isinstance(llm, dict) and isinstance(llm.get("upstream"), str)
 
 
-class RestartingAdapter:
-    """`new_session: "restart"`: a new session is a fresh process (memory on disk survives)."""
+class ProcessAdapter:
+    """An adapter wrapped around an agent process we started: passes the adapter's optional
+    parts through (retry notes, the answer to a session command, off-turn messages)."""
 
     def __init__(self, inner: AgentAdapter, process: AgentProcess) -> None:
         self.inner, self.process = inner, process
+
+    @property
+    def on_retry(self) -> Callable[[str], None] | None:
+        return getattr(self.inner, "on_retry", None)
+
+    @on_retry.setter
+    def on_retry(self, callback: Callable[[str], None] | None) -> None:
+        if hasattr(self.inner, "on_retry"):
+            self.inner.on_retry = callback
+
+    @property
+    def session_reply(self) -> str:
+        return str(getattr(self.inner, "session_reply", ""))
+
+    def take_off_turn(self) -> list[OffTurn]:
+        return self.inner.take_off_turn() if isinstance(self.inner, OffTurnAdapter) else []
+
+    async def close(self) -> None:
+        await self.inner.close()
+
+
+class RestartingAdapter(ProcessAdapter):
+    """`new_session: "restart"`: a new session is a fresh process (memory on disk survives)."""
 
     async def open(self, resume: SessionState | None = None) -> str:
         return await self.inner.open(resume)
@@ -151,21 +175,6 @@ class RestartingAdapter:
     async def send(self, text: str) -> str:
         return await self.inner.send(text)
 
-    @property
-    def on_retry(self) -> Callable[[str], None] | None:
-        return getattr(self.inner, "on_retry", None)
-
-    @on_retry.setter
-    def on_retry(self, callback: Callable[[str], None] | None) -> None:
-        if hasattr(self.inner, "on_retry"):
-            self.inner.on_retry = callback
-
-    @property
-    def session_reply(self) -> str:
-        return str(getattr(self.inner, "session_reply", ""))
-
-    def take_off_turn(self) -> list[OffTurn]:
-        return self.inner.take_off_turn() if isinstance(self.inner, OffTurnAdapter) else []
 
     async def new_session(self) -> str:
         await self.inner.close()
@@ -173,35 +182,14 @@ class RestartingAdapter:
         await self.inner.open()
         return await self.inner.new_session()
 
-    async def close(self) -> None:
-        await self.inner.close()
 
-
-class WatchedAdapter:
+class WatchedAdapter(ProcessAdapter):
     """An agent whose process we started: a send or session command is abandoned within a
     second of the process exiting (`AgentExited`, naming the exit code and the end of
     agent.log) instead of waiting out the surface's timeout three times."""
 
     POLL = 0.5
 
-    def __init__(self, inner: AgentAdapter, process: AgentProcess) -> None:
-        self.inner, self.process = inner, process
-
-    @property
-    def on_retry(self) -> Callable[[str], None] | None:
-        return getattr(self.inner, "on_retry", None)
-
-    @on_retry.setter
-    def on_retry(self, callback: Callable[[str], None] | None) -> None:
-        if hasattr(self.inner, "on_retry"):
-            self.inner.on_retry = callback
-
-    @property
-    def session_reply(self) -> str:
-        return str(getattr(self.inner, "session_reply", ""))
-
-    def take_off_turn(self) -> list[OffTurn]:
-        return self.inner.take_off_turn() if isinstance(self.inner, OffTurnAdapter) else []
 
     async def _watched[T](self, call: Awaitable[T]) -> T:
         task = asyncio.ensure_future(call)
@@ -224,9 +212,6 @@ class WatchedAdapter:
 
     async def new_session(self) -> str:
         return await self._watched(self.inner.new_session())
-
-    async def close(self) -> None:
-        await self.inner.close()
 
 
 @asynccontextmanager

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from adapters.lifecycle import process_alive
 from gateway.log.events import (
     AgentInitiated,
     Asked,
@@ -43,18 +44,6 @@ from gateway.run.progress import RunProgress
 from gateway.traffic.recorder import message_refs
 
 QUIET_LOG_SECONDS = 120.0  # a run with no `end` and no live runner pid, quiet this long: not running
-
-
-def _pid_alive(pid: int) -> bool:
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 @dataclass
@@ -216,7 +205,7 @@ class RunWatch:
                 return "finished"
             return "resumable" if self.last_end.reason == "interrupted" else "failed"
         pid = self.last_start.pid if self.last_start else 0
-        if _pid_alive(pid) and pid != os.getpid():
+        if pid > 0 and process_alive(pid) and pid != os.getpid():
             return "running"
         if pid == 0:  # a log from before runners logged their pid: judge by its age
             try:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
 import sys
 import textwrap
 import time
@@ -145,6 +146,15 @@ async def test_a_port_that_answers_before_the_agent_starts_is_refused(
     assert "something already answers at the agent's health check" in outcome.detail
 
 
+def run_until(config: Path, tmp_path: Path, log_path: Path, records: int) -> subprocess.Popen[str]:
+    """`marathon run CONFIG` started; returns once its log holds `records` records."""
+    proc = spawn_marathon("run", str(config), cwd=tmp_path)
+    deadline = time.monotonic() + 60
+    while count_records(log_path) < records and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return proc
+
+
 def config_for(tmp_path: Path, bench: Path, agent: dict[str, object]) -> Path:
     config = tmp_path / "config.jsonc"
     runs = [{"id": "r", "benchmark": str(bench), "agent": agent}]
@@ -158,10 +168,7 @@ def test_sigterm_and_sighup_end_a_run_like_ctrl_c(
 ) -> None:
     config = config_for(tmp_path, make_benchmark(), http_process_agent(tmp_path, free_port()))
     log_path = tmp_path / "out" / "r" / EVENTS_FILE
-    proc = spawn_marathon("run", str(config), cwd=tmp_path)
-    deadline = time.monotonic() + 60
-    while count_records(log_path) < 6 and proc.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.01)
+    proc = run_until(config, tmp_path, log_path, records=6)
     assert proc.poll() is None, f"the run ended before the signal: {proc.communicate()}"
     agent_pid = json.loads((tmp_path / "out" / "r" / PID_FILE).read_text())["pid"]
     proc.send_signal(sig)
@@ -180,10 +187,7 @@ def test_a_leftover_agent_of_a_killed_run_is_ended_before_a_new_start(
 ) -> None:
     config = config_for(tmp_path, make_benchmark(), http_process_agent(tmp_path, free_port()))
     log_path = tmp_path / "out" / "r" / EVENTS_FILE
-    proc = spawn_marathon("run", str(config), cwd=tmp_path)
-    deadline = time.monotonic() + 60
-    while count_records(log_path) < 6 and proc.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.01)
+    proc = run_until(config, tmp_path, log_path, records=6)
     assert proc.poll() is None, f"the run ended before the kill point: {proc.communicate()}"
     leftover = json.loads((tmp_path / "out" / "r" / PID_FILE).read_text())["pid"]
     proc.send_signal(signal.SIGKILL)  # no atexit, no cleanup: the agent is orphaned
