@@ -29,7 +29,7 @@ from gateway.log.events import (
     LLMExchange,
     MemoryCallSeen,
 )
-from gateway.log.redact import redact, redact_text
+from gateway.log.redact import redact, redact_body, redact_bytes, redact_text
 from gateway.log.runlog import RunLogWriteError
 from gateway.log.scrub import scrub
 from gateway.traffic.analysis import CallAnalysis, TrafficAnalyzer, history_before
@@ -207,7 +207,8 @@ class RunRecorder:
         return ref
 
     def _json_blob(self, value: Any) -> str:
-        return self._blob(json.dumps(value, sort_keys=True, ensure_ascii=False).encode())
+        """A JSON value stored once, its secrets (by field name and by shape) removed first."""
+        return self._blob(json.dumps(redact_body(value), sort_keys=True, ensure_ascii=False).encode())
 
     def _record(self, raw: RawExchange) -> None:
         call = scrubbed(parse_call(raw.path, raw.request_body, raw.response_body, raw.response_type))
@@ -233,17 +234,17 @@ class RunRecorder:
             model=call.model,
             stream=call.stream,
             kind=analysis.kind,
-            system_ref=self._blob(call.system.encode()) if call.system else "",
+            system_ref=self._blob(redact_text(call.system).encode()) if call.system else "",
             message_refs=refs[shared:],
             tools_ref=self._json_blob(call.tools) if call.tools else "",
             tool_names=call.tool_names,
-            params=call.params,
+            params=redact_body(call.params),
             request_headers={k.lower(): str(redact(v, k)) for k, v in raw.request_headers.items()},
-            request_ref=self._blob(raw.request_body) if call.api == UNKNOWN and raw.request_body else "",
-            response_ref=self._blob(raw.response_body) if raw.response_body else "",
+            request_ref=self._blob(redact_bytes(raw.request_body)) if call.api == UNKNOWN and raw.request_body else "",
+            response_ref=self._blob(redact_bytes(raw.response_body)) if raw.response_body else "",
             response_type=raw.response_type,
-            text=call.text,
-            tool_calls=[{"name": tc.name, "arguments": tc.arguments} for tc in call.tool_calls],
+            text=redact_text(call.text),
+            tool_calls=[{"name": tc.name, "arguments": redact_body(tc.arguments)} for tc in call.tool_calls],
             usage={
                 "input": call.usage.input,
                 "output": call.usage.output,
@@ -251,14 +252,14 @@ class RunRecorder:
                 "cache_write": call.usage.cache_write,
             },
             input_tokens=analysis.input_tokens,
-            stop_reason=call.stop_reason,
+            stop_reason=redact_text(call.stop_reason),
             started=raw.started,
             ttfb=max(0.0, raw.first_byte - raw.started) if raw.first_byte else 0.0,
             duration=max(0.0, raw.ended - raw.started) if raw.ended else 0.0,
             question_id=question.id if question else None,
             phase=self.phase,
-            warnings=call.warnings,
-            error=raw.error,
+            warnings=[redact_text(w) for w in call.warnings],
+            error=redact_text(raw.error),
         )
         seq = self._log(exchange).seq
         self.previous_refs = (seq, refs)

@@ -97,3 +97,51 @@ async def test_no_secret_of_a_recorded_agent_reaches_any_file(
         for secret in (CANARY, llm_key, bot_token):
             assert secret.encode() not in data, (path, secret)
     assert b"llm_exchange" in (tmp_path / "rec" / "r1" / "events.msgpack").read_bytes()
+
+
+# unique markers, each shaped like the secret it stands for
+OPENAI = "sk-canaryOPENAI1234567890abcd"
+ANTHROPIC = "sk-ant-canaryANTHROPIC12345678"
+GOOGLE = "AIzaSyCanaryGOOGLE0123456789abcdefghijk"
+JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJjYW5hcnkifQ.canarySIGNATUREabc123"
+CUSTOM = "custom-auth-canary-value-77"
+QUERY = "query-canary-value-88"
+BODY = "body-field-canary-99"
+
+
+def test_secrets_in_every_place_of_a_recorded_call_reach_no_byte_of_the_log(tmp_path: Path) -> None:
+    """Query keys, JSON body fields, custom auth headers, keys an upstream echoes in its error
+    body, bearer JWTs — by name and by shape, in headers, URLs, bodies and blobs."""
+    import json
+
+    from gateway.log.events import Header
+    from gateway.log.runlog import RunLogWriter
+    from gateway.traffic.profile import load_profile
+    from gateway.traffic.recorder import RawExchange, RunRecorder
+
+    request = {
+        "model": "m",
+        "max_tokens": 10,
+        "api_key": BODY,
+        "messages": [{"role": "user", "content": f"my key is {OPENAI}, use it"}],
+    }
+    echo = {"error": {"message": f"Incorrect API key provided: {ANTHROPIC}; token {JWT}", "key": GOOGLE}}
+    path = tmp_path / "events.msgpack"
+    settings = {"url": f"http://x/v1?key={GOOGLE}", "note": OPENAI, "headers": {"X-Auth": CUSTOM}}
+    with RunLogWriter.create(path, Header(run_id="r", agent=redact(settings))) as w:  # as describe_agent does
+        recorder = RunRecorder(w.append, load_profile(None))
+        recorder.record(
+            RawExchange(
+                "POST",
+                f"/v1/chat/completions?key={QUERY}&api_key={QUERY}&access_token={QUERY}",
+                {"X-Custom-Auth": CUSTOM, "X-Auth": CUSTOM, "Authorization": f"Bearer {JWT}"},
+                json.dumps(request).encode(),
+                401,
+                {"content-type": "application/json"},
+                json.dumps(echo).encode(),
+            )
+        )
+    raw = path.read_bytes()
+    for marker in (OPENAI, ANTHROPIC, GOOGLE, JWT, CUSTOM, QUERY, BODY):
+        assert marker.encode() not in raw, marker
+    assert b"max_tokens" in raw  # a field that merely contains 'token' is kept
