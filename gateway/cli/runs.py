@@ -179,7 +179,11 @@ def _write_plan(experiment: Experiment, recordings: Path) -> None:
     )
 
 
-def _run_and_report(specs: Sequence[RunSpec], recordings: Path, fresh: bool, parallel: int = 1) -> int:
+def _run_and_report(
+    specs: Sequence[RunSpec], recordings: Path, fresh: bool, parallel: int = 1, charts: bool = True
+) -> int:
+    """Run the specs; print each ending and the cross-run report. `charts`: also (re)write
+    `recordings/report.html` after a single run (a matrix always does)."""
     try:
         for spec in specs:  # a bad benchmark or agent setting fails before any run starts
             benchmark = benchmark_for(spec.benchmark, spec.rung)
@@ -210,6 +214,12 @@ def _run_and_report(specs: Sequence[RunSpec], recordings: Path, fresh: bool, par
         print("note: agents marked * ran on the offline rule-based stand-in, not an LLM")
     if brief or any(s.rung or s.meta.get("experiment") for s in specs):
         _print_matrix(recordings)
+    elif charts:
+        try:
+            print(f"charts: {write_matrix_report(recordings).html}")
+        except OSError as exc:
+            print(f"error: can't write the HTML report under {recordings}: {exc}", file=sys.stderr)
+            ok = False
     return 0 if ok else 1
 
 
@@ -232,7 +242,7 @@ def cmd_demo(recordings: Path, fresh: bool, persona: str = "scripted", surface: 
         f"demo: {persona} persona × reference agent on the offline rule-based model stand-in (no network, no key)"
     )
     started = time.monotonic()
-    code = _run_and_report([spec], recordings.resolve(), fresh)
+    code = _run_and_report([spec], recordings.resolve(), fresh, charts=False)  # written just below
     try:
         html: Path | str = write_matrix_report(recordings.resolve()).html
     except OSError as exc:

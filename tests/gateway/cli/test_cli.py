@@ -147,3 +147,13 @@ def test_bad_agent_settings_fail_before_the_run_starts(make_benchmark: BenchFact
     result = marathon("run", str(config), cwd=tmp_path)
     assert result.returncode == 1 and "MARATHON_UNSET_TOKEN is not set" in result.stderr
     assert not (tmp_path / "recordings").exists()
+
+
+def test_a_single_run_writes_the_html_report_as_documented(make_benchmark: BenchFactory, tmp_path: Path) -> None:
+    config = tmp_path / "config.jsonc"
+    run = f"{{id: 'a', benchmark: '{make_benchmark()}', agent: {{adapter: 'reference'}}}}"
+    config.write_text(f"{{recordings: 'out', runs: [{run}]}}")
+    result = marathon("run", str(config), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    html = tmp_path / "out" / "report.html"
+    assert f"charts: {html}" in result.stdout and html.read_text().lower().startswith("<!doctype html>")
