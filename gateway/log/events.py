@@ -11,12 +11,11 @@ Callers may rely on: `seq` increasing by one from 0 within a log; `ts` being Uni
 from __future__ import annotations
 
 import dataclasses
-import types
-import typing
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, ClassVar
+
+from gateway.log.field_types import field_checks, problem
 
 MAGIC = "marathonbench.events"
 FORMAT_VERSION = 1
@@ -390,84 +389,8 @@ _FIELDS: dict[type[Event], frozenset[str]] = {
 }
 
 
-_EXACT: dict[Any, frozenset[type]] = {
-    str: frozenset({str}),
-    bytes: frozenset({bytes}),
-    bool: frozenset({bool}),
-    int: frozenset({int}),
-    float: frozenset({int, float}),  # msgpack gives int for a float field's whole numbers
-    type(None): frozenset({type(None)}),
-}
-
-
-def _exact_types(hint: Any) -> frozenset[type] | None:
-    """The exact runtime types a simple hint (str, int, `str | None`, …) allows; None when the
-    hint needs a deeper look (lists, dicts). Exact: bool is never a valid int here."""
-    if hint in _EXACT:
-        return _EXACT[hint]
-    if typing.get_origin(hint) in (types.UnionType, typing.Union):
-        parts = [_exact_types(a) for a in typing.get_args(hint)]
-        if all(p is not None for p in parts):
-            return frozenset().union(*(p for p in parts if p is not None))
-    return None
-
-
-def _check_for(hint: Any) -> Callable[[Any], bool]:
-    """Does a decoded value have the declared type?"""
-    exact = _exact_types(hint)
-    if exact is not None:
-        return lambda v: type(v) in exact
-    origin, args = typing.get_origin(hint), typing.get_args(hint)
-    if hint is Any:
-        return lambda v: True
-    if origin in (types.UnionType, typing.Union):
-        checks = [_check_for(a) for a in args]
-        return lambda v: any(c(v) for c in checks)
-    if hint is type(None):
-        return lambda v: v is None
-    if hint is bool:
-        return lambda v: isinstance(v, bool)
-    if hint is int:
-        return lambda v: isinstance(v, int) and not isinstance(v, bool)
-    if hint is float:
-        return lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)
-    if hint in (str, bytes):
-        return lambda v: isinstance(v, hint)
-    if origin is list:
-        item = _check_for(args[0]) if args else (lambda v: True)
-        return lambda v: isinstance(v, list) and all(item(x) for x in v)
-    if origin is dict:
-        value = _check_for(args[1]) if len(args) == 2 else (lambda v: True)
-        return lambda v: isinstance(v, dict) and all(isinstance(k, str) and value(x) for k, x in v.items())
-    return lambda v: True  # a type this reader does not check
-
-
-def _type_name(hint: Any) -> str:
-    return hint.__name__ if isinstance(hint, type) else str(hint).replace("typing.", "")
-
-
-# each type's field checks, built once from the declared types: a set of exact types for the
-# simple fields (one set lookup per value: reading stays fast), a function for the others
-_CHECKS: dict[type[Event], dict[str, tuple[frozenset[type] | Callable[[Any], bool], str]]] = {
-    cls: {
-        name: (_exact_types(hint) or _check_for(hint), _type_name(hint))
-        for name, hint in typing.get_type_hints(cls).items()
-        if name in _FIELDS[cls]
-    }
-    for cls in EVENT_TYPES.values()
-}
-
-
-def _problem(cls: type[Event], record: dict[str, Any]) -> str:
-    checks = _CHECKS[cls]
-    for name, value in record.items():
-        entry = checks.get(name)
-        if entry is None:
-            continue
-        check, expected = entry
-        if not (type(value) in check if isinstance(check, frozenset) else check(value)):
-            return f"field {name!r} is {type(value).__name__}, expected {expected}"
-    return ""
+# each type's field checks, built once from the declared types
+_CHECKS = {cls: field_checks(cls, _FIELDS[cls]) for cls in EVENT_TYPES.values()}
 
 
 def event_from_record(record: dict[str, Any]) -> Event:
@@ -479,13 +402,13 @@ def event_from_record(record: dict[str, Any]) -> Event:
     if cls is None:
         return UnknownEvent(tag=str(tag), data=record, seq=seq if isinstance(seq, int) else -1)
     names = _FIELDS[cls]
-    problem = _problem(cls, record)
-    if problem:
+    wrong = problem(_CHECKS[cls], record)
+    if wrong:
         return InvalidEvent(
             tag=str(tag),
             data=record,
             seq=seq if isinstance(seq, int) and not isinstance(seq, bool) else -1,
-            problem=f"a {tag!r} record: {problem}",
+            problem=f"a {tag!r} record: {wrong}",
         )
     try:
         return cls(**{k: v for k, v in record.items() if k in names})
