@@ -156,9 +156,7 @@ class AgentProcess:
         finally:
             log.close()
         _LIVE_GROUPS.add(self.process.pid)
-        (self.run_dir / PID_FILE).write_text(
-            json.dumps({"pid": self.process.pid, "started": _start_time(self.process.pid)}), encoding="utf-8"
-        )
+        remember_agent(self.run_dir, self.process.pid)
         await self.wait_ready()
 
     async def _end_leftover(self) -> None:
@@ -278,3 +276,9 @@ def _start_time(pid: int) -> int | None:
         return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
     except (OSError, IndexError, ValueError):
         return None
+
+
+def remember_agent(run_dir: Path, pid: int) -> None:
+    """Note in the run folder which agent process (group) it started — pid and start time, so
+    that a later start can end it if our process was killed, and never a reused pid."""
+    (run_dir / PID_FILE).write_text(json.dumps({"pid": pid, "started": _start_time(pid)}), encoding="utf-8")
