@@ -102,7 +102,7 @@ class TelegramAdapter:
         em = self.emulator
         if self.timed_out:
             await self._wait_for_late_reply()
-        self._sweep(between_turns=True)
+        self._sweep()
         message_id = await em.post_user_message(text)
         try:
             reply = await self._settle(message_id)
@@ -112,38 +112,31 @@ class TelegramAdapter:
         self.timed_out = 0
         return reply
 
-    def _answers(self, m: SentMessage, message_id: int) -> int:
-        """The user message a bot message answers, as far as can be told: the one it quotes, else
-        the last one the bot had received when it sent it (0: none yet)."""
-        if m.reply_to in self.emulator.user_messages:
-            return m.reply_to
-        received = [mid for mid, (update, _) in self.emulator.user_messages.items() if update <= m.seen]
-        return max(received, default=0)
-
     def _off(self, m: SentMessage, message_id: int) -> OffTurn | None:
-        """Why `m` is not part of the reply to `message_id`, or None when it is."""
+        """Why `m` is not part of the reply to `message_id`, or None when it is. It answers the
+        message it quotes, else the last one the bot had received when it sent it."""
         if any(p.search(m.plain) for p in self.initiated):
             return OffTurn("initiated", m.plain, why="matches the profile's `initiated` patterns")
-        answers = self._answers(m, message_id)
+        answers = m.reply_to if m.reply_to in self.emulator.user_messages else m.seen
         if answers == message_id:
             return None
         if answers and (answers == self.timed_out or m.reply_to):
-            return OffTurn("late", m.plain, answers=self.emulator.user_messages[answers][1])
+            return OffTurn("late", m.plain, answers=self.emulator.user_messages[answers])
         return OffTurn("initiated", m.plain, why="sent before the bot had received the message")
 
-    def _sweep(self, between_turns: bool) -> None:
-        """Classify what the bot sent since the last reply settled (before the next message)."""
+    def _sweep(self) -> None:
+        """Classify what the bot sent since the last reply settled (before the next message):
+        a late reply to the message that timed out or to the one it quotes, else its own."""
         em = self.emulator
         for m in em.sent[self.classified :]:
             if m.deleted:
                 continue
-            if self.timed_out and (m.reply_to in (0, self.timed_out)):
-                self.off_turn.append(OffTurn("late", m.plain, answers=em.user_messages[self.timed_out][1]))
-            elif between_turns and not m.reply_to:
-                self.off_turn.append(OffTurn("initiated", m.plain, why="sent between turns"))
+            if self.timed_out and m.reply_to in (0, self.timed_out):
+                self.off_turn.append(OffTurn("late", m.plain, answers=em.user_messages[self.timed_out]))
+            elif m.reply_to in em.user_messages:
+                self.off_turn.append(OffTurn("late", m.plain, answers=em.user_messages[m.reply_to]))
             else:
-                found = self._off(m, 0)
-                self.off_turn.append(found or OffTurn("initiated", m.plain, why="sent between turns"))
+                self.off_turn.append(OffTurn("initiated", m.plain, why="sent between turns"))
         self.classified = len(em.sent)
 
     async def _wait_for_late_reply(self) -> None:
@@ -156,7 +149,7 @@ class TelegramAdapter:
             if late and time.monotonic() - em.last_activity >= self.quiet:
                 break
             await em.wait_change(em.version, 0.05)
-        self._sweep(between_turns=False)
+        self._sweep()
         self.timed_out = 0
 
     async def _settle(self, message_id: int) -> str:
@@ -165,12 +158,12 @@ class TelegramAdapter:
         start = time.monotonic()
         while True:
             now = time.monotonic()
-            fresh = [m for m in em.sent[before:] if not m.deleted]
-            mine = [m for m in fresh if self._off(m, message_id) is None]
+            judged = [(m, self._off(m, message_id)) for m in em.sent[before:] if not m.deleted]
+            mine = [m for m, off in judged if off is None]
             quiet_since = max(em.last_activity, start)
             still_typing = em.last_typing > em.last_message and now - em.last_typing < TYPING_SECONDS
             if mine and now - quiet_since >= self.quiet and not still_typing:
-                self.off_turn += [off for m in fresh if (off := self._off(m, message_id)) is not None]
+                self.off_turn += [off for _, off in judged if off is not None]
                 self.classified = len(em.sent)
                 texts = [m.plain for m in mine if not any(p.search(m.plain) for p in self.ignore)]
                 return "\n".join(texts)

@@ -53,7 +53,7 @@ class SentMessage:
     edits: int = 0
     deleted: bool = False
     parse_mode: str = ""
-    seen: int = 0  # the last update the bot had received when it sent this
+    seen: int = 0  # the last user message the bot had received when it sent this (0: none)
     reply_to: int = 0  # the user message it quotes (reply_to_message_id / reply_parameters), if any
 
     @property
@@ -87,8 +87,8 @@ class TelegramEmulator:
     next_update_id: int = 1
     next_message_id: int = 1
     webhook: str = ""
-    delivered: int = 0  # the highest update_id the bot has received (polled or pushed)
-    user_messages: dict[int, tuple[int, str]] = field(default_factory=dict)  # message_id → (update_id, text)
+    delivered: int = 0  # the last user message (message_id) the bot has received, polled or pushed
+    user_messages: dict[int, str] = field(default_factory=dict)  # message_id → text
     webhook_secret: str = ""
     commands: list[dict[str, Any]] = field(default_factory=list)
     sent: list[SentMessage] = field(default_factory=list)
@@ -132,7 +132,7 @@ class TelegramEmulator:
         if command:
             message["entities"] = [{"type": "bot_command", "offset": 0, "length": len(command.group(0))}]
         update = {"update_id": self.next_update_id, "message": message}
-        self.user_messages[message_id] = (self.next_update_id, text)
+        self.user_messages[message_id] = text
         self.next_update_id += 1
         if self.webhook:
             await self._push(update)
@@ -162,8 +162,14 @@ class TelegramEmulator:
             logging.getLogger(__name__).warning("the bot's webhook %s can't be reached: %s", self.webhook, exc)
             return False
         if ok:
-            self.delivered = max(self.delivered, int(update["update_id"]))
+            self._received(update)
         return ok
+
+    def _received(self, update: dict[str, Any]) -> None:
+        """The bot has this update (and every one before it)."""
+        message = update.get("message")
+        if isinstance(message, dict):
+            self.delivered = max(self.delivered, int(message.get("message_id", 0)))
 
     async def _redeliver(self, update: dict[str, Any], attempts: int = 20) -> None:
         for _ in range(attempts):
@@ -261,7 +267,7 @@ class TelegramEmulator:
             await self.wait_change(self.version, deadline - time.monotonic())
         handed = self.updates[:limit]
         if handed:
-            self.delivered = max(self.delivered, int(handed[-1]["update_id"]))
+            self._received(handed[-1])
         return handed
 
     async def _m_setwebhook(self, params: dict[str, Any]) -> bool:

@@ -112,7 +112,7 @@ class Run:
         self.traffic: RunTraffic | None = None
         self.llm_url: str | None = None
         self.agent_errors_in_a_row = 0
-        self.last_error = ""  # "<source> <kind>: <message>" of the last agent error, for the run's end
+        self.last_error: ErrorEvent | None = None  # the last agent error: how a failed run ended
         self.bypass_checked = False
         self.outcome = RunOutcome(spec.id, self.run_dir, None)
         self.progress = RunProgress(
@@ -167,8 +167,11 @@ class Run:
                     self.log(ErrorEvent(source="runner", kind="agent_start", message=note))
                 try:
                     reason = await self._drive(previous)
-                    if reason in (TerminationReason.AGENT_FAILED, TerminationReason.AGENT_LLM_FAILED):
-                        detail = self.last_error  # the console and the report name it
+                    if self.last_error is not None and reason in (
+                        TerminationReason.AGENT_FAILED,
+                        TerminationReason.AGENT_LLM_FAILED,
+                    ):  # the console and the report name it
+                        detail = f"{self.last_error.source} {self.last_error.kind}: {self.last_error.message}"
                 finally:  # the adapter closes with the agent (open_agent), after its process stopped
                     client = getattr(self.driver, "client", None)
                     if client is not None:
@@ -269,7 +272,7 @@ class Run:
                 return TerminationReason.COMPLETED
             reply = await self._perform(action)
             if self.agent_errors_in_a_row >= MAX_CONSECUTIVE_AGENT_ERRORS:
-                if self.last_error.startswith("agent-llm"):
+                if self.last_error is not None and self.last_error.source == "agent-llm":
                     return TerminationReason.AGENT_LLM_FAILED
                 return TerminationReason.AGENT_FAILED
 
@@ -387,7 +390,7 @@ class Run:
         """An error of the agent (or of its model) counts towards the errors in a row."""
         self.agent_errors_in_a_row += 1
         error.message = redact_text(error.message)  # it may quote the agent's log
-        self.last_error = f"{error.source} {error.kind}: {error.message}"
+        self.last_error = error
         self.log(error)
 
     async def _send(self, text: str) -> AgentReply:
@@ -396,7 +399,7 @@ class Run:
         error: its facts don't count as told and it is not graded; it is sent again."""
         assert self.adapter is not None
         if self.traffic is not None:
-            self.traffic.turn_started()
+            self.traffic.recorder.turn_started()
         started = time.monotonic()
         try:
             answer = await self.adapter.send(text)
@@ -417,7 +420,7 @@ class Run:
                 raise RunLogWriteError(f"the LLM-traffic recorder failed: {self.traffic.recorder.failure}")
             await self.traffic.settled()
             self._check_bypass(self.traffic)
-            failed = self.traffic.turn_failure()
+            failed = self.traffic.recorder.turn_failure()
             if failed is not None:
                 message = f"the agent's answer came out of a failed model call ({failed})"
                 self._agent_error(ErrorEvent(source="agent-llm", kind=FAILED_ANSWER, message=message))

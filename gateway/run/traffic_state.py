@@ -62,18 +62,12 @@ class RunTraffic:
                 case LLMExchange() if event.kind != "probe":
                     self.recorder.model_calls += 1
 
-    def turn_started(self) -> None:
-        self.recorder.turn_started()
-
     async def settled(self, timeout: float = 2.0) -> None:
         """Wait (briefly) for model calls the proxy still holds: a reply can reach us a moment
         before the call it came from is handed to the recorder."""
         deadline = asyncio.get_running_loop().time() + timeout
         while self.recorder.in_flight > 0 and asyncio.get_running_loop().time() < deadline:
             await asyncio.sleep(0.01)
-
-    def turn_failure(self) -> str | None:
-        return self.recorder.turn_failure()
 
     def enter_phase(self, index: int) -> None:
         self.recorder.phase = index

@@ -103,23 +103,24 @@ class Turn:
     last_failed: bool = False
 
 
-def scrubbed(call: LLMCall) -> LLMCall:
-    """The call with lone surrogates (from JSON escapes in its bodies) replaced — noted in its
-    warnings — so that a hostile body can't make the log unwritable (and the proxy answer 503)."""
+def cleaned(call: LLMCall) -> LLMCall:
+    """The call as it may be analysed and stored, made so once: lone surrogates (from JSON
+    escapes in its bodies) replaced — noted in its warnings — so a hostile body can't make the
+    log unwritable (and the proxy answer 503), and secrets removed, by field name and by shape."""
     fields: dict[str, Any] = {}
     total = 0
     for name in ("model", "system", "messages", "tools", "params", "text", "stop_reason"):
-        fields[name], found = scrub(getattr(call, name))
+        value, found = scrub(getattr(call, name))
+        fields[name] = redact_body(value)
         total += found
     tool_calls = []
     for tc in call.tool_calls:
         (name, a), (arguments, b) = scrub(tc.name), scrub(tc.arguments)
-        tool_calls.append(replace(tc, name=name, arguments=arguments))
+        tool_calls.append(replace(tc, name=name, arguments=redact_body(arguments)))
         total += a + b
-    if not total:
-        return call
-    note = f"{total} lone surrogate code point(s) in the call's bodies replaced by U+FFFD"
-    return replace(call, **fields, tool_calls=tool_calls, warnings=[*call.warnings, note])
+    notes = [f"{total} lone surrogate code point(s) in the call's bodies replaced by U+FFFD"] if total else []
+    warnings = [redact_text(w) for w in call.warnings] + notes
+    return replace(call, **fields, tool_calls=tool_calls, warnings=warnings)
 
 
 def last_user_text(call: LLMCall) -> str:
@@ -207,11 +208,10 @@ class RunRecorder:
         return ref
 
     def _json_blob(self, value: Any) -> str:
-        """A JSON value stored once, its secrets (by field name and by shape) removed first."""
-        return self._blob(json.dumps(redact_body(value), sort_keys=True, ensure_ascii=False).encode())
+        return self._blob(json.dumps(value, sort_keys=True, ensure_ascii=False).encode())
 
     def _record(self, raw: RawExchange) -> None:
-        call = scrubbed(parse_call(raw.path, raw.request_body, raw.response_body, raw.response_type))
+        call = cleaned(parse_call(raw.path, raw.request_body, raw.response_body, raw.response_type))
         probe = is_probe(raw)
         background = not probe and self.profile.is_background(call.system, last_user_text(call))
         skipped = "probe" if probe else "background" if background else ""  # not the conversation
@@ -234,17 +234,17 @@ class RunRecorder:
             model=call.model,
             stream=call.stream,
             kind=analysis.kind,
-            system_ref=self._blob(redact_text(call.system).encode()) if call.system else "",
+            system_ref=self._blob(call.system.encode()) if call.system else "",
             message_refs=refs[shared:],
             tools_ref=self._json_blob(call.tools) if call.tools else "",
             tool_names=call.tool_names,
-            params=redact_body(call.params),
+            params=call.params,
             request_headers={k.lower(): str(redact(v, k)) for k, v in raw.request_headers.items()},
             request_ref=self._blob(redact_bytes(raw.request_body)) if call.api == UNKNOWN and raw.request_body else "",
             response_ref=self._blob(redact_bytes(raw.response_body)) if raw.response_body else "",
             response_type=raw.response_type,
-            text=redact_text(call.text),
-            tool_calls=[{"name": tc.name, "arguments": redact_body(tc.arguments)} for tc in call.tool_calls],
+            text=call.text,
+            tool_calls=[{"name": tc.name, "arguments": tc.arguments} for tc in call.tool_calls],
             usage={
                 "input": call.usage.input,
                 "output": call.usage.output,
@@ -252,13 +252,13 @@ class RunRecorder:
                 "cache_write": call.usage.cache_write,
             },
             input_tokens=analysis.input_tokens,
-            stop_reason=redact_text(call.stop_reason),
+            stop_reason=call.stop_reason,
             started=raw.started,
             ttfb=max(0.0, raw.first_byte - raw.started) if raw.first_byte else 0.0,
             duration=max(0.0, raw.ended - raw.started) if raw.ended else 0.0,
             question_id=question.id if question else None,
             phase=self.phase,
-            warnings=[redact_text(w) for w in call.warnings],
+            warnings=call.warnings,
             error=redact_text(raw.error),
         )
         seq = self._log(exchange).seq
