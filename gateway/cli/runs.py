@@ -132,7 +132,8 @@ def _print_why(outcome: RunOutcome) -> None:
     look = [str(outcome.report)]
     if (outcome.run_dir / "agent.log").exists():
         look.append(str(outcome.run_dir / "agent.log"))
-    print(f"[{outcome.run_id}] why: {outcome.detail}")
+    why = " ".join(outcome.detail.split())  # one line, even when an agent's error body was HTML
+    print(f"[{outcome.run_id}] why: {why if len(why) <= 240 else why[:239] + '…'}")
     print(f"[{outcome.run_id}] see {' and '.join(look)}; run the same command again to resume")
 
 
