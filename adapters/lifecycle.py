@@ -257,7 +257,10 @@ class AgentProcess:
 
 
 def process_alive(pid: int) -> bool:
-    """Is process `pid` running (a zombie — ended, not yet reaped — is not)?"""
+    """Is process `pid` running (a zombie — ended, not yet reaped — is not)? A pid read from
+    a log or file may be anything: 0 and negatives name process groups, not a process."""
+    if not 0 < pid < 1 << 31:
+        return False
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

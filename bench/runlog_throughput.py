@@ -53,33 +53,41 @@ def typical_events(n: int) -> list[Event]:
     return out[:n]
 
 
+def _write(path: Path, events: list[Event], framed: bool) -> float:
+    started = time.perf_counter()
+    header = Header(run_id="bench", benchmark={"name": "demo-en"}, format=2 if framed else 1)
+    path.unlink(missing_ok=True)
+    with RunLogWriter(path, next_seq=0, framed=framed) as writer:
+        writer.append(header)
+        for event in events:
+            writer.append(event)
+    return time.perf_counter() - started
+
+
 def main() -> None:
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 100_000
     events = typical_events(n)
     bench = load_benchmark(DEMO)
+    print(f"events: {n:,}; format 2 (a CRC per record) beside format 1 (plain msgpack), same run")
     with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "events.msgpack"
-        started = time.perf_counter()
-        with RunLogWriter.create(path, Header(run_id="bench", benchmark={"name": "demo-en"})) as writer:
-            for event in events:
-                writer.append(event)
-        write_s = time.perf_counter() - started
-        size = path.stat().st_size
-
-        started = time.perf_counter()
-        log = read_log(path)
-        read_s = time.perf_counter() - started
-        assert len(log.events) == n
-
-        started = time.perf_counter()
-        conversation(log.events)  # what a resume replays
-        summarize(log, bench)  # what a report derives
-        rebuild_s = time.perf_counter() - started
-
-    print(f"events: {n:,}  log size: {size / 1e6:.1f} MB ({size / n:.0f} B/event)")
-    print(f"write:   {n / write_s:>10,.0f} records/s  ({write_s:.2f} s, one os.write per record)")
-    print(f"read:    {n / read_s:>10,.0f} records/s  ({read_s:.2f} s, typed events)")
-    print(f"rebuild: {rebuild_s + read_s:.2f} s to read and rebuild a run's state (replay pairs + summary)")
+        for framed in (False, True):
+            path = Path(tmp) / f"events-{int(framed)}.msgpack"
+            write_s = _write(path, events, framed)
+            size = path.stat().st_size
+            started = time.perf_counter()
+            log = read_log(path)
+            read_s = time.perf_counter() - started
+            assert len(log.events) == n and log.format == (2 if framed else 1)
+            started = time.perf_counter()
+            conversation(log.events)  # what a resume replays
+            summarize(log, bench)  # what a report derives
+            rebuild_s = time.perf_counter() - started
+            print(f"format {log.format}: log {size / 1e6:.1f} MB ({size / n:.0f} B/event)")
+            print(f"  write:   {n / write_s:>10,.0f} records/s  ({write_s:.2f} s, one os.write per record)")
+            print(f"  read:    {n / read_s:>10,.0f} records/s  ({read_s:.2f} s, typed events)")
+            print(
+                f"  rebuild: {rebuild_s + read_s:.2f} s to read and rebuild a run's state (replay pairs + summary)"
+            )
 
 
 if __name__ == "__main__":

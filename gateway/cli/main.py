@@ -1,7 +1,7 @@
 """The `marathon` command line: check, run, demo, report, compare, replay, inspect and more
 (run, demo, replay, report and compare live in `gateway.cli.runs`).
 
-Exit codes: 0 success; 1 a run failed or a benchmark is invalid; 2 bad usage or config;
+Exit codes: 0 success; 1 a run failed, a benchmark is invalid or a log can't be read or repaired; 2 bad usage or config;
 130 interrupted (the run log stays valid and `marathon run` resumes it).
 """
 
@@ -19,7 +19,8 @@ from pathlib import Path
 from gateway import __version__
 from gateway.cli.runs import cmd_compare, cmd_demo, cmd_replay, cmd_report, cmd_run, print_errors
 from gateway.log.events import Blob, Event, InvalidEvent, LLMExchange, UnknownEvent
-from gateway.log.runlog import EVENTS_FILE, RunLogFormatError, read_log, run_status
+from gateway.log.lock import RunInUse
+from gateway.log.runlog import EVENTS_FILE, RunLogFormatError, read_log, repair_log, run_status
 from persona.benchmark.errors import BenchmarkErrors
 from persona.benchmark.ladder import apply_rung
 from persona.benchmark.loader import load_benchmark
@@ -120,6 +121,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = sub.add_parser("inspect", help="print a run's timeline from its log")
     p.add_argument("run", type=Path, help="a run folder or its events.msgpack")
     p.add_argument("--limit", type=int, default=0, help="print at most this many events (0 = all)")
+    p = sub.add_parser(
+        "repair",
+        help="cut a damaged run log back to its intact records before the damage (the original is kept aside)",
+    )
+    p.add_argument("run", type=Path, help="a run folder or its events.msgpack")
     args = parser.parse_args(argv)
     # recordings hold people's conversations and agents' memories: files 0600, folders 0700,
     # for everything this process (and the agents it starts) creates
@@ -150,6 +156,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_view(args.recordings, args.host, args.port)
         if args.command == "proxy":
             return cmd_proxy(args.upstream, args.profile, args.port, args.recordings)
+        if args.command == "repair":
+            return cmd_repair(args.run)
         return cmd_inspect(args.run, args.limit)
     except BrokenPipeError:  # `marathon inspect RUN | head`
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - keep Python from failing at exit
@@ -415,7 +423,7 @@ def cmd_inspect(run: Path, limit: int) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     h = log.header
-    print(f"run {h.run_id} — log format {h.format}, marathonbench {h.tool_version}")
+    print(f"run {h.run_id} — log format {log.format}, marathonbench {h.tool_version}")
     print(
         f"benchmark {h.benchmark.get('name')} ({str(h.benchmark.get('hash', ''))[:16]}); "
         f"persona {h.persona}; agent model {h.agent.get('model', '?')}"
@@ -431,7 +439,32 @@ def cmd_inspect(run: Path, limit: int) -> int:
     status = run_status(log)
     print(f"status: {status.value if status else 'running, or stopped without an end record (resumable)'}")
     if log.torn:
-        print(f"warning: the last {log.unread_bytes} bytes are a torn or damaged record and were ignored")
+        print(f"warning: {log.damage_text()}")
+    return 0
+
+
+def cmd_repair(run: Path) -> int:
+    path = run / EVENTS_FILE if run.is_dir() else run
+    try:
+        repair = repair_log(path)
+    except (OSError, RunLogFormatError, RunInUse) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    if repair is None:
+        print(f"{path}: intact, nothing to repair")
+        return 0
+    print(
+        f"{path}: kept {repair.kept_events} events ({repair.kept_bytes:,} bytes) before the damage; "
+        f"dropped {repair.dropped_bytes:,} bytes"
+        + (f" holding {repair.records_after_damage} intact record(s)" if repair.records_after_damage else "")
+    )
+    print(f"the log as it was: {repair.original} (kept; delete it yourself once you are sure)")
+    if repair.records_after_damage:
+        print(
+            "note: the agent already saw what those records held; the resumed run re-sends from the "
+            "damage, so its memory may hold that part twice — `--fresh` is the clean alternative"
+        )
+    print("`marathon run` (or `marathon demo`) now resumes the run from there")
     return 0
 
 

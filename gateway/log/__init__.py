@@ -1,7 +1,8 @@
 """The run log (design §6): one append-only msgpack stream per run, the single source of truth.
 
 Owns the typed events (`events.py`, their fields checked on read by `field_types.py`), the
-writer, reader, torn-tail handling, format versions and migrations (`runlog.py`), one writer
+writer, reader, repair, torn-tail handling, format versions and migrations (`runlog.py`), the
+framing that tells damage from a torn tail (`frames.py`), one writer
 per run folder (`lock.py`), the redaction of secrets before anything is written (`redact.py`)
 and text made writable (`scrub.py`). Imports nothing of marathonbench but itself: every other
 part of the gateway reads or writes runs through it.

@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 from gateway.log.field_types import field_checks, problem
 
 MAGIC = "marathonbench.events"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: each record framed with a CRC (gateway/log/frames.py)
 
 
 @dataclass

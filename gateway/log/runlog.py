@@ -6,14 +6,19 @@ log, the torn tail is cut off — appending after it would make a reader swallow
 record. A record that can't be written raises `RunLogWriteError`: the run stops rather than
 going on unrecorded (fail closed).
 
-Reading never raises on damage: it returns every complete record before the first bad byte and
-says how much was left unread. A log of a newer format is refused with an upgrade hint; older
-formats would migrate through `MIGRATIONS` (format 1 is the first, so the chain is empty).
+Reading never raises on damage: it returns every intact record before the first bad byte and
+says how much was left unread, and whether that is a torn tail (a record cut by a crash at the
+end: dropped on resume) or damage with intact records after it (`RunLog.damage`: resume
+refuses, `repair_log` keeps what comes before it and moves the original aside). Format 2 checks
+every record with a CRC (`frames.py`); format-1 logs are read, resumed and repaired in their
+own framing. A log of a newer format is refused with an upgrade hint; older formats migrate
+through `MIGRATIONS`.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -33,12 +38,18 @@ from gateway.log.events import (
     TerminationReason,
     event_from_record,
 )
+from gateway.log.frames import FRAME_HEAD, Damage, find_damage, frame, is_framed, records
+from gateway.log.lock import RunLock
 from gateway.log.scrub import scrub
 
 EVENTS_FILE = "events.msgpack"
 
+FIRST_FRAMED_FORMAT = 2
+MIN_FREE_BYTES = 4 << 20  # room a streamed LLM answer's records need, with a margin
+
 # format N → N+1 converters for a record; applied in a chain up to FORMAT_VERSION.
-MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
+# 1 → 2 changed only the framing (a CRC per record), not the records.
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: lambda record: record}
 
 
 class RunLogWriteError(OSError):
@@ -49,17 +60,35 @@ class RunLogFormatError(ValueError):
     """The file is not a run log, or was written by a newer marathonbench."""
 
 
+class RunLogDamaged(RunLogFormatError):
+    """Damage inside the log with intact records after it: resuming would silently drop them."""
+
+
 @dataclass
 class RunLog:
     path: Path
     header: Header
     events: list[Event] = field(default_factory=list)
-    valid_length: int = 0
+    valid_length: int = 0  # bytes of intact records from the start; `events` are exactly these
     unread_bytes: int = 0
+    format: int = FORMAT_VERSION  # as written on disk (events are migrated to the current one)
+    damage: Damage | None = None
 
     @property
     def torn(self) -> bool:
+        """Something at the end was not read (a torn tail, or damage: see `damage`)."""
         return self.unread_bytes > 0
+
+    def damage_text(self) -> str:
+        """One line for a reader to show, or "" for an intact log."""
+        if self.damage:
+            return (
+                f"damaged at byte {self.damage.offset:,}: {self.damage.records_after} intact "
+                f"record(s) after it are not shown (`marathon repair` keeps what comes before)"
+            )
+        if self.unread_bytes:
+            return f"the last {self.unread_bytes} bytes are a torn record (cut by a crash) and were ignored"
+        return ""
 
 
 def _packb(record: dict[str, Any]) -> bytes:
@@ -70,24 +99,38 @@ def _packb(record: dict[str, Any]) -> bytes:
     return data
 
 
+def _read_header(path: Path, data: bytes) -> tuple[int, Header, int, bool]:
+    """The header record of a log's bytes: (its end, the header, the format, framed?)."""
+    framed = is_framed(data)
+    first = next(records(data, 0, framed), None)
+    if first is None or first[1].get("magic") != MAGIC:
+        raise RunLogFormatError(f"{path}: not a marathonbench run log (no header record)")
+    end, raw_header = first
+    version = raw_header.get("format")
+    if not isinstance(version, int):
+        raise RunLogFormatError(f"{path}: header has no format version")
+    if version > FORMAT_VERSION:
+        raise RunLogFormatError(
+            f"{path}: written in log format {version} by a newer marathonbench "
+            f"(this one reads up to {FORMAT_VERSION}); upgrade marathonbench to read it"
+        )
+    if framed != (version >= FIRST_FRAMED_FORMAT):
+        raise RunLogFormatError(f"{path}: format {version} header in the wrong framing")
+    header = event_from_record(_migrate(raw_header, version))
+    if not isinstance(header, Header):
+        raise RunLogFormatError(f"{path}: malformed header record")
+    return end, header, version, framed
+
+
 def iter_records(path: Path, offset: int = 0) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Yield `(end offset, record)` for each complete record from byte `offset` (a record
-    boundary); stop silently at damage or at a record still being written."""
-    unpacker = msgpack.Unpacker(raw=False, strict_map_key=False, max_buffer_size=1 << 30)
+    """Yield `(end offset, record)` for each intact record from byte `offset` (a record
+    boundary), in either format; stop silently at damage or at a record still being written."""
     with open(path, "rb") as f:
+        framed = is_framed(f.read(len(FRAME_HEAD)))
         f.seek(offset)
-        while chunk := f.read(1 << 20):
-            unpacker.feed(chunk)
-            while True:
-                try:
-                    record = unpacker.unpack()
-                except msgpack.OutOfData:
-                    break
-                except (ValueError, TypeError, msgpack.ExtraData, msgpack.FormatError, msgpack.StackError):
-                    return  # damage (a flipped bit can even make a map key unhashable): stop here
-                if not isinstance(record, dict):
-                    return
-                yield offset + unpacker.tell(), record
+        data = f.read()
+    for end, record in records(data, 0, framed):
+        yield offset + end, record
 
 
 class LogFollower:
@@ -105,6 +148,7 @@ class LogFollower:
         self._inode: int | None = None
         self._head = b""  # the header record's bytes: a new log has another (its `created`)
         self._version = FORMAT_VERSION
+        self._framed = True
 
     def read_new(self) -> list[Event]:
         """New events (the header first, on the first call); raises RunLogFormatError for a
@@ -118,25 +162,22 @@ class LogFollower:
         ):
             self.header, self.offset, self.restarted, self._head = None, 0, True, b""
         self._inode = stat.st_ino
+        with open(self.path, "rb") as f:
+            f.seek(self.offset)
+            data = f.read()
         events: list[Event] = []
-        for end, record in iter_records(self.path, self.offset):
-            if self.header is None:
-                version = record.get("format")
-                if record.get("magic") != MAGIC or not isinstance(version, int):
-                    raise RunLogFormatError(f"{self.path}: not a marathonbench run log (no header record)")
-                if version > FORMAT_VERSION:
-                    raise RunLogFormatError(f"{self.path}: written in a newer log format ({version})")
-                self._version = version
-                header = event_from_record(_migrate(record, version))
-                if not isinstance(header, Header):
-                    raise RunLogFormatError(f"{self.path}: malformed header record")
-                self.header = header
-                with open(self.path, "rb") as f:
-                    self._head = f.read(end)
-                events.append(header)
-            else:
-                events.append(event_from_record(_migrate(record, self._version)))
-            self.offset = end
+        pos = 0
+        if self.header is None:
+            if next(records(data, 0, is_framed(data)), None) is None:
+                return []  # the header is still being written
+            pos, self.header, self._version, self._framed = _read_header(self.path, data)
+            self._head = data[:pos]
+            self.offset = pos
+            events.append(self.header)
+        for end, record in records(data, pos, self._framed):
+            events.append(event_from_record(_migrate(record, self._version)))
+            self.offset += end - pos
+            pos = end
         return events
 
     def _same_head(self) -> bool:
@@ -157,39 +198,32 @@ def _migrate(record: dict[str, Any], version: int) -> dict[str, Any]:
 
 
 def read_log(path: Path | str) -> RunLog:
-    """Read a run log; a torn or damaged tail is left out (see `RunLog.unread_bytes`)."""
+    """Read a run log. A torn tail is left out (`RunLog.unread_bytes`); damage with intact
+    records after it is described in `RunLog.damage`, and only the records before it are
+    returned (what comes after may build on what the damage hid)."""
     path = Path(path)
-    size = path.stat().st_size
-    records = iter_records(path)
-    first = next(records, None)
-    if first is None or first[1].get("magic") != MAGIC:
-        raise RunLogFormatError(f"{path}: not a marathonbench run log (no header record)")
-    end, raw_header = first
-    version = raw_header.get("format")
-    if not isinstance(version, int):
-        raise RunLogFormatError(f"{path}: header has no format version")
-    if version > FORMAT_VERSION:
-        raise RunLogFormatError(
-            f"{path}: written in log format {version} by a newer marathonbench "
-            f"(this one reads up to {FORMAT_VERSION}); upgrade marathonbench to read it"
-        )
-    header = event_from_record(_migrate(raw_header, version))
-    if not isinstance(header, Header):
-        raise RunLogFormatError(f"{path}: malformed header record")
-    log = RunLog(path, header, valid_length=end)
-    for end, record in records:
-        log.events.append(event_from_record(_migrate(record, version)))
+    data = path.read_bytes()
+    header_end, header, version, framed = _read_header(path, data)
+    log = RunLog(path, header, valid_length=header_end, format=version)
+    last_seq = header.seq
+    for end, record in records(data, header_end, framed):
+        event = event_from_record(_migrate(record, version))
+        log.events.append(event)
         log.valid_length = end
-    log.unread_bytes = size - log.valid_length
+        last_seq = event.seq
+    log.unread_bytes = len(data) - log.valid_length
+    if log.unread_bytes:
+        log.damage = find_damage(data, log.valid_length, framed, last_seq)
     return log
 
 
 class RunLogWriter:
     """Appends typed events to one log; not shared between processes or threads."""
 
-    def __init__(self, path: Path, next_seq: int) -> None:
+    def __init__(self, path: Path, next_seq: int, framed: bool = True) -> None:
         self.path = path
         self._next_seq = next_seq
+        self._framed = framed  # False only to append to a format-1 log
         try:
             self._fd: int | None = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         except OSError as exc:
@@ -207,8 +241,17 @@ class RunLogWriter:
 
     @classmethod
     def resume(cls, path: Path) -> tuple[RunLogWriter, RunLog]:
-        """Open an existing log for appending, after cutting off a torn tail."""
+        """Open an existing log for appending, after cutting off a torn tail. Raises
+        `RunLogDamaged` for damage with intact records after it, leaving the file untouched."""
         log = read_log(path)
+        if log.damage:
+            raise RunLogDamaged(
+                f"{path}: damaged at byte {log.damage.offset:,}, and {log.damage.records_after} "
+                "intact record(s) follow — the run went on past the damage, so resuming would drop "
+                "them and re-drive the agent over what it already saw. `marathon repair "
+                f"{path.parent}` keeps the records before the damage in a new log and moves this "
+                "file aside (nothing is deleted); `--fresh` starts the run over"
+            )
         invalid = [e for e in log.events if isinstance(e, InvalidEvent)]
         if invalid:
             raise RunLogFormatError(
@@ -219,7 +262,7 @@ class RunLogWriter:
         if log.unread_bytes:
             os.truncate(path, log.valid_length)
         last_seq = max((e.seq for e in log.events), default=log.header.seq)
-        return cls(path, next_seq=last_seq + 1), log
+        return cls(path, next_seq=last_seq + 1, framed=log.format >= FIRST_FRAMED_FORMAT), log
 
     def append(self, event: Event) -> Event:
         if self._fd is None:
@@ -227,6 +270,8 @@ class RunLogWriter:
         event.seq = self._next_seq
         event.ts = time.time()
         data = _packb(event.to_record())
+        if self._framed:
+            data = frame(data)
         try:
             written = os.write(self._fd, data)
         except OSError as exc:
@@ -235,6 +280,20 @@ class RunLogWriter:
             raise RunLogWriteError(f"short write to run log {self.path} ({written} of {len(data)} bytes)")
         self._next_seq += 1
         return event
+
+    def check_writable(self) -> None:
+        """Raise `RunLogWriteError` when an append would fail for lack of room (less than
+        `MIN_FREE_BYTES` free for this user on the log's file system) or a closed log. A
+        check, not a promise: an append can still fail, and then raises as always."""
+        if self._fd is None:
+            raise RunLogWriteError("run log is closed")
+        try:
+            fs = os.fstatvfs(self._fd)
+        except OSError as exc:
+            raise RunLogWriteError(exc.errno, f"can't check run log {self.path}: {exc.strerror}") from exc
+        free = fs.f_bavail * fs.f_frsize
+        if fs.f_blocks and free < MIN_FREE_BYTES:
+            raise RunLogWriteError(28, f"only {free:,} bytes free for run log {self.path}")
 
     def close(self) -> None:
         if self._fd is not None:
@@ -246,6 +305,46 @@ class RunLogWriter:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+@dataclass(frozen=True)
+class Repair:
+    kept_events: int
+    kept_bytes: int
+    dropped_bytes: int
+    records_after_damage: int
+    original: Path  # where the log as it was now lies
+
+
+def repair_log(path: Path) -> Repair | None:
+    """Cut a log back to its intact records before the first damage: the kept bytes become
+    the log, the original is moved beside it (`events.damaged-<time>.msgpack`), never deleted.
+    None when there is nothing to repair. Takes the run's lock, so a run writing it is refused
+    (`RunInUse`)."""
+    lock = RunLock.acquire(path.parent)
+    try:
+        log = read_log(path)
+        if not log.unread_bytes:
+            return None
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        original = path.with_name(f"events.damaged-{stamp}.msgpack")
+        staged = path.with_name(f".{path.name}.repair")
+        with open(path, "rb") as src, open(staged, "wb") as dst:
+            os.fchmod(dst.fileno(), 0o600)
+            dst.write(src.read(log.valid_length))
+            dst.flush()
+            os.fsync(dst.fileno())
+        shutil.move(path, original)
+        os.replace(staged, path)
+        return Repair(
+            kept_events=len(log.events),
+            kept_bytes=log.valid_length,
+            dropped_bytes=log.unread_bytes,
+            records_after_damage=log.damage.records_after if log.damage else 0,
+            original=original,
+        )
+    finally:
+        lock.release()
 
 
 def run_status(log: RunLog) -> TerminationReason | None:

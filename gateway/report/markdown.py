@@ -76,6 +76,7 @@ class RunSummary:
     late_replies: list[LateReply] = field(default_factory=list)
     initiated: list[AgentInitiated] = field(default_factory=list)
     invalid: list[InvalidEvent] = field(default_factory=list)  # records skipped: wrong-typed fields
+    log_damage: str = ""  # the log's damage or torn tail, as one line ("" when intact)
 
     def memory_calls_for(self, question_id: str) -> int:
         return sum(1 for m in self.memory_calls if m.question_id == question_id)
@@ -241,6 +242,7 @@ def summarize(log: RunLog, benchmark: Benchmark) -> RunSummary:
         late_replies=late_replies,
         initiated=initiated,
         invalid=invalid,
+        log_damage=log.damage_text() if log.damage else "",
     )
 
 
@@ -312,11 +314,21 @@ def render_markdown(s: RunSummary) -> str:
     if s.slips:
         out += ["", f"### Persona slips: {len(s.slips)}", ""]
         out += [f"- {slip.kind}: {slip.detail}" for slip in s.slips]
+    if s.log_damage:
+        out += ["", f"**Log:** {s.log_damage}; the figures above stop there."]
     if s.invalid:
-        out += ["", f"### Records skipped as invalid: {len(s.invalid)} (the figures above leave them out)", ""]
+        out += [
+            "",
+            f"### Records skipped as invalid: {len(s.invalid)} (the figures above leave them out)",
+            "",
+        ]
         out += [f"- record {e.seq}: {e.problem}" for e in s.invalid]
     if s.late_replies:
-        out += ["", f"### Late replies: {len(s.late_replies)} (each kept with its own message, never graded)", ""]
+        out += [
+            "",
+            f"### Late replies: {len(s.late_replies)} (each kept with its own message, never graded)",
+            "",
+        ]
         out += [f"- to {_short(r.answers)!r}: {_short(r.text)!r}" for r in s.late_replies]
     if s.initiated:
         out += ["", f"### Messages the agent sent on its own: {len(s.initiated)} (never graded)", ""]

@@ -15,6 +15,7 @@ from gateway.log.events import Asked, Evaluation, Said
 from gateway.log.runlog import EVENTS_FILE, read_log
 from tests.conftest import ARTICLE_RU, DEMO, REPO, BenchFactory
 from tests.marathon_cli import count_records, explain, marathon, spawn_marathon
+from tests.run_logs import cut_after
 
 
 def test_check_prints_the_shape() -> None:
@@ -149,7 +150,9 @@ def test_bad_agent_settings_fail_before_the_run_starts(make_benchmark: BenchFact
     assert not (tmp_path / "recordings").exists()
 
 
-def test_a_single_run_writes_the_html_report_as_documented(make_benchmark: BenchFactory, tmp_path: Path) -> None:
+def test_a_single_run_writes_the_html_report_as_documented(
+    make_benchmark: BenchFactory, tmp_path: Path
+) -> None:
     config = tmp_path / "config.jsonc"
     run = f"{{id: 'a', benchmark: '{make_benchmark()}', agent: {{adapter: 'reference'}}}}"
     config.write_text(f"{{recordings: 'out', runs: [{run}]}}")
@@ -157,3 +160,28 @@ def test_a_single_run_writes_the_html_report_as_documented(make_benchmark: Bench
     assert result.returncode == 0, result.stderr
     html = tmp_path / "out" / "report.html"
     assert f"charts: {html}" in result.stdout and html.read_text().lower().startswith("<!doctype html>")
+
+
+def test_a_damaged_unfinished_demo_is_refused_then_repaired_and_resumed(tmp_path: Path) -> None:
+    log_path = tmp_path / "recordings" / "demo" / EVENTS_FILE
+    assert marathon("demo", cwd=tmp_path).returncode == 0
+    cut_after(log_path, "reply", 25)  # as if killed mid-run
+    data = bytearray(log_path.read_bytes())
+    data[int(len(data) * 0.3)] ^= 0x10  # one flipped bit, 30 % in
+    log_path.write_bytes(bytes(data))
+
+    refused = marathon("demo", cwd=tmp_path)
+    assert refused.returncode == 1 and "intact record(s) follow" in refused.stderr, explain(refused, log_path)
+    assert "marathon repair" in refused.stderr and log_path.read_bytes() == bytes(data)
+    inspect = marathon("inspect", str(log_path.parent), cwd=tmp_path)
+    assert inspect.returncode == 0 and "warning: damaged at byte" in inspect.stdout
+
+    repaired = marathon("repair", str(log_path.parent), cwd=tmp_path)
+    assert repaired.returncode == 0 and "kept " in repaired.stdout, repaired.stderr
+    (aside,) = log_path.parent.glob("events.damaged-*.msgpack")
+    assert aside.read_bytes() == bytes(data)
+
+    resumed = marathon("demo", cwd=tmp_path)
+    assert resumed.returncode == 0 and "graded 15/15" in resumed.stdout, explain(resumed, log_path)
+    evaluations = [e for e in read_log(log_path).events if isinstance(e, Evaluation)]
+    assert sorted(Counter(e.question_id for e in evaluations).values()) == [1] * 15

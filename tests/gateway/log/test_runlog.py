@@ -8,6 +8,7 @@ import msgpack
 import pytest
 
 from gateway.log.events import FORMAT_VERSION, MAGIC, Header, Replied, Said, UnknownEvent
+from gateway.log.frames import frame
 from gateway.log.runlog import LogFollower, RunLogFormatError, RunLogWriteError, RunLogWriter, read_log
 
 
@@ -69,7 +70,7 @@ def test_every_record_is_on_disk_as_soon_as_it_is_appended(tmp_path: Path) -> No
 
 def test_newer_format_is_refused_with_an_upgrade_hint(tmp_path: Path) -> None:
     path = tmp_path / "events.msgpack"
-    path.write_bytes(msgpack.packb({"t": "header", "magic": MAGIC, "format": FORMAT_VERSION + 1}))
+    path.write_bytes(frame(msgpack.packb({"t": "header", "magic": MAGIC, "format": FORMAT_VERSION + 1})))
     with pytest.raises(RunLogFormatError, match="upgrade marathonbench"):
         read_log(path)
 
@@ -85,7 +86,7 @@ def test_unknown_event_types_are_kept(tmp_path: Path) -> None:
     path = tmp_path / "events.msgpack"
     write_log(path, 0)
     with open(path, "ab") as f:
-        f.write(msgpack.packb({"t": "from_the_future", "seq": 1, "x": 1}))
+        f.write(frame(msgpack.packb({"t": "from_the_future", "seq": 1, "x": 1})))
     event = read_log(path).events[0]
     assert isinstance(event, UnknownEvent) and event.tag == "from_the_future"
 
@@ -116,7 +117,7 @@ def test_a_follower_reads_only_what_was_appended_and_waits_for_a_half_written_re
     writer.append(Replied(text="two"))
     assert [getattr(e, "text", "") for e in follower.read_new()] == ["one", "two"]
     # a record being written: half of it on disk, nothing returned, nothing lost
-    record = msgpack.packb(Said(text="three", purpose="line", seq=3).to_record())
+    record = frame(msgpack.packb(Said(text="three", purpose="line", seq=3).to_record()))
     with open(path, "ab") as f:
         f.write(record[:5])
     assert follower.read_new() == []

@@ -29,6 +29,7 @@ from gateway.log.events import (
     RunStart,
     Said,
 )
+from gateway.log.frames import frame
 from gateway.log.runlog import EVENTS_FILE, RunLogFormatError, RunLogWriter, read_log
 from gateway.report.markdown import render_markdown, summarize
 from gateway.viewer.watch import RunWatch
@@ -60,7 +61,9 @@ WRONG = st.one_of(
 def records() -> list[dict[str, Any]]:
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / EVENTS_FILE
-        with RunLogWriter.create(path, Header(run_id="r", benchmark={"name": BENCH.name, "hash": BENCH.content_hash})) as w:
+        with RunLogWriter.create(
+            path, Header(run_id="r", benchmark={"name": BENCH.name, "hash": BENCH.content_hash})
+        ) as w:
             for event in EVENTS:
                 w.append(event)
         return [msgpack.unpackb(msgpack.packb(e.to_record()), raw=False) for e in read_log(path).events]
@@ -76,7 +79,9 @@ def write_crafted(folder: Path, which: int, name: str, value: Any) -> Path:
     head = Header(run_id="r", benchmark={"name": BENCH.name, "hash": BENCH.content_hash}).to_record()
     crafted = [dict(r) for r in BASE]
     crafted[which][name] = value
-    path.write_bytes(b"".join(msgpack.packb(r, use_bin_type=True) for r in [head | {"seq": 0}, *crafted]))
+    path.write_bytes(
+        b"".join(frame(msgpack.packb(r, use_bin_type=True)) for r in [head | {"seq": 0}, *crafted])
+    )
     return path
 
 
