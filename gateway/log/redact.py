@@ -39,62 +39,98 @@ _BEARER = re.compile(r"\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+", re.IGNORECASE)
 _ENV_ONLY = re.compile(r"^\$\{[A-Za-z_][A-Za-z0-9_]*\}$")
 
 
+def _names_pattern(names: frozenset[str]) -> re.Pattern[str] | None:
+    if not names:
+        return None
+    alternatives = "|".join(re.escape(n) for n in sorted(names))
+    return re.compile(rf"([?&](?:{alternatives})=)[^&#\s\"']+", re.IGNORECASE)
+
+
+class Redactor:
+    """Secrets by name and by shape, with the names a run adds (`llm.secret_names`: a
+    custom header, body field or query parameter that holds a secret). What a caller may
+    rely on: every method returns a copy with each secret replaced by `«redacted»`, and
+    `${ENV}` references are kept — they name where a secret lives, not the secret."""
+
+    def __init__(self, extra_names: frozenset[str] = frozenset()) -> None:
+        self.extra = frozenset(n.lower() for n in extra_names)
+        self._body_names = BODY_SECRET_FIELDS | self.extra
+        self._query = _names_pattern(self.extra)
+
+    def text(self, text: str) -> str:
+        """Secrets by shape in free text: bot tokens, bearer values, `sk-`/`sk-ant-`/`AIza`
+        keys, JWTs, and the values of secret-named query parameters."""
+        text = _BOT_TOKEN.sub(f"bot{REDACTED}", text)
+        text = _QUERY_SECRET.sub(lambda m: m.group(1) + REDACTED, text)
+        if self._query is not None:
+            text = self._query.sub(lambda m: m.group(1) + REDACTED, text)
+        return _BARE_SECRET.sub(REDACTED, _BEARER.sub(lambda m: f"{m.group(1)} {REDACTED}", text))
+
+    def body(self, value: Any) -> Any:
+        """A JSON body with secrets removed: the values of fields named as secrets
+        (`BODY_SECRET_FIELDS` and the run's names) and secrets by shape in every string."""
+        if isinstance(value, dict):
+            return {
+                k: REDACTED
+                if isinstance(k, str) and k.lower() in self._body_names and v not in (None, "")
+                else self.body(v)
+                for k, v in value.items()
+            }
+        if isinstance(value, list):
+            return [self.body(v) for v in value]
+        if isinstance(value, str):
+            return self.text(value)
+        return value
+
+    def bytes(self, data: bytes) -> bytes:
+        """A recorded body (JSON, server-sent events or text) with its secrets removed; bytes
+        that are no text are kept as they are."""
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            return data
+        try:
+            parsed = json.loads(text)
+        except ValueError:
+            cleaned = self.text(text)
+        else:
+            if not isinstance(parsed, (dict, list)):
+                return data
+            redacted = self.body(parsed)
+            if redacted == parsed:
+                return data  # unchanged: keep the bytes exactly as they came
+            cleaned = json.dumps(redacted, ensure_ascii=False)
+        return data if cleaned == text else cleaned.encode("utf-8")
+
+    def value(self, value: Any, key: str = "") -> Any:
+        """Settings or headers: values under keys naming a secret, and secrets by shape."""
+        if isinstance(value, dict):
+            return {k: self.value(v, str(k)) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self.value(v, key) for v in value]
+        if isinstance(value, str):
+            named = key and (_SECRET_KEY.search(key) or key.lower() in self.extra)
+            if named and value and not _ENV_ONLY.match(value):
+                return REDACTED
+            return self.text(value)
+        return value
+
+
+DEFAULT = Redactor()
+
+
 def redact_text(text: str) -> str:
-    """Secrets by shape in free text: bot tokens, bearer values, `sk-`/`sk-ant-`/`AIza` keys,
-    JWTs, and the values of secret-named query parameters."""
-    text = _BOT_TOKEN.sub(f"bot{REDACTED}", text)
-    text = _QUERY_SECRET.sub(lambda m: m.group(1) + REDACTED, text)
-    return _BARE_SECRET.sub(REDACTED, _BEARER.sub(lambda m: f"{m.group(1)} {REDACTED}", text))
+    return DEFAULT.text(text)
 
 
 def redact_body(value: Any) -> Any:
-    """A JSON body with secrets removed: the values of fields named as secrets
-    (`BODY_SECRET_FIELDS`, plus `extra` names) and secrets by shape in every string."""
-    return _redact_body(value, BODY_SECRET_FIELDS)
-
-
-def _redact_body(value: Any, names: frozenset[str]) -> Any:
-    if isinstance(value, dict):
-        return {
-            k: REDACTED if isinstance(k, str) and k.lower() in names and v not in (None, "") else _redact_body(v, names)
-            for k, v in value.items()
-        }
-    if isinstance(value, list):
-        return [_redact_body(v, names) for v in value]
-    if isinstance(value, str):
-        return redact_text(value)
-    return value
+    return DEFAULT.body(value)
 
 
 def redact_bytes(data: bytes) -> bytes:
-    """A recorded body (JSON, server-sent events or text) with its secrets removed; bytes that
-    are no text are kept as they are."""
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        return data
-    try:
-        parsed = json.loads(text)
-    except ValueError:
-        cleaned = redact_text(text)
-    else:
-        if not isinstance(parsed, (dict, list)):
-            return data
-        redacted = redact_body(parsed)
-        if redacted == parsed:
-            return data  # unchanged: keep the bytes exactly as they came
-        cleaned = json.dumps(redacted, ensure_ascii=False)
-    return data if cleaned == text else cleaned.encode("utf-8")
+    return DEFAULT.bytes(data)
 
 
 def redact(value: Any, key: str = "") -> Any:
-    """A deep copy of `value` with secrets replaced by `«redacted»`."""
-    if isinstance(value, dict):
-        return {k: redact(v, str(k)) for k, v in value.items()}
-    if isinstance(value, list):
-        return [redact(v, key) for v in value]
-    if isinstance(value, str):
-        if key and _SECRET_KEY.search(key) and value and not _ENV_ONLY.match(value):
-            return REDACTED
-        return redact_text(value)
-    return value
+    """A deep copy of `value` with secrets replaced by `«redacted»` (the built-in names)."""
+    return DEFAULT.value(value, key)

@@ -45,7 +45,7 @@ from adapters.profiles import resolve
 from adapters.reference.standin import STANDIN_NAME, standin_app
 from adapters.telegram import TelegramAdapter
 from adapters.websocket import WebSocketAdapter
-from gateway.log.redact import redact
+from gateway.log.redact import Redactor
 from gateway.traffic.recorder import RunRecorder
 
 ADAPTERS = ("http", "websocket", "openclaw-ws", "telegram", "reference")
@@ -58,7 +58,10 @@ def describe_agent(settings: dict[str, Any]) -> dict[str, Any]:
     """What the log header and report record about the agent: settings, secrets redacted, and
     the model it runs on when we know it (the stand-in is always named as such)."""
     settings = resolve(settings)
-    info = redact(settings)
+    llm = settings.get("llm") if isinstance(settings.get("llm"), dict) else {}
+    names = llm.get("secret_names") if isinstance(llm, dict) else None
+    extra = frozenset(str(n) for n in names) if isinstance(names, list) else frozenset()
+    info = Redactor(extra).value(settings)
     if settings.get("adapter") == "reference":
         if settings.get("model_base_url"):
             info["model"] = settings.get("model", "claude-sonnet-4-5")
@@ -175,7 +178,6 @@ class RestartingAdapter(ProcessAdapter):
     async def send(self, text: str) -> str:
         return await self.inner.send(text)
 
-
     async def new_session(self) -> str:
         await self.inner.close()
         await self.process.restart()
@@ -189,7 +191,6 @@ class WatchedAdapter(ProcessAdapter):
     agent.log) instead of waiting out the surface's timeout three times."""
 
     POLL = 0.5
-
 
     async def _watched[T](self, call: Awaitable[T]) -> T:
         task = asyncio.ensure_future(call)

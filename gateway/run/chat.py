@@ -39,6 +39,7 @@ async def chat(settings: dict[str, Any], recordings: Path, lines: TextIO, out: C
                 writer.append,
                 load_profile(llm.get("profile", "reference" if resolved["adapter"] == "reference" else None)),
                 echo=lambda line: out(f"  [llm] {line}"),
+                log_check=writer.check_writable,
             )
         async with open_agent(settings, run_dir, recorder) as handle:
             session = await handle.adapter.open()

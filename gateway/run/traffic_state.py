@@ -83,7 +83,9 @@ class RunTraffic:
                 if marker in old:
                     self.recorder.arm_canary(marker)
 
-    def question_started(self, question_id: str, text: str, expected: str, tags: list[str] | tuple[str, ...]) -> None:
+    def question_started(
+        self, question_id: str, text: str, expected: str, tags: list[str] | tuple[str, ...]
+    ) -> None:
         self.recorder.question_started(question_id, text, expected, "abstain" in tags)
 
     def question_finished(self) -> None:
@@ -94,17 +96,23 @@ class RunTraffic:
 
 
 def open_traffic(
-    agent: dict[str, Any], benchmark: Benchmark, log: Callable[[Event], Event], previous: list[Event]
+    agent: dict[str, Any],
+    benchmark: Benchmark,
+    log: Callable[[Event], Event],
+    previous: list[Event],
+    log_check: Callable[[], None] | None = None,
 ) -> RunTraffic | None:
     """The run's recorder, its state rebuilt from `previous` (the logged events, on resume);
-    None when the agent's settings ask for no recording."""
+    None when the agent's settings ask for no recording. `log_check`: see `RunRecorder`."""
     if not recording_wanted(agent):
         return None
     llm = agent.get("llm") if isinstance(agent.get("llm"), dict) else {}
     assert isinstance(llm, dict)
     default = "reference" if agent.get("adapter") == "reference" else None
     extra = {k: v for k, v in llm.items() if k not in ("upstream", "port", "profile")}
-    recorder = RunRecorder(log, load_profile(llm.get("profile", default), extra), evidence=contains_expected)
+    recorder = RunRecorder(
+        log, load_profile(llm.get("profile", default), extra), evidence=contains_expected, log_check=log_check
+    )
     traffic = RunTraffic(recorder, benchmark)
     traffic.replay(previous)
     return traffic

@@ -54,8 +54,52 @@ def free_port(host: str = "127.0.0.1") -> int:
         return port
 
 
+def _refusal() -> http.Response:
+    return http.Response.make(503, _REFUSED, {"content-type": "application/json"})
+
+
+# the last event of a stream in the wire formats we know (Anthropic Messages, OpenAI Chat
+# Completions, OpenAI Responses): the part of a stream held until the exchange is in the log
+_FINAL_EVENTS = (b"event: message_stop", b"data: [DONE]", b"response.completed")
+
+
+class _StreamGate:
+    """The stream callable of a streamed (server-sent events) response. Chunks go on to the
+    agent as they come — an agent's first token is never delayed — until one holds the
+    format's final event (`_FINAL_EVENTS`); from there on chunks are held, and go out only
+    once the exchange is in the log. If logging fails the flow is killed: the agent gets a
+    stream without its final event and without an end of message — an error in every client,
+    never a whole unrecorded answer. (A format we don't know has no final event to hold; the
+    missing end of message is then what the agent sees.)
+
+    Returns lists, never `b""`: mitmproxy sends an empty bytes chunk, which in chunked
+    encoding is the end-of-body marker."""
+
+    def __init__(self, addon: _TrafficAddon, flow: http.HTTPFlow) -> None:
+        self.addon = addon
+        self.flow = flow
+        self.held: list[bytes] = []
+        self.body = bytearray()
+
+    def __call__(self, chunk: bytes) -> list[bytes]:
+        if chunk:
+            self.body += chunk
+            recent = self.body[-(len(chunk) + 32) :]  # a marker may straddle two chunks
+            if self.held or any(marker in recent for marker in _FINAL_EVENTS):
+                self.held.append(chunk)
+                return []
+            return [chunk]
+        if self.addon.record(self.flow, error="", body=bytes(self.body)):
+            return self.held
+        self.flow.kill()
+        return []
+
+
 class _TrafficAddon:
-    """Routes each flow to its run's recorder; keeps streams flowing; fails closed."""
+    """Routes each flow to its run's recorder; keeps streams flowing; fails closed: an answer
+    goes to the agent only once it is in the log — a plain one is replaced by a 503, a stream
+    is cut (`_StreamGate`), a streamed call is refused before it starts when the log can't
+    take it (`RunRecorder.ready`)."""
 
     def __init__(self) -> None:
         self.recorders: dict[str, RunRecorder] = {}
@@ -68,7 +112,10 @@ class _TrafficAddon:
     def requestheaders(self, flow: http.HTTPFlow) -> None:
         recorder = self._recorder(flow)
         if recorder is None or not recorder.healthy:
-            flow.response = http.Response.make(503, _REFUSED, {"content-type": "application/json"})
+            flow.response = _refusal()
+            flow.metadata["marathon_recorded"] = True  # settled: nothing to record
+            if recorder is not None:
+                recorder.refused(flow.request.method, flow.request.path)
             return
         # chunks are forwarded as wire bytes: ask for them uncompressed so they can be read
         flow.request.headers.pop("accept-encoding", None)
@@ -78,24 +125,40 @@ class _TrafficAddon:
     def responseheaders(self, flow: http.HTTPFlow) -> None:
         assert flow.response is not None
         self.first_byte[flow.id] = time.time()
-        if "text/event-stream" in flow.response.headers.get("content-type", ""):
-            flow.response.stream = True
+        if "text/event-stream" not in flow.response.headers.get("content-type", ""):
+            return
+        recorder = self._recorder(flow)
+        if recorder is not None and flow.id in self.in_flight and recorder.ready():
+            flow.response.stream = _StreamGate(self, flow)
+        # else: not streamed; `response` replaces it with a refusal once the body is in
 
     def response(self, flow: http.HTTPFlow) -> None:
-        self._record(flow, error="")
+        if not flow.metadata.pop("marathon_recorded", False) and not self.record(flow, error=""):
+            assert flow.response is not None
+            if not flow.response.stream:
+                flow.response = _refusal()
 
     def error(self, flow: http.HTTPFlow) -> None:
-        self._record(flow, error=str(flow.error) if flow.error else "connection failed")
+        if not flow.metadata.pop("marathon_recorded", False):
+            self.record(flow, error=str(flow.error) if flow.error else "connection failed")
 
-    def _record(self, flow: http.HTTPFlow, error: str) -> None:
+    def record(self, flow: http.HTTPFlow, error: str, body: bytes | None = None) -> bool:
+        """Log the flow's exchange (`body`: a streamed response's, collected by its gate);
+        False when it could not be logged, and the answer must not reach the agent whole."""
+        flow.metadata["marathon_recorded"] = True
         recorder = self._recorder(flow)
         first = self.first_byte.pop(flow.id, 0.0)
         if recorder is not None and flow.id in self.in_flight:
             self.in_flight.discard(flow.id)
             recorder.in_flight -= 1
-        if recorder is None or not recorder.healthy:
-            return
+        if recorder is None:
+            return False
+        if not recorder.healthy:
+            recorder.refused(flow.request.method, flow.request.path)
+            return False
         response = flow.response
+        if body is None and response is not None:
+            body = response.get_content(strict=False) or b""
         raw = RawExchange(
             method=flow.request.method,
             path=flow.request.path,
@@ -103,7 +166,7 @@ class _TrafficAddon:
             request_body=flow.request.get_content(strict=False) or b"",
             status=response.status_code if response else 0,
             response_headers=dict(response.headers.items()) if response else {},
-            response_body=(response.get_content(strict=False) or b"") if response else b"",
+            response_body=body or b"",
             started=flow.request.timestamp_start,
             first_byte=first,
             ended=(response.timestamp_end or time.time()) if response else time.time(),
@@ -113,8 +176,9 @@ class _TrafficAddon:
             recorder.record(raw)
         except Exception as exc:  # fail closed: never let an unrecorded answer through
             logging.getLogger(__name__).error("recorder failed: %s", exc)
-            if response is not None and not response.stream:
-                flow.response = http.Response.make(503, _REFUSED, {"content-type": "application/json"})
+            recorder.refused(flow.request.method, flow.request.path)
+            return False
+        return True
 
 
 class RecorderHub:

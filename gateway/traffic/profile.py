@@ -28,7 +28,15 @@ class MemoryCallInfo:
 
 
 SIGNATURE_FIELDS = ("summary", "flush", "replay", "cleared")
-PATTERN_FIELDS = ("memory_tools", "file_tools", "memory_paths", *SIGNATURE_FIELDS, "context_noise", "background")
+PATTERN_FIELDS = (
+    "memory_tools",
+    "file_tools",
+    "memory_paths",
+    *SIGNATURE_FIELDS,
+    "context_noise",
+    "background",
+    "secret_names",
+)
 
 
 @dataclass(frozen=True)
@@ -44,6 +52,7 @@ class TrafficProfile:
     cleared: tuple[str, ...] = ()
     context_noise: tuple[str, ...] = ()
     background: tuple[str, ...] = ()  # regexes of calls the agent makes on its own (heartbeats, titles)
+    secret_names: tuple[str, ...] = ()  # headers, body fields, query parameters holding a secret
     origin: dict[str, str] = field(default_factory=dict)  # signature text → the agent it belongs to
 
     def agent_of(self, marker: str) -> str:

@@ -29,7 +29,7 @@ from gateway.log.events import (
     LLMExchange,
     MemoryCallSeen,
 )
-from gateway.log.redact import redact, redact_body, redact_bytes, redact_text
+from gateway.log.redact import DEFAULT, Redactor
 from gateway.log.runlog import RunLogWriteError
 from gateway.log.scrub import scrub
 from gateway.traffic.analysis import CallAnalysis, TrafficAnalyzer, history_before
@@ -103,7 +103,7 @@ class Turn:
     last_failed: bool = False
 
 
-def cleaned(call: LLMCall) -> LLMCall:
+def cleaned(call: LLMCall, redactor: Redactor = DEFAULT) -> LLMCall:
     """The call as it may be analysed and stored, made so once: lone surrogates (from JSON
     escapes in its bodies) replaced — noted in its warnings — so a hostile body can't make the
     log unwritable (and the proxy answer 503), and secrets removed, by field name and by shape."""
@@ -111,15 +111,15 @@ def cleaned(call: LLMCall) -> LLMCall:
     total = 0
     for name in ("model", "system", "messages", "tools", "params", "text", "stop_reason"):
         value, found = scrub(getattr(call, name))
-        fields[name] = redact_body(value)
+        fields[name] = redactor.body(value)
         total += found
     tool_calls = []
     for tc in call.tool_calls:
         (name, a), (arguments, b) = scrub(tc.name), scrub(tc.arguments)
-        tool_calls.append(replace(tc, name=name, arguments=redact_body(arguments)))
+        tool_calls.append(replace(tc, name=name, arguments=redactor.body(arguments)))
         total += a + b
     notes = [f"{total} lone surrogate code point(s) in the call's bodies replaced by U+FFFD"] if total else []
-    warnings = [redact_text(w) for w in call.warnings] + notes
+    warnings = [redactor.text(w) for w in call.warnings] + notes
     return replace(call, **fields, tool_calls=tool_calls, warnings=warnings)
 
 
@@ -140,10 +140,15 @@ class RunRecorder:
         known_blobs: Iterable[str] = (),
         evidence: Callable[[str, str], bool] | None = None,
         echo: Echo | None = None,
+        log_check: Callable[[], None] | None = None,
     ) -> None:
-        """`evidence(expected, history)` says whether an expected answer is in a text."""
+        """`evidence(expected, history)` says whether an expected answer is in a text;
+        `log_check()` raises `RunLogWriteError` when the log can't take an exchange now (asked
+        before a streamed answer starts, so it is refused rather than cut halfway)."""
         self._log = log
+        self._log_check = log_check
         self.profile = profile
+        self.redactor = Redactor(frozenset(profile.secret_names))
         self.analyzer = TrafficAnalyzer(profile)
         self.known_blobs = set(known_blobs)
         self.evidence = evidence
@@ -160,6 +165,23 @@ class RunRecorder:
     @property
     def healthy(self) -> bool:
         return self.failure is None
+
+    def ready(self) -> bool:
+        """Whether a streamed answer may start: the recorder is healthy and the log can take it."""
+        if self.failure is None and self._log_check is not None:
+            try:
+                self._log_check()
+            except RunLogWriteError as exc:
+                self.failure = str(exc)
+        return self.failure is None
+
+    def refused(self, method: str, path: str) -> None:
+        """An answer was kept from the agent because the log can't be written (said on the
+        `marathon proxy` console; a run stops on the failure itself)."""
+        if self.echo:
+            self.echo(
+                f"REFUSED {method} {self.redactor.text(path)}: the log can't be written ({self.failure})"
+            )
 
     # -- what the runner tells the recorder ------------------------------------------------
 
@@ -211,7 +233,9 @@ class RunRecorder:
         return self._blob(json.dumps(value, sort_keys=True, ensure_ascii=False).encode())
 
     def _record(self, raw: RawExchange) -> None:
-        call = cleaned(parse_call(raw.path, raw.request_body, raw.response_body, raw.response_type))
+        call = cleaned(
+            parse_call(raw.path, raw.request_body, raw.response_body, raw.response_type), self.redactor
+        )
         probe = is_probe(raw)
         background = not probe and self.profile.is_background(call.system, last_user_text(call))
         skipped = "probe" if probe else "background" if background else ""  # not the conversation
@@ -229,7 +253,7 @@ class RunRecorder:
             base_len=shared,
             api=call.api,
             method=raw.method,
-            path=redact_text(raw.path),
+            path=self.redactor.text(raw.path),
             status=raw.status,
             model=call.model,
             stream=call.stream,
@@ -239,9 +263,13 @@ class RunRecorder:
             tools_ref=self._json_blob(call.tools) if call.tools else "",
             tool_names=call.tool_names,
             params=call.params,
-            request_headers={k.lower(): str(redact(v, k)) for k, v in raw.request_headers.items()},
-            request_ref=self._blob(redact_bytes(raw.request_body)) if call.api == UNKNOWN and raw.request_body else "",
-            response_ref=self._blob(redact_bytes(raw.response_body)) if raw.response_body else "",
+            request_headers={
+                k.lower(): str(self.redactor.value(v, k)) for k, v in raw.request_headers.items()
+            },
+            request_ref=self._blob(self.redactor.bytes(raw.request_body))
+            if call.api == UNKNOWN and raw.request_body
+            else "",
+            response_ref=self._blob(self.redactor.bytes(raw.response_body)) if raw.response_body else "",
             response_type=raw.response_type,
             text=call.text,
             tool_calls=[{"name": tc.name, "arguments": tc.arguments} for tc in call.tool_calls],
@@ -259,7 +287,7 @@ class RunRecorder:
             question_id=question.id if question else None,
             phase=self.phase,
             warnings=call.warnings,
-            error=redact_text(raw.error),
+            error=self.redactor.text(raw.error),
         )
         seq = self._log(exchange).seq
         self.previous_refs = (seq, refs)
@@ -318,7 +346,7 @@ class RunRecorder:
             return
         kind, what = failed
         self.turn.failures.append(what)
-        where = f"LLM call #{seq} ({raw.method} {redact_text(raw.path)})"
+        where = f"LLM call #{seq} ({raw.method} {self.redactor.text(raw.path)})"
         self._log(ErrorEvent(source="agent-llm", kind=kind, message=f"{where}: {what}"))
         self._say(f"the agent's LLM call failed: {what}")
 

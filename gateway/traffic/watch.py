@@ -44,7 +44,7 @@ async def watch(
         def echo(line: str) -> None:
             out(f"{time.strftime('%H:%M:%S')} {line}")
 
-        recorder = RunRecorder(writer.append, traffic, echo=echo)
+        recorder = RunRecorder(writer.append, traffic, echo=echo, log_check=writer.check_writable)
         hub = RecorderHub.shared()
         listener = await hub.open(upstream, recorder, port)
         out(f"recording LLM traffic to {upstream} (profile: {traffic.name}) into {log_path}")

@@ -145,3 +145,40 @@ def test_secrets_in_every_place_of_a_recorded_call_reach_no_byte_of_the_log(tmp_
     for marker in (OPENAI, ANTHROPIC, GOOGLE, JWT, CUSTOM, QUERY, BODY):
         assert marker.encode() not in raw, marker
     assert b"max_tokens" in raw  # a field that merely contains 'token' is kept
+
+
+def test_a_run_names_its_own_secret_fields_in_its_llm_settings(tmp_path: Path) -> None:
+    """A header, body field and query parameter whose names say nothing of a secret are kept
+    as they are — until the run's `llm.secret_names` names them; the header of the log too."""
+    import json
+
+    from gateway.log.events import Header
+    from gateway.log.runlog import RunLogWriter
+    from gateway.run.agents import describe_agent
+    from gateway.traffic.profile import load_profile
+    from gateway.traffic.recorder import RawExchange, RunRecorder
+
+    marker = "tenant-canary-4242"
+    names = ["X-Tenant-Sig", "tenant_blob", "tenant"]
+
+    def record(path: Path, secret_names: list[str]) -> bytes:
+        agent = {"adapter": "http", "url": "http://127.0.0.1:1/chat", "tenant": marker}
+        agent["llm"] = {"upstream": "http://127.0.0.1:2", "secret_names": secret_names}
+        with RunLogWriter.create(path, Header(run_id="r", agent=describe_agent(agent))) as w:
+            recorder = RunRecorder(w.append, load_profile(None, {"secret_names": secret_names}))
+            body = {"model": "m", "tenant_blob": marker, "messages": [{"role": "user", "content": "hi"}]}
+            recorder.record(
+                RawExchange(
+                    "POST",
+                    f"/v1/messages?tenant={marker}",
+                    {"X-Tenant-Sig": marker},
+                    json.dumps(body).encode(),
+                    200,
+                    {"content-type": "application/json"},
+                    b'{"type": "message", "content": []}',
+                )
+            )
+        return path.read_bytes()
+
+    assert record(tmp_path / "plain.msgpack", []).count(marker.encode()) >= 4  # the control: kept
+    assert marker.encode() not in record(tmp_path / "named.msgpack", names)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import aiohttp
 import anthropic
@@ -17,6 +18,7 @@ from adapters.reference.agent import TOOLS
 from adapters.reference.standin import standin_app
 from fakes.llm_provider import SlowStream, openai_app
 from gateway.log.events import Blob, LLMExchange, MemoryCallSeen
+from gateway.log.runlog import RunLogWriter
 from gateway.traffic.hub import RecorderHub
 from gateway.traffic.profile import load_profile
 from gateway.traffic.recorder import RunRecorder
@@ -202,6 +204,52 @@ async def test_a_recorder_that_cannot_write_refuses_traffic(anthropic_upstream: 
         await client.close()
         await hub.close(listener)
     assert not recorder.healthy and "No space left" in (recorder.failure or "")
+
+
+CUT = "incomplete chunked read|Connection error"
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+async def test_a_streamed_answer_never_reaches_the_agent_whole_when_the_log_fails(
+    anthropic_upstream: ServedApp, openai_upstream: ServedApp
+) -> None:
+    """The disk fills up mid-run: the streamed call's answer is cut before its final event
+    (both SDKs raise), and every later call is refused."""
+    writer = RunLogWriter(Path("/dev/full"), next_seq=0)  # every write: ENOSPC
+    refusals: list[str] = []
+    recorder = RunRecorder(writer.append, load_profile("reference"), echo=refusals.append)
+    hub = RecorderHub.shared()
+    a = await hub.open(anthropic_upstream.url, recorder)
+    o = await hub.open(openai_upstream.url, RunRecorder(writer.append, load_profile(None)))
+    claude = anthropic.AsyncAnthropic(api_key="k", base_url=a.url, max_retries=0)
+    gpt = openai.AsyncOpenAI(api_key="k", base_url=f"{o.url}/v1", max_retries=0)
+    events: list[str] = []
+    try:
+        with pytest.raises(Exception, match=CUT):  # the SDK's transport error, unwrapped
+            async with claude.messages.stream(
+                model="m", max_tokens=50, messages=[{"role": "user", "content": "hi"}]
+            ) as s:
+                async for event in s:
+                    events.append(event.type)
+        assert events and "message_stop" not in events  # the agent got a cut stream, not an answer
+        chunks: list[object] = []
+        with pytest.raises(Exception, match=CUT):
+            stream = await gpt.chat.completions.create(
+                model="m", messages=[{"role": "user", "content": "hi"}], stream=True
+            )
+            async for chunk in stream:
+                chunks.append(chunk)
+        with pytest.raises(anthropic.APIStatusError) as later:  # refused before it starts
+            await claude.messages.create(model="m", max_tokens=5, messages=[{"role": "user", "content": "x"}])
+        assert later.value.status_code == 503
+    finally:
+        await claude.close()
+        await gpt.close()
+        await hub.close(a)
+        await hub.close(o)
+        writer.close()
+    assert not recorder.healthy and "No space left" in (recorder.failure or "")
+    assert [line.split(":")[0] for line in refusals] == ["REFUSED POST /v1/messages"] * 2
 
 
 async def test_an_unreachable_upstream_is_recorded_as_an_error(memlog: MemoryLog) -> None:
