@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -29,6 +30,18 @@ TINY = {
 }
 
 type BenchFactory = Callable[..., Path]
+
+
+@pytest.fixture
+def pool_beside(tmp_path: Path) -> str:
+    """A copy of the shipped English distractor pool beside `make_benchmark`'s folder, and
+    the `scale.distractors` value that names it (a benchmark may only name a pool there)."""
+    target = tmp_path / "distractors"
+    if not target.exists():
+        shutil.copytree(REPO / "benchmarks" / "distractors", target)
+        # the shipped pool is screened against the shipped benchmarks, which are not beside the copy
+        (target / "pool.json5").write_text('{language: "en", screen_against: []}')
+    return '"../distractors"'
 
 
 @pytest.fixture

@@ -187,7 +187,7 @@ def _run_and_report(
     `recordings/report.html` after a single run (a matrix always does)."""
     try:
         for spec in specs:  # a bad benchmark or agent setting fails before any run starts
-            benchmark = benchmark_for(spec.benchmark, spec.rung)
+            benchmark = benchmark_for(spec.benchmark, spec.rung, spec.pool)
             check_agent_settings(spec.agent)
             check_persona_settings(spec.persona, benchmark)
         results = _run_all(specs, recordings, fresh, parallel)
@@ -324,6 +324,7 @@ def cmd_replay(
         return 2
     base = run_id or f"{log.header.run_id}.replay-{agent}"
     recorded_rung = str(log.header.benchmark.get("rung", ""))
+    pool = log.header.benchmark.get("pool")
     specs = [
         RunSpec(
             f"{base}.{rung}" if rungs else base,
@@ -332,6 +333,7 @@ def cmd_replay(
             {"driver": "replay", "from": str((run / EVENTS_FILE).resolve())},
             rung,
             {"replay_of": log.header.run_id},
+            Path(pool) if isinstance(pool, str) else None,
         )
         for rung in rungs or [recorded_rung]
     ]

@@ -67,7 +67,12 @@ def run_dirs(recordings: Path) -> list[Path]:
 def benchmark_of(header: Header) -> Benchmark:
     """The benchmark as the logged run played it (its rung's distractors in place).
     Raises `BenchmarkErrors` when it no longer loads."""
-    return benchmark_for(header.benchmark["path"], str(header.benchmark.get("rung", "")))
+    pool = header.benchmark.get("pool")
+    return benchmark_for(
+        header.benchmark["path"],
+        str(header.benchmark.get("rung", "")),
+        pool if isinstance(pool, str) else None,
+    )
 
 
 def load_run(run_dir: Path) -> RecordedRun:

@@ -53,6 +53,7 @@ class RunSpec:
     # where an expanded run came from: base id, repeat; for an experiment also task, pair,
     # variant and position in its pair (what the experiment's log lines are made of)
     meta: dict[str, Any] = field(default_factory=dict)
+    pool: Path | None = None  # a distractor pool in place of the benchmark's own (`pool` in a run)
 
 
 @dataclass(frozen=True)
@@ -128,7 +129,7 @@ def load_config(path: Path | str) -> Config:
 
 
 TOP_KEYS = ("recordings", "parallel", "runs", "experiment")
-RUN_KEYS = ("id", "benchmark", "agent", "persona", "rung", "repeats")
+RUN_KEYS = ("id", "benchmark", "agent", "persona", "rung", "repeats", "pool")
 EXPERIMENT_KEYS = ("name", "seed", "repeats", "variants", "tasks", "persona")
 TASK_KEYS = ("id", "benchmark", "rung")
 
@@ -199,12 +200,25 @@ def _expand_run(path: Path, raw: str, base: Path, n: int, run: dict[str, Any]) -
     persona = _persona(path, line, f"run {run_id}", run.get("persona", {"driver": "scripted"}))
     rungs = _names(path, line, f"run {run_id}", "rung", run.get("rung"))
     repeats = _repeats(path, line, f"run {run_id}", run.get("repeats", 1))
+    pool = run.get("pool")
+    if pool is not None and not isinstance(pool, str):
+        raise ConfigError(path, line, f"run {run_id}: `pool` must be the path of a distractor pool folder")
     specs = []
     for rung in rungs:
         for k in range(1, repeats + 1):
             name = run_id + (f".{rung}" if len(rungs) > 1 else "") + (f".r{k}" if repeats > 1 else "")
             meta = {"id": run_id, "repeat": k, **({"rung": rung} if rung else {})}
-            specs.append(RunSpec(name, (base / bench).resolve(), agent, persona, rung, meta))
+            specs.append(
+                RunSpec(
+                    name,
+                    (base / bench).resolve(),
+                    agent,
+                    persona,
+                    rung,
+                    meta,
+                    (base / pool).resolve() if pool else None,
+                )
+            )
     return specs
 
 

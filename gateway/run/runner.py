@@ -105,7 +105,7 @@ class Run:
         self.run_dir = recordings / spec.id
         self.log_path = self.run_dir / EVENTS_FILE
         self.fresh = fresh
-        self.benchmark = benchmark_for(spec.benchmark, spec.rung)
+        self.benchmark = benchmark_for(spec.benchmark, spec.rung, spec.pool)
         self.driver: PersonaDriver | None = None
         self.writer: RunLogWriter | None = None
         self.adapter: AgentAdapter | None = None
@@ -152,7 +152,11 @@ class Run:
             replay = [e.response for e in previous.events if isinstance(e, PersonaTurn)] if previous else []
             self.driver = build_driver(self.spec.persona, self.benchmark, self.log, replay)
             self.traffic = open_traffic(
-                resolve(self.spec.agent), self.benchmark, self.log, previous.events if previous else []
+                resolve(self.spec.agent),
+                self.benchmark,
+                self.log,
+                previous.events if previous else [],
+                log_check=self.writer.check_writable if self.writer else None,
             )
             async with open_agent(
                 self.spec.agent,
@@ -209,6 +213,7 @@ class Run:
                     "phases": len(self.benchmark.phases),
                     **(
                         {"rung": self.benchmark.rung, "distractors": list(self.benchmark.distractors)}
+                        | ({"pool": str(self.spec.pool)} if self.spec.pool else {})
                         if self.benchmark.rung
                         else {}
                     ),

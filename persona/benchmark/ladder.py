@@ -49,6 +49,7 @@ def apply_rung(bench: Benchmark, rung: str) -> Benchmark:
     screening or is too small for the rung. The result keeps the benchmark's content hash:
     the evidence is the same; `rung` and `distractors` say what was added.
     """
+
     def refuse(message: str) -> BenchmarkErrors:
         return BenchmarkErrors([BenchmarkError(SourceLocation(bench.root / "benchmark.json", 1), message)])
 
@@ -99,9 +100,13 @@ def apply_rung(bench: Benchmark, rung: str) -> Benchmark:
     return replace(bench, phases=phases, rung=rung, distractors=tuple(order[:count]))
 
 
-def benchmark_for(path: str | Path, rung: str = "") -> Benchmark:
-    """Load a benchmark as a run plays it (on `rung`, when given)."""
+def benchmark_for(path: str | Path, rung: str = "", pool: str | Path | None = None) -> Benchmark:
+    """Load a benchmark as a run plays it (on `rung`, when given). `pool`: a distractor pool
+    the run's config names in place of the benchmark's own (`scale.distractors`) — the way to
+    use a pool that is not beside the benchmark, which the benchmark itself may not name."""
     bench = load_benchmark(path)
+    if pool is not None and bench.scale is not None:
+        bench = replace(bench, scale=replace(bench.scale, distractors=str(Path(pool).resolve())))
     return apply_rung(bench, rung) if rung else bench
 
 

@@ -168,6 +168,18 @@ class _Loader:
                 f"`scale.insert_before`: phase {phases[at].title!r} must start with `await bench.newSession()`",
             )
         pool = (self.root / spec.distractors).resolve()
+        beside = self.root.resolve().parent
+        if Path(spec.distractors).is_absolute() or not pool.is_relative_to(beside):
+            # a benchmark is data from anywhere: it must not make us read (and send to the
+            # agent) files outside the folder it came in
+            self.error(
+                config_path,
+                _key_line(raw, "distractors"),
+                f"`scale.distractors`: {spec.distractors!r} leads outside the benchmark's folder and "
+                f"the folder holding it ({beside}); name a pool there, or give the run's config "
+                "`pool: PATH` to use one elsewhere",
+            )
+            return spec
         if not is_pool(pool):
             self.error(
                 config_path,
@@ -208,13 +220,19 @@ class _Loader:
             self.error(path, 0, f"can't read: {getattr(exc, 'strerror', None) or exc}")
             return None
         if not real.is_relative_to(self.real_root):
-            self.error(path, 0, f"leads outside the benchmark folder (to {real}); a benchmark reads only its own files")
+            self.error(
+                path,
+                0,
+                f"leads outside the benchmark folder (to {real}); a benchmark reads only its own files",
+            )
             return None
         if not stat.S_ISREG(info.st_mode):
             self.error(path, 0, "not a regular file (a FIFO, a device or a folder?)")
             return None
         if info.st_size > MAX_FILE_BYTES:
-            self.error(path, 0, f"{info.st_size:,} bytes; a benchmark file may hold at most {MAX_FILE_BYTES:,}")
+            self.error(
+                path, 0, f"{info.st_size:,} bytes; a benchmark file may hold at most {MAX_FILE_BYTES:,}"
+            )
             return None
         try:
             with open(real, "rb") as f:

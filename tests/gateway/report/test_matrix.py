@@ -19,10 +19,9 @@ from gateway.log.runlog import EVENTS_FILE, read_log
 from tests.conftest import DEMO, REPO, TINY, BenchFactory
 from tests.marathon_cli import count_records, marathon, spawn_marathon
 
-POOL = REPO / "benchmarks" / "distractors"
 SCALED_TINY = TINY["benchmark.json"].replace(
     "}\n",
-    f' scale: {{ ladder: {{s0: 0, s1: 3}}, insert_before: "ch2.md", distractors: "{POOL}", seed: 1,'
+    ' scale: { ladder: {s0: 0, s1: 3}, insert_before: "ch2.md", distractors: "../distractors", seed: 1,'
     " budgets: [0, 1, 2], target: 0.9 },\n}\n",
 )
 
@@ -48,7 +47,7 @@ def write_config(tmp_path: Path, bench: Path) -> Path:
 
 
 def test_a_matrix_runs_in_parallel_and_reports_from_recordings(
-    make_benchmark: BenchFactory, tmp_path: Path
+    make_benchmark: BenchFactory, tmp_path: Path, pool_beside: str
 ) -> None:
     bench = make_benchmark(benchmark__json=SCALED_TINY)
     config = write_config(tmp_path, bench)
@@ -150,7 +149,7 @@ async def test_report_skips_an_unreadable_run_and_says_why(
 
 
 def test_only_picks_a_matrix_entry_or_an_experiment_by_name(
-    make_benchmark: BenchFactory, tmp_path: Path
+    make_benchmark: BenchFactory, tmp_path: Path, pool_beside: str
 ) -> None:
     config = write_config(tmp_path, make_benchmark(benchmark__json=SCALED_TINY))
     unknown = marathon("run", str(config), "--only", "nosuch", cwd=tmp_path)

@@ -12,7 +12,7 @@ MATRIX = """{
   parallel: 3,
   runs: [
     { id: "lad", benchmark: "b", agent: { adapter: "reference" }, rung: ["s0", "s1"], repeats: 2 },
-    { id: "one", benchmark: "b", agent: { profile: "reference" }, rung: "s1" },
+    { id: "one", benchmark: "b", agent: { profile: "reference" }, rung: "s1", pool: "../pools/big" },
   ],
   experiment: {
     name: "ab", seed: SEED, repeats: 3,
@@ -37,6 +37,9 @@ def test_runs_expand_by_rung_and_repeat(tmp_path: Path) -> None:
     assert [s.rung for s in config.runs[:5]] == ["s0", "s0", "s1", "s1", "s1"]
     assert config.runs[2].meta == {"id": "lad", "repeat": 1, "rung": "s1"}
     assert config.runs[0].benchmark == (tmp_path / "b").resolve()
+    assert (
+        config.runs[0].pool is None and config.runs[4].pool == (tmp_path.parent / "pools" / "big").resolve()
+    )
 
 
 def test_an_experiment_expands_into_pairs_in_a_seeded_recorded_order(tmp_path: Path) -> None:

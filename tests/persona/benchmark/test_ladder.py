@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from persona.benchmark.errors import BenchmarkErrors
-from persona.benchmark.ladder import apply_rung, without_distractors
+from persona.benchmark.ladder import apply_rung, benchmark_for, without_distractors
 from persona.benchmark.loader import load_benchmark
 from persona.benchmark.model import Utterance
 from persona.drivers.actions import AgentReply, Ask, EnterPhase, Finish, PersonaAction, Say
@@ -20,11 +20,16 @@ from tests.conftest import DEMO, REPO, BenchFactory
 POOL = REPO / "benchmarks" / "distractors"
 
 
+@pytest.fixture(autouse=True)
+def _pool_beside_the_benchmark(pool_beside: str) -> None:
+    """Every test here names the shipped pool, copied beside its benchmark (`../distractors`)."""
+
+
 def scale(**over: object) -> str:
     fields = {
         "ladder": "{s0: 0, s1: 2, s2: 5}",
         "insert_before": '"ch2.md"',
-        "distractors": f'"{POOL}"',
+        "distractors": '"../distractors"',
         "seed": "3",
     }
     fields.update({k: str(v) for k, v in over.items()})
@@ -68,6 +73,8 @@ def test_another_seed_draws_another_order(make_benchmark: BenchFactory) -> None:
         ({"insert_before": '"nowhere.md"'}, "no chapter file or phase title 'nowhere.md'"),
         ({"insert_before": '"Pets"'}, "must start with `await bench.newSession()`"),
         ({"distractors": '"../nope"'}, "is not a distractor pool"),
+        ({"distractors": f'"{POOL}"'}, "leads outside the benchmark's folder"),
+        ({"distractors": '"../../../etc"'}, "leads outside the benchmark's folder"),
         ({"budgets": "[-1]"}, "`scale.budgets`"),
         ({"target": "1.5"}, "reliability target"),
     ],
@@ -108,9 +115,24 @@ def test_an_unknown_rung_or_a_too_small_pool_is_an_error(
     (small / "pool.json5").write_text("{screen_against: []}")
     for name in sorted(p.name for p in POOL.glob("0[1-3]-*.md")):
         shutil.copy(POOL / name, small / name)
-    bench = load_benchmark(make_benchmark(benchmark__json=scale(distractors=f'"{small}"')))
+    bench = load_benchmark(make_benchmark(benchmark__json=scale(distractors='"../small-pool"')))
     with pytest.raises(BenchmarkErrors, match=r"rung s2 needs 5 distractor sessions; .* holds 3"):
         apply_rung(bench, "s2")
+
+
+def test_a_run_config_may_name_a_pool_the_benchmark_itself_may_not(
+    make_benchmark: BenchFactory, tmp_path: Path
+) -> None:
+    elsewhere = tmp_path / "far" / "away" / "pool"
+    elsewhere.mkdir(parents=True)
+    (elsewhere / "pool.json5").write_text("{screen_against: []}")
+    names = sorted(p.name for p in POOL.glob("0[4-9]-*.md"))
+    for name in names:
+        shutil.copy(POOL / name, elsewhere / name)
+    folder = make_benchmark(benchmark__json=scale())
+    played = benchmark_for(folder, "s1", pool=elsewhere)
+    assert len(played.distractors) == 2 and set(played.distractors) <= set(names)
+    assert benchmark_for(folder, "s1").distractors != played.distractors  # the benchmark's own pool
 
 
 class _EvidenceOnly:
