@@ -35,6 +35,8 @@ from typing import Any
 
 import json5
 
+from persona.json5_bounds import MAX_JSON_DEPTH, json5_nesting
+
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
 
@@ -86,6 +88,8 @@ def load_config(path: Path | str) -> Config:
         raw = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(path, 0, f"can't read: {exc.strerror}") from None
+    if (nested := json5_nesting(raw)) > MAX_JSON_DEPTH:
+        raise ConfigError(path, 1, f"objects and lists nested {nested} deep; at most {MAX_JSON_DEPTH}")
     try:
         data = json5.loads(raw)
     except ValueError as exc:

@@ -29,6 +29,7 @@ from persona.benchmark.model import (
 )
 from persona.benchmark.pool import is_pool, pool_language
 from persona.benchmark.scale import ScaleSpec, parse_scale
+from persona.json5_bounds import MAX_JSON_DEPTH, json5_nesting
 
 DEFAULT_ANSWER_MARKERS = ("Правильный ответ", "Correct answer", "Expected answer")
 _NOT_FACTS = {"instructions.md", "readme.md"}
@@ -65,7 +66,7 @@ class _Loader:
         raw = self._read(config_path, "benchmark.json")
         if raw is None:
             raise BenchmarkErrors(self.errors)
-        nested = _nesting(raw)
+        nested = json5_nesting(raw)
         if nested > MAX_JSON_DEPTH:
             self.error(config_path, 1, f"objects and lists nested {nested} deep; at most {MAX_JSON_DEPTH}")
             raise BenchmarkErrors(self.errors)
@@ -370,31 +371,6 @@ def _looks_like_facts(path: Path) -> bool:
 
 
 MAX_FILE_BYTES = 8 * 1024 * 1024
-MAX_JSON_DEPTH = 32
-
-
-def _nesting(raw: str) -> int:
-    """How deep objects and lists nest in JSON5 text, strings left out (json5 recurses per
-    level: thousands of levels exhaust the stack and take seconds before they do)."""
-    depth = deepest = 0
-    quote = ""
-    escaped = False
-    for ch in raw:
-        if quote:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == quote:
-                quote = ""
-        elif ch in "\"'":
-            quote = ch
-        elif ch in "[{":
-            depth += 1
-            deepest = max(deepest, depth)
-        elif ch in "]}":
-            depth -= 1
-    return deepest
 
 
 def _json5_error(message: str) -> tuple[int, str]:

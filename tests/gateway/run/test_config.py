@@ -96,6 +96,7 @@ def test_an_experiment_expands_into_pairs_in_a_seeded_recorded_order(tmp_path: P
             1,
             "used twice",
         ),
+        ("{runs: [{id: 'r', x: " + "[" * 3000 + "]" * 3000 + "}]}", 1, "nested 3003 deep; at most 32"),
     ],
 )
 def test_matrix_errors_name_the_line(tmp_path: Path, text: str, line: int, message: str) -> None:
