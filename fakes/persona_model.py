@@ -5,7 +5,7 @@ completions (with `tool_calls`, JSON or streamed).
 It reads only what a real model would — the request's messages — finds the current phase's
 text, and works through it with the persona tools: get untold facts, tell a batch, mark it
 told; say `>` lines; apply `✎` updates with `facts_edit` and tell them; ask each `❓` verbatim,
-nudge once on "never told", grade; then `next_phase`. It replays its own plan against the
+nudge once on "never told" (through `ask_again`), grade; then `next_phase`. It replays its own plan against the
 conversation to find the next step, so it is stateless like a model. Every request is kept in
 `requests` for assertions.
 """
@@ -115,8 +115,9 @@ def plan(phase: str) -> Generator[Step, str, None]:
             question = re.sub(r"\[\w+\]\s*", "", question).strip()
             abstain = "[abstain]" in rest
             reply = yield ("say", question)
-            if says_never_told(reply) and not abstain:
-                reply = yield ("say", "Please search your memory and answer again.")
+            if says_never_told(reply) and not abstain:  # its own decision, told through `ask_again`
+                message = "Please search your memory and answer again."
+                reply = yield ("ask", "ask_again", {"question_id": qid, "message": message})
             ok = (
                 says_never_told(reply)
                 if abstain
@@ -155,7 +156,9 @@ def _next_step(messages: list[dict[str, Any]], openai: bool = False) -> Step:
             if it.id not in results:
                 break
             step = steps.send(results[it.id])
-        elif step[0] == "say" and it.kind == "said":
+        elif (step[0] == "ask" and it.kind == "call" and it.name == step[1]) or (
+            step[0] == "say" and it.kind == "said"
+        ):  # the agent's reply to what was said (`ask`: said through a tool)
             reply = next((r.text for r in rest[i + 1 :] if r.kind == "reply"), None)
             if reply is None:
                 break

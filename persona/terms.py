@@ -240,3 +240,20 @@ def split_items(expected: str) -> list[str]:
     """A list answer ("Лена, Аня и Босс") → its items; a single value stays one item."""
     items = [i.strip(" .") for i in _LIST_SPLIT.split(expected)]
     return [i for i in items if i] or [expected.strip()]
+
+
+def missing_details(fact: str, said: str) -> list[str]:
+    """Numbers, codes and names of `fact` not found in `said` (a paraphrase may change the rest)."""
+    missing = []
+    said_qty = extract_quantities(said)
+    for q in extract_quantities(fact):
+        if not any(q.matches(s) for s in said_qty):
+            missing.append(str(q.value if isinstance(q.value, str) else f"{q.value:g}"))
+    said_ids = extract_identifiers(said)
+    missing += sorted(extract_identifiers(fact) - said_ids)
+    words = re.findall(r"(?<![\w-])[^\W\d_]{2,}(?![\w-])", fact)  # whole words, not parts of codes like 32K
+    said_terms = key_terms(said)
+    for word in words[1:]:
+        if word[0].isupper() and not any(terms_match(word.lower().replace("ё", "е"), s) for s in said_terms):
+            missing.append(word)
+    return missing

@@ -223,6 +223,7 @@ def cmd_check(folder: Path) -> int:
 def describe_benchmark(bench: Benchmark) -> str:
     lines = [
         f"{bench.name} ({bench.language}) — {bench.root}",
+        f"language: {bench.language} ({bench.language_source})",
         f"hash {bench.content_hash[:16]}",
         "",
         "phases:",

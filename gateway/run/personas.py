@@ -19,6 +19,7 @@ from persona.drivers.protocol import PersonaDriver
 from persona.drivers.scripted import ScriptedDriver
 from persona.llm.select import make_client
 from persona.llm.types import LLMClient, LLMRequest, LLMResponse
+from persona.phrases import phrases_for
 
 type Log = Callable[[Event], Event]
 
@@ -104,3 +105,5 @@ def check_persona_settings(settings: dict[str, Any], benchmark: Benchmark) -> No
         from persona.llm.select import parse_llm_spec
 
         parse_llm_spec(name)
+    if name == "scripted" or benchmark.rung:  # the scripted words, or a rung's distractor intros
+        phrases_for(benchmark.language)  # UnknownLanguage (a ValueError) names the files there are

@@ -1,7 +1,8 @@
 """Reading a benchmark's chapters: each `## ` section a phase (design §3).
 
 A phase may open with a fenced block of directives in the MarathonMemBench JavaScript subset
-(parsed, never executed); then `> ` utterances, `✎` fact updates and `❓` questions, in order.
+(parsed, never executed) — blank lines and HTML comments may come before it, as the article's
+benchmarks are written; then `> ` utterances, `✎` fact updates and `❓` questions, in order.
 What a caller may rely on: every problem is reported through the loader's `error` with file
 and line, and parsing goes on past it, so one load reports them all.
 """
@@ -20,6 +21,12 @@ _TAG = re.compile(r"\[([A-Za-z_][\w-]*)\]")
 _QUESTION = re.compile(r"^❓\s*(\S+)\s+(.*)$")
 _UPDATE = re.compile(r"^✎\s*(\S+)\s+(\d+\.\d+)\s+(.+)$")
 _FENCE = re.compile(r"^```\s*([A-Za-z]*)\s*$")
+_HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+
+
+def _without_comments(text: str) -> str:
+    """The text with its HTML comments (notes for authors) blanked, line numbers kept."""
+    return _HTML_COMMENT.sub(lambda m: "\n" * m.group(0).count("\n"), text)
 
 
 def facts_name(ref: str) -> str:
@@ -53,7 +60,7 @@ class ChapterParser:
         )
         phases: list[Phase] = []
         current: dict[str, Any] | None = None
-        lines = text.splitlines()
+        lines = _without_comments(text.removeprefix("\ufeff")).splitlines()
         i = 0
 
         def close() -> None:
@@ -87,7 +94,7 @@ class ChapterParser:
                             lineno,
                             "directive block before the first `## ` phase; directives belong to a phase",
                         )
-                    elif current["items"] or current["description"]:
+                    elif current["items"] or any(line.strip() for line in current["description"]):
                         self.error(
                             path, lineno, "directive block must open the phase (before any other content)"
                         )

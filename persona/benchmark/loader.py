@@ -30,6 +30,7 @@ from persona.benchmark.model import (
 from persona.benchmark.pool import is_pool, pool_language
 from persona.benchmark.scale import ScaleSpec, parse_scale
 from persona.json5_bounds import MAX_JSON_DEPTH, json5_nesting
+from persona.languages import detect_language, known_languages
 
 DEFAULT_ANSWER_MARKERS = ("Правильный ответ", "Correct answer", "Expected answer")
 _NOT_FACTS = {"instructions.md", "readme.md"}
@@ -102,10 +103,14 @@ class _Loader:
 
         phases: list[Phase] = []
         parser = ChapterParser(self.root, self.errors, self.warnings)
+        chapter_texts: list[str] = []
         for chapter in chapters:
             text = self._read_inside(chapter, config_path, _key_line(raw, "chapters"), "chapter")
             if text is not None:
+                chapter_texts.append(text)
                 phases.extend(parser.parse(chapter, text, len(phases), answer_markers, facts))
+        facts_text = "\n".join(f.text for file in facts.values() for f in file.facts.values())
+        language, language_source = self._language(settings, raw, config_path, "\n".join(chapter_texts), facts_text)
 
         seen: dict[str, Question] = {}
         for q in (q for p in phases for q in p.questions):
@@ -120,7 +125,7 @@ class _Loader:
                 seen[q.id] = q
         if chapters and not phases and not self.errors:
             self.error(config_path, _key_line(raw, "chapters"), "the chapters hold no `## ` phase")
-        scale = self._check_scale(settings, raw, config_path, tuple(phases))
+        scale = self._check_scale(settings, raw, config_path, tuple(phases), language)
         if self.errors:
             raise BenchmarkErrors(self.errors)
 
@@ -130,7 +135,8 @@ class _Loader:
         return Benchmark(
             root=self.root,
             name=str(settings.get("name") or self.root.name),
-            language=str(settings.get("language", "en")),
+            language=language,
+            language_source=language_source,
             chapters=tuple(chapters),
             phases=tuple(phases),
             facts=facts,
@@ -142,8 +148,44 @@ class _Loader:
             scale=scale,
         )
 
+    def _language(
+        self, settings: dict[str, Any], raw: str, config_path: Path, chapters: str, facts: str
+    ) -> tuple[str, str]:
+        """The benchmark's language and how it was decided: declared, or detected from the
+        text (a benchmark without `language` is not taken as English: MarathonMemBench's are
+        Russian and don't declare it). Warns when the parts disagree."""
+        declared = settings.get("language")
+        whole = detect_language(chapters + "\n" + facts)
+        if declared is not None and (not isinstance(declared, str) or not declared.strip()):
+            self.error(config_path, _key_line(raw, "language"), '"language" must be a language code like "en" or "ru"')
+            declared = None
+        if isinstance(declared, str):
+            language, source = declared.strip(), "declared in benchmark.json"
+            if whole.language and whole.language != language.split("-")[0].lower():
+                self.warnings.append(
+                    f"{config_path}: declared language {language!r}, but the text reads as "
+                    f"{whole.language!r} ({whole.describe()})"
+                )
+        elif whole.language:
+            language, source = whole.language, f"detected from the text: {whole.describe()}"
+        else:
+            language, source = "en", f"taken as English: {whole.describe()}; declare `language`"
+        by_part = {part: detect_language(text) for part, text in (("chapters", chapters), ("facts", facts))}
+        if len({d.language for d in by_part.values() if d.language}) > 1:
+            self.warnings.append(
+                "the chapters and the facts files read as different languages: "
+                + "; ".join(f"{part} {d.language!r} ({d.describe()})" for part, d in by_part.items())
+            )
+        if language.split("-")[0].lower() not in known_languages():
+            self.warnings.append(
+                f"no persona language file for {language!r} (there are: {', '.join(known_languages())}): "
+                "the scripted persona can't play this benchmark; add persona/languages/"
+                f"{language.split('-')[0].lower()}.json5"
+            )
+        return language, source
+
     def _check_scale(
-        self, settings: dict[str, Any], raw: str, config_path: Path, phases: tuple[Phase, ...]
+        self, settings: dict[str, Any], raw: str, config_path: Path, phases: tuple[Phase, ...], language: str
     ) -> ScaleSpec | None:
         if "scale" not in settings:
             return None
@@ -193,7 +235,7 @@ class _Loader:
         except BenchmarkErrors as exc:
             self.errors.extend(exc.errors)
             return spec
-        ours = str(settings.get("language", "en"))
+        ours = language
         if theirs != ours:
             # the persona would switch language for every distractor session: an agent could
             # tell them from the evidence by language alone, and the ladder would measure less

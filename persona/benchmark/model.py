@@ -120,6 +120,7 @@ class Benchmark:
     settings: dict[str, Any]
     content_hash: str
     warnings: tuple[str, ...] = field(default=())
+    language_source: str = "declared in benchmark.json"  # or how it was detected from the text
     scale: ScaleSpec | None = None
     rung: str = ""  # set by `persona.benchmark.ladder.apply_rung`
     distractors: tuple[str, ...] = ()  # the pool sessions inserted on that rung, in order

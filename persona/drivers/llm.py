@@ -38,9 +38,9 @@ from persona.drivers.actions import (
 )
 from persona.drivers.live_facts import LiveFacts
 from persona.drivers.tools import TOOL_SPECS
-from persona.grading.never_told import says_never_told
+from persona.languages import UnknownLanguage, language_table
 from persona.llm.types import LLMClient, LLMRequest, LLMResponse, ToolUse
-from persona.terms import extract_identifiers, extract_quantities, key_terms, terms_match
+from persona.terms import key_terms, missing_details, terms_match
 
 PROMPTS = Path(__file__).parent / "prompts"
 RETRY_WEIGHT = 0.5
@@ -65,7 +65,6 @@ class QuestionState:
     question: Question
     attempts: int = 0
     answer: str = ""
-    never_told: bool = False
     graded: bool = False
 
 
@@ -128,13 +127,24 @@ class LLMPersonaDriver:
     # -- context ---------------------------------------------------------------------------
 
     def system_parts(self) -> list[str]:
-        parts = [self.universal]
+        parts = [f"{self.universal.rstrip()}\n\n{self._language_part()}"]
         if self.benchmark.instructions.strip():
             parts.append(f"# Your scenario\n\n{self.benchmark.instructions.strip()}")
         profile = self._render_file("profile") if "profile" in self.facts.files else ""
         if profile:
             parts.append(f"# Your profile (always current)\n\n{profile}")
         return parts
+
+    def _language_part(self) -> str:
+        code = self.benchmark.language
+        try:
+            name = str(language_table(code).get("name", code))
+        except UnknownLanguage:
+            name = code
+        return (
+            f"# Language\n\nThis scenario is in {name} (`{code}`): write every message to the assistant "
+            "in that language, whatever language the scenario's notes or the assistant use."
+        )
 
     def _append(self, role: str, content: str | list[dict[str, Any]]) -> None:
         blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
@@ -149,8 +159,6 @@ class LLMPersonaDriver:
         if qid is not None:
             q = self.state.questions[qid]
             q.answer = reply.text if reply.error is None else ""
-            # for an [abstain] question "never told" is the right answer, not a cue for the nudge
-            q.never_told = reply.error is None and says_never_told(reply.text) and not q.question.abstain
             self.state.last_asked = None
         self._append("user", text)
 
@@ -266,15 +274,6 @@ class LLMPersonaDriver:
                 self.state.last_asked = q.question.id
                 self.queue.append(Ask(q.question.id, text, q.question.expected, q.question.tags))
                 return
-        pending = next(
-            (q for q in self.state.questions.values() if q.never_told and q.attempts == 1 and not q.graded),
-            None,
-        )
-        if pending is not None:
-            pending.attempts = 2
-            self.state.last_asked = pending.question.id
-            self.queue.append(Say(text, "nudge", question_id=pending.question.id))
-            return
         self.queue.append(Say(text, "persona"))
 
     def _question_in(self, text: str) -> Question | None:
@@ -405,7 +404,7 @@ class LLMPersonaDriver:
         marked = []
         for raw in ids:
             fid = str(raw).split(":")[-1]
-            missing = _missing_details(known[fid], said)
+            missing = missing_details(known[fid], said)
             if missing:
                 self.queue.append(
                     Slip(
@@ -443,6 +442,26 @@ class LLMPersonaDriver:
         self.queue.append(EditFact(name, fid, None, text))
         return f"Added {name} {fid}."
 
+    def _tool_ask_again(self, args: dict[str, Any]) -> str:
+        """The persona's own decision that the assistant claimed not to know: its message
+        asking it to search its memory is the question's second attempt (graded ×0.5)."""
+        qid = str(args.get("question_id", ""))
+        text = str(args.get("message", "")).strip()
+        q = self.state.questions.get(qid)
+        if q is None or q.attempts == 0:
+            raise ToolInputError(f"question {qid!r} has not been asked; ask it first, exactly as written")
+        if q.graded:
+            raise ToolInputError(f"question {qid} is already graded")
+        if q.attempts >= 2:
+            raise ToolInputError(f"question {qid} was already asked again once; grade the answer now")
+        if not text:
+            raise ToolInputError("`message` is what you say to the assistant: ask it to search its memory")
+        q.attempts = 2
+        self.state.sent.append(text)
+        self.state.last_asked = qid
+        self.queue.append(Say(text, "nudge", question_id=qid))
+        return f"Asked again; grade {qid} on the answer to this."
+
     def _tool_log_evaluation(self, args: dict[str, Any]) -> str:
         qid = str(args.get("question_id", ""))
         q = self.state.questions.get(qid)
@@ -476,20 +495,3 @@ class LLMPersonaDriver:
 
 class ToolInputError(ValueError):
     """Bad tool input: returned to the model as a tool error."""
-
-
-def _missing_details(fact: str, said: str) -> list[str]:
-    """Numbers, codes and names of `fact` not found in `said` (a paraphrase may change the rest)."""
-    missing = []
-    said_qty = extract_quantities(said)
-    for q in extract_quantities(fact):
-        if not any(q.matches(s) for s in said_qty):
-            missing.append(str(q.value if isinstance(q.value, str) else f"{q.value:g}"))
-    said_ids = extract_identifiers(said)
-    missing += sorted(extract_identifiers(fact) - said_ids)
-    words = re.findall(r"(?<![\w-])[^\W\d_]{2,}(?![\w-])", fact)  # whole words, not parts of codes like 32K
-    said_terms = key_terms(said)
-    for word in words[1:]:
-        if word[0].isupper() and not any(terms_match(word.lower().replace("ё", "е"), s) for s in said_terms):
-            missing.append(word)
-    return missing

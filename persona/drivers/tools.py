@@ -56,6 +56,16 @@ TOOL_SPECS = [
         },
     ),
     ToolSpec(
+        "ask_again",
+        "The assistant said it doesn't know or was never told: send it `message`, asking it to "
+        "search its memory (no hint of the answer). Its answer is the question's second attempt.",
+        {
+            "type": "object",
+            "properties": {"question_id": {"type": "string"}, "message": {"type": "string"}},
+            "required": ["question_id", "message"],
+        },
+    ),
+    ToolSpec(
         "log_evaluation",
         "Grade the assistant's answer to a question: score 0-10 and a short comment.",
         {

@@ -1,34 +1,80 @@
-"""Detect an agent saying it was never told (or doesn't know), in English and Russian.
+"""Detect an agent saying it was never told (or doesn't know), in every language we have.
 
-Used twice: the retry rule (a "you never told me" earns one nudge to search memory) and
-abstention questions (where saying so is the right answer). False negatives cost a retry;
-false positives would hand out a free nudge, so the phrasings are deliberately specific.
+Used twice: the scripted persona's retry rule (a "you never told me" earns one nudge to
+search memory) and abstention questions (where saying so is the right answer). The LLM
+persona decides the retry itself (`log_evaluation`'s `second_attempt`), as in
+MarathonMemBench. False negatives cost a retry; false positives hand out a free nudge.
+
+A reply says so when one of the language's `never_told` phrasings appears in it — words the
+agent quotes («…», "…") left out — and the reply doesn't go on to answer anyway ("You haven't
+told your sister yet, but the party is on Friday"): see `answer_after` in
+`persona/languages/*.json5`. Measured on a labelled corpus of agent replies
+(tests/persona/grading/corpus/never_told.json5; figures in docs/persona.md). Every language's
+phrasings apply to every reply: an agent may answer a Russian persona in English.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+from functools import cache
 
-_PATTERNS = [
-    # English
-    r"\byou (?:have ?n[o']t|have not|never|did ?n[o']t|did not|had ?n[o']t)\b[^.?!]{0,25}?\b(?:told|tell|mentioned?|said|say|shared?|given|give|informed?)\b",
-    r"\bi (?:do ?n[o']t|don't|do not|can ?n[o']t|cannot|could ?n[o']t|couldn't) (?:have|know|recall|remember|find|see|locate)\b",
-    r"\bno (?:information|record|records|memory|memories|mention|notes?|details?|data)\b",
-    r"\b(?:not|never) (?:been )?(?:told|mentioned|shared|given)\b",
-    r"\bnothing (?:about|on|in my|regarding)\b",
-    r"\bi'?m not (?:sure|aware)\b",
-    r"\bi (?:have|'ve) no (?:idea|knowledge|record)\b",
-    # Russian
-    r"\b(?:вы|ты)\s+(?:мне\s+)?(?:ещё\s+|еще\s+)?(?:никогда\s+)?не\s+(?:говорил[иа]?|рассказывал[иа]?|упоминал[иа]?|сообщал[иа]?|называл[иа]?|писал[иа]?)",
-    r"\bне\s+(?:знаю|помню|припоминаю|нашёл|нашел|нашла|могу\s+найти|удалось\s+найти)",
-    r"\bнет\s+(?:информации|данных|сведений|записей|упоминаний)",
-    r"\bничего\s+не\s+(?:знаю|известно|нашёл|нашел|нашла|сказано)",
-    r"\bне\s+(?:было|упоминалось|говорилось|сообщалось)",
-    r"\bмне\s+(?:это\s+)?неизвестно",
-]
-_NEVER_TOLD = re.compile("|".join(f"(?:{p})" for p in _PATTERNS), re.IGNORECASE)
+from persona.languages import known_languages, language_table
+
+_QUOTED = re.compile(r"«[^»]*»|\"[^\"\n]*\"|“[^”]*”|„[^“]*“")
+_SENTENCE_END = re.compile(r"(?<=[.!?…])\s+|\n+")
+_WORD = re.compile(r"\w+")
+_DIGIT = re.compile(r"\d")
+
+
+@dataclass(frozen=True)
+class _Phrasings:
+    claims: re.Pattern[str]
+    connector: re.Pattern[str]
+    request: re.Pattern[str]
+
+
+@cache
+def _phrasings() -> tuple[_Phrasings, ...]:
+    out = []
+    for code in known_languages():
+        table = language_table(code)
+        claims = table.get("never_told", [])
+        if not claims:
+            continue
+        after = table.get("answer_after", {})
+        out.append(
+            _Phrasings(
+                claims=re.compile("|".join(f"(?:{p})" for p in claims), re.IGNORECASE),
+                connector=re.compile(after.get("connector", r"(?!)"), re.IGNORECASE),
+                request=re.compile(after.get("request", r"\?"), re.IGNORECASE),
+            )
+        )
+    return tuple(out)
 
 
 def says_never_told(answer: str) -> bool:
-    """True when `answer` claims the agent was never told, doesn't know or found nothing."""
-    return bool(_NEVER_TOLD.search(answer.replace("’", "'")))
+    """True when `answer` claims the agent was never told, doesn't know or found nothing —
+    and does not then give an answer all the same."""
+    text = _QUOTED.sub(" ", answer.replace("’", "'"))
+    for lang in _phrasings():
+        for claim in lang.claims.finditer(text):
+            if not _answers_after(text[claim.end() :], lang):
+                return True
+    return False
+
+
+def _answers_after(rest: str, lang: _Phrasings) -> bool:
+    """Whether the text after a claim gives an answer: a sentence that is no question or
+    request and holds a number, or goes on after a connector with words of its own."""
+    for sentence in _SENTENCE_END.split(rest):
+        if not sentence.strip() or sentence.rstrip().endswith("?") or lang.request.search(sentence):
+            continue
+        if _DIGIT.search(sentence):
+            return True
+        joined = lang.connector.search(sentence)
+        if joined:
+            tail = sentence[joined.end() :]
+            if len(_WORD.findall(tail)) >= 2 and not lang.claims.search(tail):
+                return True
+    return False

@@ -70,6 +70,7 @@ async def test_demo_en_with_the_llm_persona_completes(
     if kind == "anthropic":
         system = first["system"]
         assert system[0]["text"].startswith("# You are a person talking with an AI assistant")
+        assert "This scenario is in English (`en`)" in system[0]["text"]  # told, never assumed
         assert any(b["text"].startswith("# Your scenario") and "Maya Keller" in b["text"] for b in system)
         assert any(
             b["text"].startswith("# Your profile") and "1.3 I moved to Lisbon" in b["text"] for b in system
@@ -82,11 +83,12 @@ async def test_demo_en_with_the_llm_persona_completes(
             "facts_get_untold",
             "facts_edit",
             "facts_add",
+            "ask_again",
             "log_evaluation",
         ]
         assert first["tools"][-1]["cache_control"] == {"type": "ephemeral"}
     else:
-        assert len(first["tools"]) == 7 and "# Your scenario" in first["messages"][0]["content"]
+        assert len(first["tools"]) == 8 and "# Your scenario" in first["messages"][0]["content"]
 
 
 async def test_a_killed_llm_persona_run_resumes_without_lost_or_doubled_turns(
@@ -199,9 +201,33 @@ async def test_a_fact_marked_told_but_never_said_is_a_slip(
     await driver.client.close()
 
 
-async def test_a_second_attempt_is_weighted_by_the_engine(
+async def test_a_second_attempt_is_the_personas_decision_and_weighted_by_the_engine(
     make_benchmark: BenchFactory, fake: tuple[FakePersonaModel, ServedApp]
 ) -> None:
+    from persona.drivers.actions import AgentReply, Evaluate, Say
+
+    driver = offline_driver(make_benchmark, fake)
+    driver._enter(2)
+    driver.queue.clear()
+    assert "has not been asked" in (await tool(driver, "ask_again", question_id="q1", message="Look again?"))[0]
+    driver._send("What is my cat called?")
+    driver._take_reply(AgentReply("Hmm, that doesn't ring a bell."))  # no regex needs to know this
+    await tool(driver, "ask_again", question_id="q1", message="Could you search your memory?")
+    nudge = next(a for a in driver.queue if isinstance(a, Say) and a.purpose == "nudge")
+    assert (nudge.text, nudge.question_id) == ("Could you search your memory?", "q1")
+    assert "already asked again" in (await tool(driver, "ask_again", question_id="q1", message="Again?"))[0]
+    driver._take_reply(AgentReply("Found it: Miso."))
+    await tool(driver, "log_evaluation", question_id="q1", score=10, comment="right on retry")
+    evaluation = next(a for a in driver.queue if isinstance(a, Evaluate))
+    assert (evaluation.score, evaluation.attempts, evaluation.answer) == (5.0, 2, "Found it: Miso.")
+    await driver.client.close()
+
+
+async def test_without_ask_again_a_follow_up_is_no_second_attempt(
+    make_benchmark: BenchFactory, fake: tuple[FakePersonaModel, ServedApp]
+) -> None:
+    """A "you never told me" the persona chose not to treat as one is graded as the first
+    answer: the ×0.5 follows the persona's decision, not a pattern in the reply."""
     from persona.drivers.actions import AgentReply, Evaluate
 
     driver = offline_driver(make_benchmark, fake)
@@ -209,11 +235,10 @@ async def test_a_second_attempt_is_weighted_by_the_engine(
     driver.queue.clear()
     driver._send("What is my cat called?")
     driver._take_reply(AgentReply("You never told me about a cat."))
-    driver._send("Could you search your memory?")
-    driver._take_reply(AgentReply("Found it: Miso."))
-    await tool(driver, "log_evaluation", question_id="q1", score=10, comment="right on retry")
+    driver._send("Oh well, never mind.")
+    await tool(driver, "log_evaluation", question_id="q1", score=0, comment="did not know")
     evaluation = next(a for a in driver.queue if isinstance(a, Evaluate))
-    assert (evaluation.score, evaluation.attempts, evaluation.answer) == (5.0, 2, "Found it: Miso.")
+    assert (evaluation.attempts, evaluation.answer) == (1, "You never told me about a cat.")
     await driver.client.close()
 
 

@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+from pathlib import Path
+
+import json5
 import pytest
 
 from persona.grading.never_told import says_never_told
@@ -34,4 +37,34 @@ def test_detects_never_told(answer: str) -> None:
     ],
 )
 def test_ordinary_answers_are_not_never_told(answer: str) -> None:
+    assert not says_never_told(answer)
+
+
+CORPUS = Path(__file__).parent / "corpus" / "never_told.json5"
+
+
+@pytest.mark.parametrize("language", ["en", "ru"])
+def test_on_a_corpus_of_real_agent_style_replies_recall_is_high_and_false_nudges_rare(language: str) -> None:
+    """Labelled replies in the style agents use (markdown, emoji, hedges; answers that hold a
+    "don't" next to the fact). The phrasings were tuned on this corpus, so these are upper
+    bounds; the floors keep a later change from quietly making the retry rule worse."""
+    replies = json5.loads(CORPUS.read_text(encoding="utf-8"))[language]
+    told = [r["text"] for r in replies if r["never_told"]]
+    answered = [r["text"] for r in replies if not r["never_told"]]
+    assert len(told) >= 40 and len(answered) >= 40
+    missed = [t for t in told if not says_never_told(t)]
+    false = [t for t in answered if says_never_told(t)]
+    assert len(missed) / len(told) <= 0.05, missed
+    assert len(false) / len(answered) <= 0.05, false
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "I don't have to look that up: it's 252 km.",
+        "You haven't told your sister yet, but the party is on Friday.",
+        "Ты написал: «я не помню, когда у меня отпуск», но потом уточнил — с 3 по 17 июля.",
+    ],
+)
+def test_an_answer_next_to_a_negation_is_an_answer(answer: str) -> None:
     assert not says_never_told(answer)
