@@ -5,7 +5,7 @@ evidence, the LLM persona's matching of facts it told, the stale-fact finder.
 What a caller may rely on: pure functions of their text (no state, never raise on odd
 text); numbers are compared as numbers with their unit when both sides name one; words are
 compared by `terms_match` (the same stem up to a short inflected ending, English or Russian).
-A leaf module: it imports nothing of marathonbench.
+A leaf module: it imports only `persona.numerals`.
 """
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+
+from persona.numerals import digits_for_words
 
 # -- numbers ---------------------------------------------------------------------------------
 
@@ -124,30 +126,31 @@ UNIT_WORDS = {
 _SEP = r"[ \u00a0\u202f',]"
 _NUMBER = re.compile(
     r"(?<![\w.,])(?P<time>\d{1,2}:\d{2}(?::\d{2})?)"
-    r"|(?<![\w])(?P<num>\d{1,3}(?:\.\d{3}){2,}(?:,\d+)?(?!\d)|\d{1,3}(?:"
+    r"|(?<![\w])(?P<num>-?(?:\d{1,3}(?:\.\d{3}){2,}(?:,\d+)?(?!\d)|\d{1,3}(?:"
     + _SEP
     + r"\d{3})+(?:[.,]\d+)?(?!\d)"
-    r"|\d+(?:[.,]\d+)?)"
+    r"|\d+(?:[.,]\d+)?))"
 )
 _UNIT_AFTER = re.compile(r"\s*([€$₽£₾%]|[^\W\d_]{1,12}[²2]?)", re.UNICODE)
 _UNIT_BEFORE = re.compile(r"([€$₽£₾])\s*$")
 
 
-IDENTIFIER = re.compile(r"(?<![\w-])[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*(?![\w-])")
+IDENTIFIER = re.compile(r"(?<![\w-])[A-Za-zА-Яа-яЁё0-9]+(?:-[A-Za-zА-Яа-яЁё0-9]+)*(?![\w-])")
 
 
 def extract_identifiers(text: str) -> set[str]:
-    """Codes mixing letters and digits (LH1173, 32K, K-20417), upper-cased, hyphens dropped.
+    """Codes mixing letters and digits (LH1173, 32K, K-20417, КЗН-7781, 054Г), upper-cased,
+    hyphens dropped.
 
     They must match exactly: a flight or booking code one character off is a wrong answer.
     A number glued to a unit (`10km`) is a quantity, not a code.
     """
     out = set()
-    for m in IDENTIFIER.finditer(text):
+    for m in IDENTIFIER.finditer(digits_for_words(text)):
         token = m.group(0)
-        if not (re.search(r"\d", token) and re.search(r"[A-Za-z]", token)):
+        if not (re.search(r"\d", token) and re.search(r"[A-Za-zА-Яа-яЁё]", token)):
             continue
-        glued = re.fullmatch(r"\d+(?:[.,]\d+)?([A-Za-z]+)", token)
+        glued = re.fullmatch(r"\d+(?:[.,]\d+)?([A-Za-zА-Яа-яЁё]+)", token)
         if glued and glued.group(1).lower() in UNIT_WORDS:
             continue
         out.add(token.replace("-", "").upper())
@@ -169,7 +172,9 @@ class Quantity:
 
 
 def _to_number(text: str) -> float:
-    """`1,840` / `1 840` / `1.234.567,5` / `3,5` → a float (comma + 3 digits = thousands)."""
+    """`1,840` / `1 840` / `1.234.567,5` / `3,5` / `-2,5` → a float (comma + 3 digits = thousands)."""
+    if text.startswith("-"):
+        return -_to_number(text[1:])
     compact = re.sub(r"[ \u00a0\u202f']", "", text)
     if re.fullmatch(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?", compact):
         return float(compact.replace(",", ""))
@@ -179,7 +184,9 @@ def _to_number(text: str) -> float:
 
 
 def extract_quantities(text: str) -> list[Quantity]:
-    """Every number in `text` (digits or small number words) with the unit written beside it."""
+    """Every number in `text` (digits or number words, `persona.numerals`) with the unit
+    written beside it."""
+    text = digits_for_words(text)
     out: list[Quantity] = []
     for m in _NUMBER.finditer(text):
         if m.group("time"):
@@ -211,13 +218,14 @@ _STOPWORDS = frozenset(
     these those my your his her our their me you i we he she they them as about into than then so
     do does did has have had not no yes what which who whom when where how why
     и или в во на с со к ко по о об от до из за для у же ли не ни а но что это как так то
+    под над при про через без после перед около между
     мой моя моё мое мои твой твоя ваш ваша вы ты я он она они мы его её ее их мне меня""".split()
 )
 
 
 def key_terms(text: str) -> list[str]:
     """Normalised content words: lower case, `ё`→`е`, no punctuation, numbers and stopwords."""
-    words = re.findall(r"[^\W\d_]+", text.lower().replace("ё", "е"))
+    words = re.findall(r"[^\W\d_]+", digits_for_words(text).lower().replace("ё", "е"))
     return [w for w in words if w not in _STOPWORDS and len(w) > 1 and w not in NUMBER_WORDS]
 
 

@@ -10,11 +10,14 @@ says why it gave a score; the LLM judge (a later grader) re-grades what it canno
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
+from functools import cache
 from typing import Protocol
 
 from persona.benchmark.model import Question
-from persona.grading.never_told import says_never_told
+from persona.grading.never_told import claims_never_told, says_never_told
+from persona.languages import known_languages, language_table
 from persona.terms import (
     IDENTIFIER,
     UNIT_WORDS,
@@ -63,12 +66,13 @@ class ExactGrader:
     def _grade(self, question: Question, expected: str, answer: str) -> Grade:
         never = says_never_told(answer)
         if question.abstain:
-            if never:
+            if never or claims_never_told(answer):
                 return Grade(10.0, "correctly said it was never told", never_told=True)
             return Grade(0.0, "should have said it was never told; answered instead", never_told=False)
         if not answer.strip():
             return Grade(0.0, "empty answer", never_told=never)
         items = split_items(expected)
+        answer = _in_expected_forms(expected, answer)
         answer_qty = extract_quantities(answer)
         answer_terms = key_terms(answer)
         answer_ids = extract_identifiers(answer)
@@ -76,6 +80,10 @@ class ExactGrader:
         missing: list[str] = []
         for item in items:
             (found if _item_found(item, answer_qty, answer_terms, answer_ids) else missing).append(item)
+        if len(items) == 1 and found and _given_as_old(items[0], answer, question.text):
+            return Grade(
+                0.0, f"gives {items[0]!r} as an old value, another as the current one", never_told=never
+            )
         score = round(10.0 * len(found) / len(items), 1)
         if not missing:
             reason = "all expected found" if len(items) > 1 else f"found {items[0]!r}"
@@ -105,6 +113,91 @@ def _item_found(item: str, answer_qty: list[Quantity], answer_terms: list[str], 
     hits = sum(1 for t in terms if any(terms_match(t, a) for a in answer_terms))
     needed = math.ceil(len(terms) / 2) if wanted_qty else math.ceil(len(terms) * 2 / 3)
     return hits >= needed
+
+
+@dataclass(frozen=True)
+class _Cues:
+    months: dict[int, str]  # month number → the form dates take in the expected answers
+    month_words: frozenset[str]
+    past: re.Pattern[str]
+    current: re.Pattern[str]
+
+
+@cache
+def _cues() -> _Cues:
+    months: dict[int, str] = {}
+    words: set[str] = set()
+    past: list[str] = []
+    current: list[str] = []
+    for code in known_languages():
+        grading = language_table(code).get("grading", {})
+        for n, name in enumerate(grading.get("months", []), start=1):
+            words.add(name)
+            if code == "ru":  # "05.10" meets "5 октября"; English numeric dates are ambiguous (US/EU)
+                months[n] = name
+        past += grading.get("past", [])
+        current += grading.get("current", [])
+
+    def cue(words: list[str]) -> re.Pattern[str]:
+        return re.compile(r"(?<!\w)(?:" + "|".join(re.escape(w) for w in words) + ")", re.IGNORECASE)
+
+    return _Cues(months, frozenset(words), cue(past), cue(current))
+
+
+_NUMERIC_DATE = re.compile(r"(?<![\w.,])(\d{1,2})[./](\d{1,2})(?:[./](?:\d{4}|\d{2}))?(?![\d,]|\.\d)")
+_DOTTED_TIME = re.compile(r"(?<![\w.,:])(\d{1,2})\.(\d{2})(?![\d,]|\.\d)")
+_HOURS = re.compile(r"(?<![\w.,:])(\d{1,2})\s*(?:час(?:а|ов)?|h|o'clock)(?!\w)", re.IGNORECASE)
+_EXPECTED_TIME = re.compile(r"\b\d{1,2}:\d{2}\b")
+
+
+def _in_expected_forms(expected: str, answer: str) -> str:
+    """The answer with dates and times in the expected answer's notation: "05.10" as
+    "5 октября" when a date with a month name is expected, "8.30" as "8:30" when a time is."""
+    cues = _cues()
+    lowered = expected.lower()
+    if cues.months and any(m in lowered for m in cues.months.values()):
+
+        def as_words(m: re.Match[str]) -> str:
+            day, month = int(m.group(1)), int(m.group(2))
+            return f"{day} {cues.months[month]}" if 1 <= day <= 31 and month in cues.months else m.group(0)
+
+        answer = _NUMERIC_DATE.sub(as_words, answer)
+    if _EXPECTED_TIME.search(expected):
+        answer = _HOURS.sub(lambda m: f"{m.group(1)}:00", answer)
+        answer = _DOTTED_TIME.sub(
+            lambda m: f"{m.group(1)}:{m.group(2)}" if int(m.group(1)) < 24 else m.group(0), answer
+        )
+    return answer
+
+
+_CLAUSE = re.compile(r"[.;!?()\n«»]|,\s|\s[—–-]\s|\s(?:а|но|but|however|whereas)\s", re.IGNORECASE)
+
+
+def _given_as_old(item: str, answer: str, question: str) -> bool:
+    """Whether the answer names the expected value only as an old one ("8150 now — it was 8320
+    before") while it states something else without such a word: the superseded value given
+    as current. Not for a question about the past itself ("What was it before?")."""
+    cues = _cues()
+    if cues.past.search(question):
+        return False
+    clauses = [c for c in _CLAUSE.split(answer) if c and c.strip()]
+    holding = [
+        c for c in clauses if _item_found(item, extract_quantities(c), key_terms(c), extract_identifiers(c))
+    ]
+    if not holding:
+        wanted = extract_quantities(item)
+        holding = [
+            c
+            for c in clauses
+            if wanted and all(any(w.matches(a) for a in extract_quantities(c)) for w in wanted)
+        ]
+    if not holding or not all(cues.past.search(c) and not cues.current.search(c) for c in holding):
+        return False
+    return any(
+        not cues.past.search(c) and (extract_quantities(c) or key_terms(c))
+        for c in clauses
+        if c not in holding
+    )
 
 
 def contains_expected(expected: str, text: str) -> bool:

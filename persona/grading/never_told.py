@@ -64,6 +64,14 @@ def says_never_told(answer: str) -> bool:
     return False
 
 
+def claims_never_told(answer: str) -> bool:
+    """True when `answer` says anywhere that the agent was never told — even if it then adds
+    what it does know ("You never mentioned a food allergy; I only know of the amoxicillin
+    one"). For abstention questions, where that claim is the answer."""
+    text = _QUOTED.sub(" ", answer.replace("’", "'"))
+    return any(lang.claims.search(text) for lang in _phrasings())
+
+
 def _answers_after(rest: str, lang: _Phrasings) -> bool:
     """Whether the text after a claim gives an answer: a sentence that is no question or
     request and holds a number, or goes on after a connector with words of its own."""

@@ -1,0 +1,79 @@
+"""The exact grader on Russian answers as agents write them: the number, date, time and
+word forms of issue #16, the superseded value given as current, and a corpus of answers to
+every marathon-ru question (tests/persona/grading/corpus/marathon_ru_answers.json5)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import json5
+import pytest
+
+from persona.benchmark.loader import load_benchmark
+from persona.benchmark.model import Question
+from persona.grading.exact import ExactGrader
+from tests.conftest import REPO
+
+GRADER = ExactGrader()
+CORPUS = Path(__file__).parent / "corpus" / "marathon_ru_answers.json5"
+
+
+def score(expected: str, answer: str, question: str = "?", *tags: str) -> float:
+    return GRADER.grade(Question("q", question, expected, tags, "ch.md", 1), expected, answer).score
+
+
+@pytest.mark.parametrize(
+    ("expected", "answers"),
+    [
+        ("19 200 долларов", ["19 200", "19\u00a0200 $", "19\u202f200 долларов", "19200", "$19,200", "19,2 тыс. долларов"]),
+        ("23 года", ["23", "23 года", "двадцать три года", "Ему двадцать три"]),
+        ("5 октября", ["5 октября", "05.10", "5-го октября", "пятого октября", "5.10.2026"]),
+        ("52:30", ["52:30", "52 минуты 30 секунд", "за 52 мин 30 сек"]),
+        ("кот Босс", ["кот Босс", "у вас кот — Босс", "кота зовут Босс"]),
+        ("минус 2,5", ["−2,5", "-2.5", "минус 2,5"]),
+        ("15 000 рублей", ["15 тыс. рублей", "пятнадцать тысяч рублей", "15\u00a0000 ₽"]),
+        ("41", ["сорок один", "Вам **41** 🎂"]),
+        ("20:00", ["до 20:00", "до 20.00", "до 20 часов"]),
+    ],
+)
+def test_russian_forms_of_the_same_value_score_full(expected: str, answers: list[str]) -> None:
+    assert [score(expected, a) for a in answers] == [10.0] * len(answers)
+
+
+@pytest.mark.parametrize(
+    ("expected", "answer"),
+    [
+        ("19 200 долларов", "19 000 долларов"),
+        ("5 октября", "05.11"),
+        ("52:30", "52 минуты 3 секунды"),
+        ("минус 2,5", "плюс 3,5"),
+        ("054Г", "054А"),
+    ],
+)
+def test_a_near_miss_scores_zero(expected: str, answer: str) -> None:
+    assert score(expected, answer) == 0.0
+
+
+def test_a_superseded_value_given_as_current_is_wrong_even_when_the_new_one_is_there() -> None:
+    question = "Сколько я плачу за аренду теперь?"
+    assert score("8320 рублей", "Сейчас 8150 рублей (до этого было 8320)", question, "update") == 0.0
+    assert score("8320 рублей", "Сейчас 8320 рублей (раньше было 8150)", question, "update") == 10.0
+    assert score("кофе", "Раньше пили кофе, а теперь — чай с чабрецом", question) == 0.0
+    # a question about the old value itself is not a superseded answer
+    assert score("8150 рублей", "Раньше было 8150, сейчас 8320", "Сколько было раньше?") == 10.0
+
+
+def test_on_every_marathon_ru_question_correct_answers_pass_and_wrong_ones_do_not() -> None:
+    """Answers an agent would give, labelled by a careful reader. Paraphrases only a judge can
+    read (Михаил for Миша, «держать пчёл» for пасека) are among the misses; the floors keep the
+    exact grader from getting worse."""
+    bench = load_benchmark(REPO / "benchmarks" / "marathon-ru")
+    questions = {q.id: q for q in bench.questions}
+    corpus = json5.loads(CORPUS.read_text(encoding="utf-8"))
+    assert {x["id"] for x in corpus} == set(questions)
+    right = [(questions[x["id"]], a) for x in corpus for a in x["correct"]]
+    wrong = [(questions[x["id"]], a) for x in corpus for a in x["wrong"]]
+    full_on_right = [a for q, a in right if GRADER.grade(q, q.expected, a).score == 10]
+    full_on_wrong = [(q.id, a) for q, a in wrong if GRADER.grade(q, q.expected, a).score == 10]
+    assert len(full_on_right) / len(right) >= 0.9
+    assert len(full_on_wrong) / len(wrong) <= 0.05, full_on_wrong
