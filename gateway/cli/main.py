@@ -250,6 +250,13 @@ def describe_benchmark(bench: Benchmark) -> str:
     tags = Counter(tag for q in bench.questions for tag in (q.tags or ("untagged",)))
     lines += ["", f"questions: {len(bench.questions)}"]
     lines += [f"  {tag:<16} {n:>4}" for tag, n in sorted(tags.items())]
+    prose = [p for p in bench.phases if p.prose_only]
+    if prose:
+        lines += ["", f"phases of prose only — the scripted persona can't play them (an LLM persona can): {len(prose)}"]
+        lines += [f"  {bench.root / p.chapter}:{p.prose[0][0]}: {p.title}" for p in prose]
+        lines.append(
+            "  to run them scripted, write what is said as `> ` lines and changes as `✎ file N.M new text`"
+        )
     if bench.warnings:
         lines += ["", "warnings:", *(f"  {w}" for w in bench.warnings)]
     return "\n".join(lines)

@@ -77,6 +77,7 @@ class RunSummary:
     initiated: list[AgentInitiated] = field(default_factory=list)
     invalid: list[InvalidEvent] = field(default_factory=list)  # records skipped: wrong-typed fields
     log_damage: str = ""  # the log's damage or torn tail, as one line ("" when intact)
+    unplayed_prose: list[str] = field(default_factory=list)  # prose-only phases a scripted run skipped
 
     def memory_calls_for(self, question_id: str) -> int:
         return sum(1 for m in self.memory_calls if m.question_id == question_id)
@@ -110,7 +111,7 @@ class RunSummary:
 
     @property
     def coverage_complete(self) -> bool:
-        return not self.ungraded and not self.untold_required and not self.graded_twice
+        return not self.ungraded and not self.untold_required and not self.graded_twice and not self.unplayed_prose
 
 
 def summarize(log: RunLog, benchmark: Benchmark) -> RunSummary:
@@ -243,6 +244,9 @@ def summarize(log: RunLog, benchmark: Benchmark) -> RunSummary:
         initiated=initiated,
         invalid=invalid,
         log_damage=log.damage_text() if log.damage else "",
+        unplayed_prose=[f"{p.chapter}:{p.prose[0][0]} ({p.title})" for p in benchmark.phases if p.prose_only]
+        if log.header.persona.get("driver") == "scripted"
+        else [],
     )
 
 
@@ -307,6 +311,8 @@ def render_markdown(s: RunSummary) -> str:
         f"- required facts told: {told_required}/{len(s.required_facts)}"
         + ("" if not s.untold_required else f"; untold: {', '.join(s.untold_required[:20])}")
     )
+    if s.unplayed_prose:
+        out.append(f"- phases of prose only, not played by the scripted persona: {', '.join(s.unplayed_prose)}")
     out.append(f"- coverage {'complete' if s.coverage_complete else 'INCOMPLETE'}")
     out += ["", *_traffic_section(s)]
     out += ["", "### Tokens and cost", "", "| role | usage and cost |", "|---|---|"]

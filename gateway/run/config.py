@@ -10,6 +10,8 @@
           rung: ["s0", "s1", "s2"],          // optional: scale-ladder rungs (one run each)
           repeats: 3 },                      // optional: independent repeats (default 1)
       ],
+      compaction: { max_tokens: 30000, trim_to_tokens: 10000 },  // optional: the LLM persona's
+                                             // context limits for every run (as MarathonMemBench)
       experiment: {                          // optional: a paired A/B comparison
         name: "memory-addon", seed: 42, repeats: 3,
         variants: { A: { profile: "reference" }, B: { adapter: "reference", memory: false } },
@@ -29,7 +31,7 @@ from __future__ import annotations
 
 import random
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -116,6 +118,12 @@ def load_config(path: Path | str) -> Config:
     if experiment_data is not None:
         experiment, runs_of_experiment = _experiment(path, raw, base, experiment_data)
         specs.extend(runs_of_experiment)
+    compaction = _compaction(path, raw, data.get("compaction"))
+    if compaction:  # as MarathonMemBench configures it: for every persona without its own
+        specs = [
+            s if "compaction" in s.persona else replace(s, persona={**s.persona, "compaction": compaction})
+            for s in specs
+        ]
     seen: dict[str, RunSpec] = {}
     for spec in specs:
         if spec.id in seen:
@@ -132,10 +140,35 @@ def load_config(path: Path | str) -> Config:
     return Config(path, (base / recordings).resolve(), tuple(specs), parallel, experiment)
 
 
-TOP_KEYS = ("recordings", "parallel", "runs", "experiment")
+TOP_KEYS = ("recordings", "parallel", "runs", "experiment", "compaction")
 RUN_KEYS = ("id", "benchmark", "agent", "persona", "rung", "repeats", "pool")
 EXPERIMENT_KEYS = ("name", "seed", "repeats", "variants", "tasks", "persona")
 TASK_KEYS = ("id", "benchmark", "rung")
+
+
+def _compaction(path: Path, raw: str, value: Any) -> dict[str, int]:
+    """The LLM persona's context limits for every run (`{max_tokens, trim_to_tokens}`)."""
+    if value is None:
+        return {}
+    keys = ("max_tokens", "trim_to_tokens")
+    if (
+        not isinstance(value, dict)
+        or set(value) - set(keys)
+        or not all(
+            isinstance(value.get(k, 1), int) and not isinstance(value.get(k), bool) and value.get(k, 1) > 0
+            for k in keys
+        )
+    ):
+        raise ConfigError(
+            path,
+            _line_of(raw, "compaction"),
+            "`compaction` must be {max_tokens: N, trim_to_tokens: M}, whole numbers > 0",
+        )
+    if value.get("trim_to_tokens", 10000) >= value.get("max_tokens", 30000):
+        raise ConfigError(
+            path, _line_of(raw, "compaction"), "`compaction.trim_to_tokens` must be below `max_tokens`"
+        )
+    return dict(value)
 
 
 def _known_keys(path: Path, raw: str, who: str, data: dict[str, Any], known: tuple[str, ...]) -> None:

@@ -74,6 +74,7 @@ class ChapterParser:
                         directives=tuple(current["directives"]),
                         items=tuple(current["items"]),
                         description="\n".join(current["description"]).strip(),
+                        prose=tuple(current["prose"]),
                     )
                 )
 
@@ -107,6 +108,7 @@ class ChapterParser:
                             self.errors.append(exc)
                 elif current is not None:
                     current["description"].extend(lines[i : end + 1])
+                    current["prose"].append((lineno, stripped))
                 i = end + 1
                 continue
             if stripped.startswith("## "):
@@ -117,6 +119,7 @@ class ChapterParser:
                     "directives": [],
                     "items": [],
                     "description": [],
+                    "prose": [],
                 }
             elif stripped.startswith("❓"):
                 if current is None:
@@ -143,6 +146,8 @@ class ChapterParser:
                     current["description"].append(stripped)
             elif current is not None and not stripped.startswith("# "):
                 current["description"].append(lines[i])
+                if stripped and not stripped.startswith("#"):
+                    current["prose"].append((lineno, stripped))
             i += 1
         close()
 

@@ -88,6 +88,16 @@ class Phase:
     items: tuple[PhaseItem, ...]
     description: str
     distractor: str = ""  # the pool session this phase plays, on a scale-ladder rung
+    # lines of free text (MarathonMemBench's instructions to an LLM persona: «Расскажи, как идёт
+    # ремонт…»): the scripted persona can't play them; (line number, text)
+    prose: tuple[tuple[int, str], ...] = ()
+
+    @property
+    def prose_only(self) -> bool:
+        """Free text and nothing the scripted persona can say: no `>` lines, `✎` updates,
+        questions or `require_all_facts` (MarathonMemBench's «Расскажи, как идёт ремонт…
+        Обнови бюджет»). A scripted run skips what it says."""
+        return bool(self.prose) and not self.items and not self.require_all_facts
 
     @property
     def require_all_facts(self) -> tuple[str, ...]:

@@ -16,7 +16,24 @@ class LiveFacts:
             name: {fid: f.text for fid, f in ff.facts.items()} for name, ff in benchmark.facts.items()
         }
         self.titles = {name: ff.title for name, ff in benchmark.facts.items()}
+        # section number → heading ("1" → "Жена Лена"): facts are told, and added, in context
+        self.sections = {name: dict(ff.sections) for name, ff in benchmark.facts.items()}
         self.told: set[str] = set()
+
+    def render(self, name: str) -> str:
+        """The live facts file as written — its title, its `## N. heading` sections, the facts
+        in id order — each told fact marked, for the LLM persona to read."""
+        lines = [f"# {self.titles.get(name, name)}"]
+        headings = self.sections.get(name, {})
+        section = None
+        for fid, text in sorted(self.files[name].items(), key=lambda item: _id_order(item[0])):
+            number = fid.split(".")[0]
+            if number != section and number in headings:
+                lines.append(f"## {number}. {headings[number]}")
+            section = number
+            mark = " (told)" if f"{name}:{fid}" in self.told else ""
+            lines.append(f"{fid} {text}{mark}")
+        return "\n".join(lines)
 
     def get(self, file: str, fact_id: str) -> str | None:
         return self.files.get(file, {}).get(fact_id)
@@ -39,3 +56,7 @@ class LiveFacts:
 
     def mark_told(self, fact_keys: tuple[str, ...] | list[str]) -> None:
         self.told.update(fact_keys)
+
+
+def _id_order(fact_id: str) -> tuple[int, ...]:
+    return tuple(int(part) if part.isdigit() else 0 for part in fact_id.split("."))

@@ -130,7 +130,7 @@ class LLMPersonaDriver:
         parts = [f"{self.universal.rstrip()}\n\n{self._language_part()}"]
         if self.benchmark.instructions.strip():
             parts.append(f"# Your scenario\n\n{self.benchmark.instructions.strip()}")
-        profile = self._render_file("profile") if "profile" in self.facts.files else ""
+        profile = self.facts.render("profile") if "profile" in self.facts.files else ""
         if profile:
             parts.append(f"# Your profile (always current)\n\n{profile}")
         return parts
@@ -194,10 +194,10 @@ class LLMPersonaDriver:
     def _recap(self) -> str:
         lines = ["(Earlier conversation was trimmed to save space. What you need to know:)"]
         if "profile" in self.facts.files:
-            lines += ["", "Your profile, current values:", self._render_file("profile")]
+            lines += ["", "Your profile, current values:", self.facts.render("profile")]
         for name in self.state.files_read:
             if name != "profile":
-                lines += ["", f"Facts file {name!r}, current values:", self._render_file(name)]
+                lines += ["", f"Facts file {name!r}, current values:", self.facts.render(name)]
         return "\n".join(lines)
 
     # -- thinking: model calls until a message (or the end) --------------------------------
@@ -359,14 +359,6 @@ class LLMPersonaDriver:
             raise ToolInputError(f"no facts file {name!r}; files: {', '.join(sorted(self.facts.files))}")
         return name
 
-    def _render_file(self, name: str) -> str:
-        title = self.facts.titles.get(name, name)
-        lines = [f"# {title}"]
-        for fid, text in self.facts.files[name].items():
-            mark = " (told)" if f"{name}:{fid}" in self.facts.told else ""
-            lines.append(f"{fid} {text}{mark}")
-        return "\n".join(lines)
-
     def _tool_next_phase(self, args: dict[str, Any]) -> str:
         problems = self._unfinished()
         if problems:
@@ -382,7 +374,7 @@ class LLMPersonaDriver:
         if name not in self.state.files_read:
             self.state.files_read.append(name)
             self.state.read_mark[name] = len(self.state.sent)
-        return self._render_file(name)
+        return self.facts.render(name)
 
     def _tool_facts_get_untold(self, args: dict[str, Any]) -> str:
         name = self._file(args)

@@ -122,3 +122,21 @@ def test_the_shipped_experiment_example_loads() -> None:
     assert config.experiment is not None and sorted(config.experiment.variants) == ["A", "B"]
     assert config.experiment.variants["B"].get("memory") is False and config.parallel == 4
     assert all(s.benchmark.is_dir() for s in config.runs)
+
+
+def test_compaction_at_the_top_applies_to_every_persona_without_its_own(tmp_path: Path) -> None:
+    """As MarathonMemBench's config.jsonc sets it."""
+    text = """{
+  "compaction": { "max_tokens": 30000, "trim_to_tokens": 10000 },
+  runs: [
+    { id: "a", benchmark: "b", agent: { adapter: "reference" }, persona: { driver: "anthropic:m" } },
+    { id: "b", benchmark: "b", agent: { adapter: "reference" },
+      persona: { driver: "anthropic:m", compaction: { max_tokens: 8000, trim_to_tokens: 2000 } } },
+  ],
+}"""
+    a, b = load_config(write(tmp_path, text)).runs
+    assert a.persona["compaction"] == {"max_tokens": 30000, "trim_to_tokens": 10000}
+    assert b.persona["compaction"] == {"max_tokens": 8000, "trim_to_tokens": 2000}
+    bad = text.replace('"trim_to_tokens": 10000', '"trim_to_tokens": 40000')
+    with pytest.raises(ConfigError, match=r":2: `compaction\.trim_to_tokens` must be below"):
+        load_config(write(tmp_path, bad))

@@ -386,3 +386,21 @@ async def test_an_llm_persona_run_cut_inside_a_distractor_session_resumes_the_sa
     assert said(path) == full
     graded = [e.question_id for e in read_log(path).events if isinstance(e, Evaluation)]
     assert sorted(graded) == sorted(set(graded)) and len(graded) == 15
+
+
+async def test_a_facts_file_reads_as_written_with_its_section_headings(
+    make_benchmark: BenchFactory, fake: tuple[FakePersonaModel, ServedApp]
+) -> None:
+    """So the persona tells facts in context, and `facts_add` can name the right section."""
+    driver = offline_driver(make_benchmark, fake)
+    await tool(driver, "facts_add", file="pets", section="1", text="Miso sleeps on the radiator")
+    text, _ = await tool(driver, "facts_read", file="pets")
+    assert text.splitlines() == [
+        "# Pets",
+        "## 1. Cat",
+        "1.1 My cat is called Miso",
+        "1.2 Miso is 4 years old",
+        "1.3 Miso eats tuna",
+        "1.4 Miso sleeps on the radiator",
+    ]
+    await driver.client.close()
