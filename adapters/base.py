@@ -89,6 +89,31 @@ class AgentAdapter(Protocol):
     async def close(self) -> None: ...
 
 
+@runtime_checkable
+class CompactingAdapter(Protocol):
+    """An agent that can be asked to compact its context (`await bench.compact()`): the
+    adapter sends the agent's own command for it (`compact_commands` in its settings:
+    `/compact` for OpenClaw and the reference agent, `/compress` for Hermes). What the agent
+    answered is the return value; the compaction itself is seen by the LLM recorder."""
+
+    compact_commands: list[str]
+
+    async def compact(self) -> str: ...
+
+
+def compact_commands(settings: dict[str, object]) -> list[str]:
+    """The `compact_commands` setting: a list of chat commands (or one), validated."""
+    value = settings.get("compact_commands", [])
+    commands = [value] if isinstance(value, str) else value
+    if not isinstance(commands, list) or not all(isinstance(c, str) and c.strip() for c in commands):
+        raise AdapterConfigError("`compact_commands` must be a list of chat commands, e.g. [\"/compact\"]")
+    return [str(c) for c in commands]
+
+
+def can_compact(adapter: object) -> bool:
+    return isinstance(adapter, CompactingAdapter) and bool(adapter.compact_commands)
+
+
 @dataclass(frozen=True)
 class OffTurn:
     """A message of the agent's that is not the reply to the message just sent: a late reply

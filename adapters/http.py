@@ -31,6 +31,7 @@ from adapters.base import (
     AgentProtocolError,
     AgentTimeout,
     SessionState,
+    compact_commands,
 )
 
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -89,6 +90,7 @@ class HttpAdapter:
     """
 
     def __init__(self, settings: dict[str, Any]) -> None:
+        self.compact_commands = compact_commands(settings)
         self.mode = settings.get("mode", "json")
         if self.mode not in ("json", "openai"):
             raise AdapterConfigError(f"http adapter mode must be 'json' or 'openai', not {self.mode!r}")
@@ -125,6 +127,11 @@ class HttpAdapter:
     async def new_session(self) -> str:
         self.session = SessionState(self._new_id())
         return self.session.id
+
+    async def compact(self) -> str:
+        """Send the agent's compaction commands; returns what it answered the last."""
+        replies = [await self.send(command) for command in self.compact_commands]
+        return replies[-1] if replies else ""
 
     async def close(self) -> None:
         if self._http is not None:

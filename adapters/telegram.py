@@ -14,7 +14,14 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from adapters.base import AdapterConfigError, AgentExited, AgentTimeout, OffTurn, SessionState
+from adapters.base import (
+    AdapterConfigError,
+    AgentExited,
+    AgentTimeout,
+    OffTurn,
+    SessionState,
+    compact_commands,
+)
 from adapters.http import expand_env
 from adapters.http_server import ServedApp, serve
 from adapters.telegram_api import TYPING_SECONDS, SentMessage, TelegramEmulator
@@ -35,6 +42,7 @@ class TelegramAdapter:
     message, or the agent's own initiative — never part of a reply."""
 
     def __init__(self, settings: dict[str, Any]) -> None:
+        self.compact_commands = compact_commands(settings)
         token = expand_env(str(settings.get("token", "123456789:MARATHON-test-token-000000000000")))
         if not re.fullmatch(r"\d+:[A-Za-z0-9_-]{20,}", token):
             raise AdapterConfigError("telegram `token` must look like a bot token: <digits>:<secret>")
@@ -178,6 +186,11 @@ class TelegramAdapter:
         self.session_reply = "\n".join(r for r in replies if r)
         self.sessions += 1
         return self._session_id()
+
+    async def compact(self) -> str:
+        """Send the agent's compaction commands; returns what it answered the last."""
+        replies = [await self.send(command) for command in self.compact_commands]
+        return replies[-1] if replies else ""
 
     async def close(self) -> None:
         if self.served is not None:

@@ -24,6 +24,7 @@ from adapters.base import (
     AgentProtocolError,
     AgentTimeout,
     SessionState,
+    compact_commands,
 )
 from adapters.http import expand_env, fill_template, find_path
 
@@ -55,6 +56,7 @@ class WebSocketAdapter:
     `retries`, `backoff`, `session_prefix`."""
 
     def __init__(self, settings: dict[str, Any]) -> None:
+        self.compact_commands = compact_commands(settings)
         url = settings.get("url")
         if not isinstance(url, str) or not url.startswith(("ws://", "wss://")):
             raise AdapterConfigError("websocket adapter needs `url`: a ws:// or wss:// address")
@@ -109,6 +111,11 @@ class WebSocketAdapter:
     async def new_session(self) -> str:
         self.session = f"{self.session_prefix}-{uuid.uuid4().hex[:12]}"
         return self.session
+
+    async def compact(self) -> str:
+        """Send the agent's compaction commands; returns what it answered the last."""
+        replies = [await self.send(command) for command in self.compact_commands]
+        return replies[-1] if replies else ""
 
     async def close(self) -> None:
         if self.connection is not None:

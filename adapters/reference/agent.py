@@ -77,6 +77,9 @@ class Session:
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
 
+COMPACT_COMMAND = "/compact"  # a chat message that makes the agent compact its context now
+
+
 class ReferenceAgent:
     def __init__(self, config: AgentConfig) -> None:
         self.config = config
@@ -93,6 +96,10 @@ class ReferenceAgent:
 
     async def chat(self, session_id: str, text: str) -> str:
         session = self.sessions.setdefault(session_id, Session())
+        if text.strip() == COMPACT_COMMAND:  # as OpenClaw's /compact: summarise the context now
+            async with session.lock:
+                compacted = await self._compact(session)
+            return "Context compacted." if compacted else "Nothing to compact yet."
         async with session.lock:
             session.messages.append({"role": "user", "content": text})
             reply = await self._tool_loop(session)
@@ -149,12 +156,13 @@ class ReferenceAgent:
             }
         return {"type": "tool_result", "tool_use_id": tool_use_id, "content": content}
 
-    async def _compact(self, session: Session) -> None:
-        """Summarise all but the last `keep_turns` exchanges; the summary replaces them."""
+    async def _compact(self, session: Session) -> bool:
+        """Summarise all but the last `keep_turns` exchanges; the summary replaces them.
+        False when there is nothing older to summarise."""
         keep = 2 * self.config.keep_turns
         old, recent = session.messages[:-keep], session.messages[-keep:]
         if not old:
-            return
+            return False
         transcript = "\n".join(f"{m['role']}: {m['content']}" for m in old if isinstance(m["content"], str))
         message = await self._call(
             self.summary_prompt,
@@ -168,6 +176,7 @@ class ReferenceAgent:
             {"role": "assistant", "content": "Understood."},
             *recent,
         ]
+        return True
 
     async def close(self) -> None:
         """Release the model client's connections (call before the event loop ends)."""

@@ -24,7 +24,7 @@ from gateway.report.budget import render_ladder
 from gateway.report.comparison import compare, read_lines, render_comparison
 from gateway.report.matrix import MatrixReport, write_matrix_report
 from gateway.report.recordings import load_run
-from gateway.run.agents import check_agent_settings, describe_agent, shared_resources
+from gateway.run.agents import check_agent_can_play, check_agent_settings, describe_agent, shared_resources
 from gateway.run.config import ConfigError, Experiment, RunSpec, load_config
 from gateway.run.personas import check_persona_settings
 from gateway.run.progress import ProgressBoard
@@ -189,6 +189,7 @@ def _run_and_report(
         for spec in specs:  # a bad benchmark or agent setting fails before any run starts
             benchmark = benchmark_for(spec.benchmark, spec.rung, spec.pool)
             check_agent_settings(spec.agent)
+            check_agent_can_play(spec.agent, benchmark)
             check_persona_settings(spec.persona, benchmark)
         results = _run_all(specs, recordings, fresh, parallel)
     except BenchmarkErrors as exc:

@@ -36,6 +36,7 @@ from adapters.base import (
     OffTurn,
     OffTurnAdapter,
     SessionState,
+    compact_commands,
 )
 from adapters.http import HttpAdapter
 from adapters.http_server import serve
@@ -47,6 +48,7 @@ from adapters.telegram import TelegramAdapter
 from adapters.websocket import WebSocketAdapter
 from gateway.log.redact import Redactor
 from gateway.traffic.recorder import RunRecorder
+from persona.benchmark.model import Benchmark
 
 ADAPTERS = ("http", "websocket", "openclaw-ws", "telegram", "reference")
 SURFACES = ("http", "telegram", "websocket")
@@ -97,6 +99,25 @@ def check_agent_settings(settings: dict[str, Any]) -> None:
             raise AdapterConfigError(f"reference agent `surface` must be one of {', '.join(SURFACES)}")
         return
     make_adapter(settings)
+
+
+def check_agent_can_play(settings: dict[str, Any], benchmark: Benchmark) -> None:
+    """Refuse, before a run starts, a benchmark that needs `await bench.compact()` on an agent
+    that can't be asked to compact — instead of an `unsupported` logged mid-run and [C]
+    questions that then test nothing."""
+    needs = [p for p in benchmark.phases if "compact" in p.actions]
+    if not needs:
+        return
+    settings = resolve(settings)
+    if settings.get("adapter") == "reference" or compact_commands(settings):
+        return
+    where = ", ".join(f"{p.chapter} ({p.title})" for p in needs[:3])
+    raise AdapterConfigError(
+        f"the benchmark asks the agent to compact (`await bench.compact()` in {where}), but this agent "
+        "has no compaction command (`compact_commands` in its settings or profile: /compact for "
+        "OpenClaw, /compress for Hermes). Alternatives: configure the agent's own compaction "
+        "threshold so it compacts before that phase, or use `await bench.newSession()` there"
+    )
 
 
 def shared_resources(settings: dict[str, Any]) -> set[str]:
@@ -275,7 +296,7 @@ async def _start_reference(
     settings: dict[str, Any], run_dir: Path, stack: AsyncExitStack, record: Record | None
 ) -> AgentHandle:
     # imported here: the anthropic SDK takes ~2 s to import, and only this agent needs it
-    from adapters.reference.agent import AgentConfig, ReferenceAgent
+    from adapters.reference.agent import COMPACT_COMMAND, AgentConfig, ReferenceAgent
 
     base_url = settings.get("model_base_url")
     api_key = "offline-stand-in"
@@ -306,7 +327,9 @@ async def _start_reference(
     if surface == "telegram":
         from adapters.reference.telegram_bot import run_bot
 
-        telegram = TelegramAdapter({"quiet": settings.get("quiet", 0.15), "timeout": timeout})
+        telegram = TelegramAdapter(
+            {"quiet": settings.get("quiet", 0.15), "timeout": timeout, "compact_commands": [COMPACT_COMMAND]}
+        )
         api_root = await telegram.start()
         stack.push_async_callback(telegram.close)
         stop = asyncio.Event()
@@ -334,12 +357,25 @@ async def _start_reference(
 
         stack.push_async_callback(stop_server)
         adapter = WebSocketAdapter(
-            {"url": ws_url, "match": {"session": "{session}"}, "timeout": timeout, "session_prefix": "ref"}
+            {
+                "url": ws_url,
+                "match": {"session": "{session}"},
+                "timeout": timeout,
+                "session_prefix": "ref",
+                "compact_commands": [COMPACT_COMMAND],
+            }
         )
     else:
         served = await serve(agent.app())
         stack.push_async_callback(served.stop)
-        adapter = HttpAdapter({"url": f"{served.url}/chat", "timeout": timeout, "session_prefix": "ref"})
+        adapter = HttpAdapter(
+            {
+                "url": f"{served.url}/chat",
+                "timeout": timeout,
+                "session_prefix": "ref",
+                "compact_commands": [COMPACT_COMMAND],
+            }
+        )
     if surface != "telegram":  # (the emulated Bot API closes after the bot, above)
         stack.push_async_callback(adapter.close)
     return AgentHandle(adapter, llm_url)

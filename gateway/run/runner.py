@@ -21,7 +21,14 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from adapters.base import AdapterError, AgentAdapter, OffTurnAdapter, SessionState
+from adapters.base import (
+    AdapterError,
+    AgentAdapter,
+    CompactingAdapter,
+    OffTurnAdapter,
+    SessionState,
+    can_compact,
+)
 from adapters.profiles import resolve
 from gateway import __version__
 from gateway.log.events import (
@@ -333,8 +340,8 @@ class Run:
                 answered = str(getattr(self.adapter, "session_reply", ""))  # what the agent said to /new
                 self.log(SessionChanged(action="new_session", detail=session, reply=answered))
             case Compact():
-                compact = getattr(self.adapter, "compact", None)
-                if compact is None:
+                adapter = self.adapter
+                if not can_compact(adapter):  # refused before the run; a replay may still get here
                     self.log(
                         ErrorEvent(
                             source="runner",
@@ -342,9 +349,12 @@ class Run:
                             message="bench.compact(): this agent's adapter can't ask it to compact",
                         )
                     )
+                    self.log(SessionChanged(action="compact", detail="unsupported"))
                 else:
-                    await self._until_done("compact", compact)
-                self.log(SessionChanged(action="compact", detail="" if compact else "unsupported"))
+                    assert isinstance(adapter, CompactingAdapter)
+                    answered = await self._until_done("compact", adapter.compact)
+                    self._log_off_turn()
+                    self.log(SessionChanged(action="compact", detail="", reply=answered))
             case MarkTold():
                 self.log(FactsMarked(fact_ids=list(action.fact_ids)))
                 for key in action.fact_ids:
