@@ -30,7 +30,7 @@ import msgpack
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from gateway.cli.main import _event_line  # noqa: E402
+from gateway.cli.logs import _event_line  # noqa: E402
 from gateway.log.events import Header, Said  # noqa: E402
 from gateway.log.frames import frame  # noqa: E402
 from gateway.log.runlog import EVENTS_FILE, RunLogDamaged, RunLogWriter, read_log  # noqa: E402

@@ -17,14 +17,14 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from gateway import __version__
+from gateway.cli.logs import cmd_inspect, cmd_repair, cmd_state
 from gateway.cli.runs import cmd_compare, cmd_demo, cmd_replay, cmd_report, cmd_run, print_errors
-from gateway.log.events import Blob, Event, InvalidEvent, LLMExchange, UnknownEvent
-from gateway.log.lock import RunInUse
-from gateway.log.runlog import EVENTS_FILE, RunLogFormatError, read_log, repair_log, run_status
+from gateway.log.runlog import RunLogFormatError
 from persona.benchmark.errors import BenchmarkErrors
 from persona.benchmark.ladder import apply_rung
 from persona.benchmark.loader import load_benchmark
 from persona.benchmark.model import Benchmark
+from persona.benchmark.skeleton import write_skeleton
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -126,6 +126,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="cut a damaged run log back to its intact records before the damage (the original is kept aside)",
     )
     p.add_argument("run", type=Path, help="a run folder or its events.msgpack")
+    p = sub.add_parser("new", help="write a small valid benchmark to start from (benchmarks/AUTHORING.md)")
+    p.add_argument("folder", type=Path)
+    p.add_argument("--language", default="en", help="the persona's language (en, ru)")
+    p = sub.add_parser(
+        "state", help="a run's state from its log (phase, messages, grades); writes its live facts files to RUN/facts/"
+    )
+    p.add_argument("run", type=Path, help="a run folder")
+    p.add_argument("--json", action="store_true", help="print the whole state as JSON")
     args = parser.parse_args(argv)
     # recordings hold people's conversations and agents' memories: files 0600, folders 0700,
     # for everything this process (and the agents it starts) creates
@@ -158,6 +166,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_proxy(args.upstream, args.profile, args.port, args.recordings)
         if args.command == "repair":
             return cmd_repair(args.run)
+        if args.command == "new":
+            return cmd_new(args.folder, args.language)
+        if args.command == "state":
+            return cmd_state(args.run, args.json)
         return cmd_inspect(args.run, args.limit)
     except BrokenPipeError:  # `marathon inspect RUN | head`
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - keep Python from failing at exit
@@ -217,6 +229,17 @@ def cmd_check(folder: Path) -> int:
             f"\nscale ladder: {ladder} distractor sessions before {spec.insert_before!r} "
             f"(pool {spec.distractors}, seed {spec.seed}); budgets {list(spec.budgets)}, target ρ = {spec.target:g}"
         )
+    return 0
+
+
+def cmd_new(folder: Path, language: str) -> int:
+    try:
+        written = write_skeleton(folder, language)
+    except (ValueError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"wrote {len(written)} files to {folder}: {', '.join(p.name for p in written)}")
+    print(f"next: edit them (benchmarks/AUTHORING.md has the rules), then `marathon check {folder}`")
     return 0
 
 
@@ -395,85 +418,6 @@ def cmd_grade(args: argparse.Namespace) -> int:
     except (OSError, RunLogFormatError, BenchmarkErrors, KeyError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-
-
-# -- inspect -----------------------------------------------------------------------------------
-
-
-def _event_line(event: Event) -> str:
-    fields = {k: v for k, v in event.to_record().items() if k not in ("t", "seq", "ts")}
-    if isinstance(event, InvalidEvent):
-        return f"INVALID, skipped — {event.problem}"
-    if isinstance(event, UnknownEvent):
-        return f"{event.tag} (unknown to this version)"
-    if isinstance(event, Blob):
-        return f"{event.ref[:12]} ({len(event.data):,} bytes)"
-    if isinstance(event, LLMExchange):
-        calls = ", ".join(str(c.get("name")) for c in event.tool_calls)
-        return (
-            f"{event.api} {event.model} {event.kind} status={event.status} messages={len(event.message_refs)} "
-            f"input_tokens={event.input_tokens}"
-            + (f" tool_calls=[{calls}]" if calls else "")
-            + (f" question={event.question_id}" if event.question_id else "")
-        )
-    text = fields.pop("text", None)
-    parts = [f"{k}={v}" for k, v in fields.items() if v not in (None, "", [], {}, False)]
-    if text is not None:
-        parts.append(repr(text if len(text) <= 100 else text[:97] + "..."))
-    return " ".join(parts)
-
-
-def cmd_inspect(run: Path, limit: int) -> int:
-    path = run / EVENTS_FILE if run.is_dir() else run
-    try:
-        log = read_log(path)
-    except (OSError, RunLogFormatError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    h = log.header
-    print(f"run {h.run_id} — log format {log.format}, marathonbench {h.tool_version}")
-    print(
-        f"benchmark {h.benchmark.get('name')} ({str(h.benchmark.get('hash', ''))[:16]}); "
-        f"persona {h.persona}; agent model {h.agent.get('model', '?')}"
-    )
-    if h.agent.get("offline_stand_in"):
-        print("note: the agent's model is the offline rule-based stand-in, not an LLM")
-    t0 = h.created
-    events = log.events[:limit] if limit else log.events
-    for event in events:
-        print(f"{event.seq:>6} {event.ts - t0:>9.3f}s {event.type:<11} {_event_line(event)}")
-    if limit and len(log.events) > limit:
-        print(f"... {len(log.events) - limit} more events")
-    status = run_status(log)
-    print(f"status: {status.value if status else 'running, or stopped without an end record (resumable)'}")
-    if log.torn:
-        print(f"warning: {log.damage_text()}")
-    return 0
-
-
-def cmd_repair(run: Path) -> int:
-    path = run / EVENTS_FILE if run.is_dir() else run
-    try:
-        repair = repair_log(path)
-    except (OSError, RunLogFormatError, RunInUse) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    if repair is None:
-        print(f"{path}: intact, nothing to repair")
-        return 0
-    print(
-        f"{path}: kept {repair.kept_events} events ({repair.kept_bytes:,} bytes) before the damage; "
-        f"dropped {repair.dropped_bytes:,} bytes"
-        + (f" holding {repair.records_after_damage} intact record(s)" if repair.records_after_damage else "")
-    )
-    print(f"the log as it was: {repair.original} (kept; delete it yourself once you are sure)")
-    if repair.records_after_damage:
-        print(
-            "note: the agent already saw what those records held; the resumed run re-sends from the "
-            "damage, so its memory may hold that part twice — `--fresh` is the clean alternative"
-        )
-    print("`marathon run` (or `marathon demo`) now resumes the run from there")
-    return 0
 
 
 if __name__ == "__main__":

@@ -1,29 +1,42 @@
-"""Budget-conditioned reliability on a scale ladder (design §7; arXiv 2605.07313).
+"""Budget-conditioned reliability on a scale ladder (design §7; arXiv 2605.07313, eq. 1).
 
-For each graded question τ of each run: C(τ) = the answer counts as correct (score ≥ 5) and
-R(τ) = the agent's memory calls the recorder attributed to that question. Per rung and per
-declared budget B:
+For each question τ and rollout (a run at the rung that graded τ):
 
-- Pass@B  = share of τ with C(τ) and R(τ) ≤ B;
-- p_exh   = share of τ with R(τ) > B (over budget, right or wrong);
-- p_wrong = share of τ with R(τ) ≤ B and not C(τ) (wrong within budget);
+- C(τ) ∈ {0, 1}: a correct final answer, by the ladder's `correct` rule (default
+  `first_try`: score 10 without the search-memory nudge; see `persona.benchmark.scale`);
+- R(τ): the agent's *retrieval* calls to its memory in the question's turn — memory reads the
+  recorder attributed to the question, writes and the nudge turn's calls left out (they are
+  reported apart).
 
-so the three sum to 1. Intervals are Wilson 95 %. The collapse onset is the first rung whose
-Pass@B falls below the target ρ; the conservative onset the first rung whose interval's lower
-bound does (no later than the point onset). A rung with any run whose LLM traffic was not
-recorded is "budget not observable": no zeros are reported for calls nobody could see.
+Per rung and budget B, as the paper defines them — a mean over rollouts per question, then a
+mean over questions (a question reached by fewer rollouts weighs the same):
+
+- Pass@B  = E_τ E_r [C ∧ R ≤ B];  p_exh = E_τ E_r [R > B];  p_wrong = E_τ E_r [R ≤ B ∧ ¬C]
+
+so the three sum to 1. Only rollouts that graded τ count for τ; rollouts that stopped before
+it are counted as excluded. Intervals are 95 % percentile intervals of a bootstrap clustered
+by question (questions resampled, then rollouts within each), 2,000 resamples, seeded — not
+Wilson on pooled pairs, which are not independent. P90R is the 90th percentile of R over all
+(rollout, question) pairs, linearly interpolated between closest ranks. The collapse onset is
+the first rung whose Pass@B falls below the target ρ; the conservative onset the first whose
+interval's lower bound does. A rung with any run whose LLM traffic was not recorded is
+"budget not observable": no zeros are reported for calls nobody could see.
 """
 
 from __future__ import annotations
 
 import math
+import random
 from collections import defaultdict
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from gateway.report.recordings import RecordedRun
-from persona.grading.exact import PASS_SCORE
+from persona.benchmark.scale import is_correct
 
 Z95 = 1.959964
+BOOTSTRAP_RESAMPLES = 2000
+BOOTSTRAP_SEED = 20260513
 
 
 def wilson(successes: int, n: int, z: float = Z95) -> tuple[float, float]:
@@ -37,7 +50,7 @@ def wilson(successes: int, n: int, z: float = Z95) -> tuple[float, float]:
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
-def percentile(values: list[int] | list[float], q: float) -> float:
+def percentile(values: Sequence[int | float], q: float) -> float:
     """Linear-interpolated percentile (q in 0..100) of a non-empty list."""
     ordered = sorted(values)
     pos = (len(ordered) - 1) * q / 100
@@ -49,33 +62,65 @@ def percentile(values: list[int] | list[float], q: float) -> float:
 class Outcome:
     run_id: str
     question_id: str
-    correct: bool
-    memory_calls: int
+    correct: bool  # C(τ)
+    retrievals: int  # R(τ)
+    writes: int = 0
+    nudge_calls: int = 0
+
+
+def question_mean(outcomes: Sequence[Outcome], hit: Callable[[Outcome], bool]) -> float:
+    """E_τ E_r [hit]: the mean over rollouts of each question, then over questions."""
+    by_question: dict[str, list[Outcome]] = defaultdict(list)
+    for o in outcomes:
+        by_question[o.question_id].append(o)
+    if not by_question:
+        return 0.0
+    return sum(sum(map(hit, rs)) / len(rs) for rs in by_question.values()) / len(by_question)
+
+
+def cluster_bootstrap(
+    outcomes: Sequence[Outcome], hit: Callable[[Outcome], bool], seed: int = BOOTSTRAP_SEED
+) -> tuple[float, float]:
+    """95 % percentile interval of `question_mean`: questions resampled with replacement,
+    then each drawn question's rollouts resampled within it."""
+    by_question: dict[str, list[Outcome]] = defaultdict(list)
+    for o in outcomes:
+        by_question[o.question_id].append(o)
+    groups = [[hit(o) for o in rs] for rs in by_question.values()]
+    if not groups:
+        return 0.0, 1.0
+    rng = random.Random(seed)
+    means = []
+    for _ in range(BOOTSTRAP_RESAMPLES):
+        total = 0.0
+        for _ in groups:
+            group = groups[rng.randrange(len(groups))]
+            total += sum(group[rng.randrange(len(group))] for _ in group) / len(group)
+        means.append(total / len(groups))
+    return percentile(means, 2.5), percentile(means, 97.5)
 
 
 @dataclass(frozen=True)
 class BudgetCell:
     budget: int
-    passed: int
-    over: int
-    wrong: int
-    n: int
+    pass_rate: float
+    p_exh: float
+    p_wrong: float
+    interval: tuple[float, float]
+    questions: int
+    rollouts: int  # (rollout, question) pairs counted
 
-    @property
-    def pass_rate(self) -> float:
-        return self.passed / self.n if self.n else 0.0
 
-    @property
-    def p_exh(self) -> float:
-        return self.over / self.n if self.n else 0.0
-
-    @property
-    def p_wrong(self) -> float:
-        return self.wrong / self.n if self.n else 0.0
-
-    @property
-    def interval(self) -> tuple[float, float]:
-        return wilson(self.passed, self.n)
+def budget_cell(outcomes: Sequence[Outcome], budget: int) -> BudgetCell:
+    return BudgetCell(
+        budget,
+        question_mean(outcomes, lambda o: o.correct and o.retrievals <= budget),
+        question_mean(outcomes, lambda o: o.retrievals > budget),
+        question_mean(outcomes, lambda o: o.retrievals <= budget and not o.correct),
+        cluster_bootstrap(outcomes, lambda o: o.correct and o.retrievals <= budget),
+        len({o.question_id for o in outcomes}),
+        len(outcomes),
+    )
 
 
 @dataclass
@@ -86,16 +131,25 @@ class Rung:
     outcomes: list[Outcome]
     observable: bool
     cells: dict[int, BudgetCell] = field(default_factory=dict)
+    excluded: int = 0  # (rollout, question) pairs not reached: the run stopped before grading it
 
     @property
     def p90(self) -> float | None:
         if not self.observable or not self.outcomes:
             return None
-        return percentile([o.memory_calls for o in self.outcomes], 90)
+        return percentile([o.retrievals for o in self.outcomes], 90)
 
     @property
     def accuracy(self) -> float | None:
-        return sum(o.correct for o in self.outcomes) / len(self.outcomes) if self.outcomes else None
+        return question_mean(self.outcomes, lambda o: o.correct) if self.outcomes else None
+
+    @property
+    def writes(self) -> int:
+        return sum(o.writes for o in self.outcomes)
+
+    @property
+    def nudge_calls(self) -> int:
+        return sum(o.nudge_calls for o in self.outcomes)
 
     @property
     def evidence_hashes(self) -> set[str]:
@@ -110,6 +164,7 @@ class Ladder:
     rungs: list[Rung]
     budgets: tuple[int, ...]
     target: float
+    correct: str = "first_try"
 
     @property
     def evidence_identical(self) -> bool:
@@ -117,12 +172,12 @@ class Ladder:
 
     def onset(self, budget: int) -> tuple[str | None, str | None]:
         """(point onset, conservative onset): the first rungs where Pass@B, respectively its
-        lower Wilson bound, falls below the target ρ; None where it never does (or where the
-        budget could not be observed)."""
+        interval's lower bound, falls below the target ρ; None where it never does (or where
+        the budget could not be observed)."""
         point = conservative = None
         for rung in self.rungs:
             cell = rung.cells.get(budget)
-            if cell is None or not cell.n:
+            if cell is None or not cell.rollouts:
                 continue
             if conservative is None and cell.interval[0] < self.target:
                 conservative = rung.name
@@ -131,12 +186,22 @@ class Ladder:
         return point, conservative
 
 
-def outcomes_of(run: RecordedRun) -> list[Outcome]:
+def outcomes_of(run: RecordedRun, rule: str) -> list[Outcome]:
     s = run.summary
-    return [
-        Outcome(s.run_id, qid, ev.score >= PASS_SCORE, s.memory_calls_for(qid))
-        for qid, ev in s.evaluations.items()
-    ]
+    out = []
+    for qid, ev in s.evaluations.items():
+        memory = s.memory_for(qid)
+        out.append(
+            Outcome(
+                s.run_id,
+                qid,
+                is_correct(rule, ev.score, ev.attempts),
+                memory.reads,
+                memory.writes,
+                memory.nudge,
+            )
+        )
+    return out
 
 
 def build_ladders(runs: list[RecordedRun]) -> list[Ladder]:
@@ -161,17 +226,28 @@ def build_ladders(runs: list[RecordedRun]) -> list[Ladder]:
             at = [r for r in members if r.rung == name]
             if not at:
                 continue
-            outcomes = [o for r in at for o in outcomes_of(r)]
+            outcomes = [o for r in at for o in outcomes_of(r, spec.correct)]
+            planned = {q.id for r in at for q in r.benchmark.questions}
             observable = all(r.observed for r in at)
-            rung = Rung(name, spec.ladder[name], at, outcomes, observable)
+            rung = Rung(
+                name,
+                spec.ladder[name],
+                at,
+                outcomes,
+                observable,
+                excluded=len(at) * len(planned) - len(outcomes),
+            )
             if observable:
-                for b in spec.budgets:
-                    passed = sum(o.correct and o.memory_calls <= b for o in outcomes)
-                    over = sum(o.memory_calls > b for o in outcomes)
-                    rung.cells[b] = BudgetCell(b, passed, over, len(outcomes) - passed - over, len(outcomes))
+                rung.cells = {b: budget_cell(outcomes, b) for b in spec.budgets}
             rungs.append(rung)
-        ladders.append(Ladder(key.split("\0")[0], rungs, spec.budgets, spec.target))
+        ladders.append(Ladder(key.split("\0")[0], rungs, spec.budgets, spec.target, spec.correct))
     return ladders
+
+
+_CORRECT_WORDS = {
+    "first_try": "a fully correct answer at the first try (score 10, no nudge)",
+    "any_full": "a fully correct answer, with or without the nudge",
+}
 
 
 def _pct(x: float) -> str:
@@ -183,29 +259,41 @@ def render_ladder(ladder: Ladder) -> str:
     lines = [
         f"### Scale ladder: {ladder.label}",
         "",
-        f"Target ρ = {ladder.target:g}; budgets B = {', '.join(map(str, ladder.budgets))} memory calls per question; "
-        "correct = score ≥ 5; intervals Wilson 95 %.",
+        f"Target ρ = {ladder.target:g}; budgets B = {', '.join(map(str, ladder.budgets))} retrieval calls per question "
+        f"(R(τ): memory reads in the question's turn; writes and the nudge turn's calls apart). "
+        f"C(τ) = {_CORRECT_WORDS.get(ladder.correct, ladder.correct)} (`correct: {ladder.correct}`). "
+        "Pass@B, p_exh, p_wrong: mean over each question's rollouts, then over questions (arXiv 2605.07313, eq. 1); "
+        "95 % intervals: bootstrap clustered by question. P90R: 90th percentile of R over (rollout, question) "
+        "pairs, linear interpolation.",
         "",
-        "| rung | distractor sessions | runs | questions | accuracy | P90 memory calls "
+        "| rung | distractor sessions | runs | questions | not reached | accuracy | P90R | writes | nudge-turn calls "
         "| B | Pass@B [95 % CI] | p_exh | p_wrong |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for rung in ladder.rungs:
         acc = "—" if rung.accuracy is None else _pct(rung.accuracy)
-        head = f"| {rung.name} | {rung.distractors} | {len(rung.runs)} | {len(rung.outcomes)} | {acc} "
+        questions = len({o.question_id for o in rung.outcomes})
+        head = (
+            f"| {rung.name} | {rung.distractors} | {len(rung.runs)} | {questions} | {rung.excluded} | {acc} "
+        )
         if not rung.observable:
-            lines.append(head + "| budget not observable | — | — | — | — |")
+            lines.append(head + "| budget not observable | — | — | — | — | — | — |")
             continue
+        head += f"| {'—' if rung.p90 is None else f'{rung.p90:g}'} | {rung.writes} | {rung.nudge_calls} "
         for b in ladder.budgets:
             cell = rung.cells[b]
             lo, hi = cell.interval
-            p90 = "—" if rung.p90 is None else f"{rung.p90:g}"
             lines.append(
-                head + f"| {p90} | {b} | {_pct(cell.pass_rate)} [{_pct(lo)}, {_pct(hi)}] "
+                head + f"| {b} | {_pct(cell.pass_rate)} [{_pct(lo)}, {_pct(hi)}] "
                 f"| {_pct(cell.p_exh)} | {_pct(cell.p_wrong)} |"
             )
-            head = "| | | | | "
+            head = "| | | | | | | | | "
     lines.append("")
+    if any(r.excluded for r in ladder.rungs):
+        lines.append(
+            "Not reached: (rollout, question) pairs left out because the run stopped before grading the "
+            "question; each question's mean is over the rollouts that reached it."
+        )
     if not all(r.observable for r in ladder.rungs):
         lines.append(
             "Budget not observable on some rungs: the agent's LLM traffic was not recorded there, so its "

@@ -41,6 +41,13 @@ from gateway.report.cost import RoleCost
 from persona.benchmark.model import DELETED_MARKERS, Benchmark, Question
 
 
+@dataclass(frozen=True)
+class MemoryCounts:
+    reads: int
+    writes: int
+    nudge: int  # any call made in the turn after the search-memory nudge
+
+
 @dataclass
 class RunSummary:
     run_id: str
@@ -78,9 +85,21 @@ class RunSummary:
     invalid: list[InvalidEvent] = field(default_factory=list)  # records skipped: wrong-typed fields
     log_damage: str = ""  # the log's damage or torn tail, as one line ("" when intact)
     unplayed_prose: list[str] = field(default_factory=list)  # prose-only phases a scripted run skipped
+    nudge_turn_calls: set[int] = field(default_factory=set)  # seqs of memory calls in nudge turns
 
     def memory_calls_for(self, question_id: str) -> int:
         return sum(1 for m in self.memory_calls if m.question_id == question_id)
+
+    def memory_for(self, question_id: str) -> MemoryCounts:
+        """The question's memory calls as the budget metrics count them: reads of its first
+        turn (R(τ), the retrieval budget), writes, and every call of the nudge turn apart."""
+        calls = [m for m in self.memory_calls if m.question_id == question_id]
+        first = [m for m in calls if m.seq not in self.nudge_turn_calls]
+        return MemoryCounts(
+            reads=sum(1 for m in first if m.operation == "read"),
+            writes=sum(1 for m in first if m.operation != "read"),
+            nudge=len(calls) - len(first),
+        )
 
     def split(self) -> dict[str, list[float]]:
         """Scores of non-abstention questions by where the evidence was when asked."""
@@ -130,6 +149,8 @@ def summarize(log: RunLog, benchmark: Benchmark) -> RunSummary:
     tokens = {"input": 0, "output": 0, "cache_read": 0, "cache_write": 0}
     compactions: list[CompactionSeen] = []
     memory_calls: list[MemoryCallSeen] = []
+    nudged: set[str] = set()  # questions whose nudge was sent: their calls from here on are the nudge turn's
+    nudge_turn_calls: set[int] = set()
     evidence: dict[str, bool] = {}
     canary_hits: list[CanaryHit] = []
     recorded = False  # a model call of the agent reached the recorder
@@ -172,6 +193,10 @@ def summarize(log: RunLog, benchmark: Benchmark) -> RunSummary:
                 (agent_errors if event.source in ("agent", "agent-llm") else runner_errors).append(event)
             case Said() | Asked() if event.resent:
                 resent += 1
+                if isinstance(event, Said) and event.purpose == "nudge" and event.question_id:
+                    nudged.add(event.question_id)
+            case Said() if event.purpose == "nudge" and event.question_id:
+                nudged.add(event.question_id)
             case PersonaTurn():
                 costs["persona"].add(
                     str(event.response.get("model") or event.client.split(":", 1)[-1]),
@@ -197,6 +222,8 @@ def summarize(log: RunLog, benchmark: Benchmark) -> RunSummary:
                 compactions.append(event)
             case MemoryCallSeen():
                 memory_calls.append(event)
+                if event.question_id in nudged:
+                    nudge_turn_calls.add(event.seq)
             case EvidenceCheck():
                 evidence.setdefault(event.question_id, event.in_context)
             case CanaryHit():
@@ -244,6 +271,7 @@ def summarize(log: RunLog, benchmark: Benchmark) -> RunSummary:
         initiated=initiated,
         invalid=invalid,
         log_damage=log.damage_text() if log.damage else "",
+        nudge_turn_calls=nudge_turn_calls,
         unplayed_prose=[f"{p.chapter}:{p.prose[0][0]} ({p.title})" for p in benchmark.phases if p.prose_only]
         if log.header.persona.get("driver") == "scripted"
         else [],

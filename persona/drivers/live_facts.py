@@ -20,9 +20,9 @@ class LiveFacts:
         self.sections = {name: dict(ff.sections) for name, ff in benchmark.facts.items()}
         self.told: set[str] = set()
 
-    def render(self, name: str) -> str:
+    def render(self, name: str, marks: bool = True) -> str:
         """The live facts file as written — its title, its `## N. heading` sections, the facts
-        in id order — each told fact marked, for the LLM persona to read."""
+        in id order — each told fact marked `(told)` unless `marks` is off."""
         lines = [f"# {self.titles.get(name, name)}"]
         headings = self.sections.get(name, {})
         section = None
@@ -31,7 +31,7 @@ class LiveFacts:
             if number != section and number in headings:
                 lines.append(f"## {number}. {headings[number]}")
             section = number
-            mark = " (told)" if f"{name}:{fid}" in self.told else ""
+            mark = " (told)" if marks and f"{name}:{fid}" in self.told else ""
             lines.append(f"{fid} {text}{mark}")
         return "\n".join(lines)
 

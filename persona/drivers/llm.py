@@ -221,6 +221,8 @@ class LLMPersonaDriver:
                 if self.state.finished:
                     self.queue.append(Finish())
                     return
+                if any(isinstance(a, Say) for a in self.queue):  # `ask_again` sent a message: await its reply
+                    return
                 continue
             text = _REASONING.sub("", response.text).strip()
             if not text or (_OUT_OF_ROLE.search(text) and not nudged):

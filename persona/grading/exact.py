@@ -55,7 +55,12 @@ class Grader(Protocol):
 
 
 class ExactGrader:
-    """Offline grading by numbers and key terms; strict, explainable, never raises."""
+    """Offline grading by numbers and key terms; strict, explainable, never raises.
+    `superseded_rule`: an answer naming the expected value only as an old one scores 0 (off
+    for evidence checks, which ask only whether a value is present in a text)."""
+
+    def __init__(self, superseded_rule: bool = True) -> None:
+        self.superseded_rule = superseded_rule
 
     def grade(self, question: Question, expected: str, answer: str) -> Grade:
         try:
@@ -80,7 +85,12 @@ class ExactGrader:
         missing: list[str] = []
         for item in items:
             (found if _item_found(item, answer_qty, answer_terms, answer_ids) else missing).append(item)
-        if len(items) == 1 and found and _given_as_old(items[0], answer, question.text):
+        if (
+            self.superseded_rule
+            and len(items) == 1
+            and found
+            and _given_as_old(items[0], answer, question.text)
+        ):
             return Grade(
                 0.0, f"gives {items[0]!r} as an old value, another as the current one", never_told=never
             )
@@ -193,15 +203,15 @@ def _given_as_old(item: str, answer: str, question: str) -> bool:
         ]
     if not holding or not all(cues.past.search(c) and not cues.current.search(c) for c in holding):
         return False
-    return any(
-        not cues.past.search(c) and (extract_quantities(c) or key_terms(c))
-        for c in clauses
-        if c not in holding
-    )
+    others = [c for c in clauses if c not in holding and not cues.past.search(c)]
+    wanted = extract_quantities(item)
+    if wanted:  # another value of the same kind stated without a past word
+        return any(not any(q.matches(w) for w in wanted) for c in others for q in extract_quantities(c))
+    return any(cues.current.search(c) for c in others)  # words: something else said to be current
 
 
 def contains_expected(expected: str, text: str) -> bool:
     """Does `text` hold the whole expected answer, by the exact grader's rules? Used to tell
     whether evidence was still in an agent's context when it was asked."""
     probe = Question("evidence", "", expected, (), "", 0)
-    return ExactGrader().grade(probe, expected, text).correct
+    return ExactGrader(superseded_rule=False).grade(probe, expected, text).correct

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gateway.cli.main import _event_line
+from gateway.cli.logs import _event_line
 from gateway.log.events import (
     Asked,
     CompactionSeen,

@@ -57,8 +57,8 @@ def test_a_matrix_runs_in_parallel_and_reports_from_recordings(
     recordings = tmp_path / "recordings"
     assert len(list(recordings.glob(f"*/{EVENTS_FILE}"))) == 9
     # the budget table per rung; B = 0 fails every question the agent searched memory for
-    assert "### Scale ladder: lad" in out and "| s1 | 3 | 2 | 6 |" in out
-    assert "| 0 | 0% [0%, 39%] | 100% | 0% |" in out  # every answer needed one memory call
+    assert "### Scale ladder: lad" in out and "| s1 | 3 | 2 | 3 | 0 |" in out  # 3 questions, none unreached
+    assert "| 0 | 0% [0%, 0%] | 100% | 0% |" in out  # every answer needed one retrieval call
     assert "Collapse onset at B = 0 (Pass@B < ρ = 0.9): s0" in out
     assert "Evidence utterances: identical on every rung" in out
     # an agent whose LLM traffic was not recorded: no zeros, a plain statement

@@ -77,3 +77,8 @@ def test_on_every_marathon_ru_question_correct_answers_pass_and_wrong_ones_do_no
     full_on_wrong = [(q.id, a) for q, a in wrong if GRADER.grade(q, q.expected, a).score == 10]
     assert len(full_on_right) / len(right) >= 0.9
     assert len(full_on_wrong) / len(wrong) <= 0.05, full_on_wrong
+
+
+def test_a_past_tense_alone_does_not_make_an_answer_old() -> None:
+    assert score("1,915 euros", "Your rent was raised to 1,915 euros. Anything else?", "What is my rent now?") == 10
+    assert score("41", "Мне было сказано, что вам 41. Что-нибудь ещё?", "Сколько мне лет?") == 10
