@@ -96,6 +96,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     p.add_argument("source", type=Path, help="an experiment's NAME.runs.jsonl, or a recordings folder")
     p.add_argument("--seed", type=int, default=0, help="the bootstrap's seed (default 0)")
+    p.add_argument(
+        "--split",
+        action="append",
+        choices=["heldout", "tuning"],
+        help="which tasks to compare (default: heldout only; repeat for both)",
+    )
     p = sub.add_parser(
         "replay", help="re-drive another agent with a recorded run's persona side, word for word"
     )
@@ -157,7 +163,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "report":
             return cmd_report(args.recordings)
         if args.command == "compare":
-            return cmd_compare(args.source, args.seed)
+            return cmd_compare(args.source, args.seed, tuple(args.split or ["heldout"]))
         if args.command == "replay":
             return cmd_replay(args.run, args.agent, args.id, args.recordings, args.fresh, args.rung)
         if args.command == "view":

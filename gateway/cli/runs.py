@@ -170,9 +170,11 @@ def _write_plan(experiment: Experiment, recordings: Path) -> None:
         "seed": experiment.seed,
         "repeats": experiment.repeats,
         "tasks": list(experiment.tasks),
-        "variants": {name: describe_agent(agent) for name, agent in experiment.variants.items()},  # redacted
+        "baseline": experiment.names["A"],  # A in the protocol: without the added memory
+        "variants": {experiment.names[role]: describe_agent(agent) for role, agent in experiment.variants.items()},
         "pairs": [
-            {"pair": p, "task": t, "repeat": k, "order": list(order)} for p, t, k, order in experiment.pairs
+            {"pair": p, "task": t, "repeat": k, "order": [experiment.names[r] for r in order]}
+            for p, t, k, order in experiment.pairs
         ],
     }
     (recordings / f"{experiment.name}.plan.json").write_text(
@@ -289,7 +291,7 @@ def cmd_report(recordings: Path) -> int:
     return 0
 
 
-def cmd_compare(source: Path, seed: int) -> int:
+def cmd_compare(source: Path, seed: int, splits: tuple[str, ...] = ("heldout",)) -> int:
     if source.is_dir():
         files = sorted(source.glob("*.runs.jsonl"))
         if not files:
@@ -306,7 +308,7 @@ def cmd_compare(source: Path, seed: int) -> int:
         except (OSError, ValueError) as exc:
             print(f"error: {path}: can't read the run lines: {exc}", file=sys.stderr)
             return 1
-        print(render_comparison(compare(lines, seed=seed)))
+        print(render_comparison(compare(lines, seed=seed, splits=splits)))
     return 0
 
 

@@ -29,11 +29,14 @@ from gateway import __version__
 from gateway.report.budget import percentile
 from gateway.report.recordings import RecordedRun
 from gateway.report.stale_facts import misapplied_old_facts
-from persona.grading.exact import PASS_SCORE
+from persona.benchmark.scale import is_correct
 
 BOOTSTRAP_SAMPLES = 2000
+MIN_CLUSTERS = 5  # fewer independent tasks give no interval worth printing
+CORRECT_RULE = "first_try"  # what counts as correct in the A/B table: score 10 without a nudge
 CSV_FIELDS = (
-    "experiment", "task", "pair", "repeat", "variant", "position", "run_id", "status", "mean_score",
+    "experiment", "task", "cluster", "group", "split", "pair", "repeat", "variant", "variant_name", "position",
+    "run_id", "status", "mean_score",
     "correct", "graded", "planned", "memory_calls", "misapplied_old_facts", "active_seconds", "cost_usd",
     "tool_version", "benchmark_hash", "agent", "memory_snapshot", "memory_after", "recording",
 )  # fmt: skip
@@ -71,13 +74,17 @@ def run_line(run: RecordedRun) -> dict[str, Any]:
     agent_cost = s.costs.get("agent")
     priced = all(not c.unpriced for c in s.costs.values())
     snapshot, state = _agent_folders(run)
-    correct = sum(ev.score >= PASS_SCORE for ev in s.evaluations.values())
+    correct = sum(is_correct(CORRECT_RULE, ev.score, ev.attempts) for ev in s.evaluations.values())
     return {
         "experiment": meta.get("experiment", ""),
         "task": meta.get("task", ""),
+        "cluster": meta.get("cluster", meta.get("task", "")),
+        "group": meta.get("group", "all"),
+        "split": meta.get("split", "heldout"),
         "pair": meta.get("pair", ""),
         "repeat": meta.get("repeat", 1),
         "variant": meta.get("variant", ""),
+        "variant_name": meta.get("variant_name", meta.get("variant", "")),
         "position": meta.get("position", 0),
         "run_id": s.run_id,
         "status": s.status,
@@ -98,7 +105,7 @@ def run_line(run: RecordedRun) -> dict[str, Any]:
         "questions": {
             qid: {
                 "score": ev.score,
-                "correct": ev.score >= PASS_SCORE,
+                "correct": is_correct(CORRECT_RULE, ev.score, ev.attempts),
                 "tags": list(next((q.tags for q in s.planned if q.id == qid), ())),
                 "memory_calls": s.memory_calls_for(qid),
             }
@@ -146,34 +153,64 @@ class GroupTally:
 
 
 @dataclass
+class TaskDiff:
+    task: str
+    cluster: str
+    group: str
+    repeats: list[float]  # B − A correct rate of each repeat (pair)
+
+    @property
+    def mean(self) -> float:
+        return sum(self.repeats) / len(self.repeats)
+
+
+@dataclass
 class Comparison:
     experiment: str
-    tasks: int
+    names: dict[str, str]  # A (baseline, without the added memory) and B (with it) → the config's names
+    splits: tuple[str, ...]
+    clusters: int
     pairs: int
     incomplete: list[str]
-    groups: dict[str, GroupTally]
-    intervals: dict[str, tuple[float, float, float] | None]  # group → (diff, lo, hi) of A − B
-    time: dict[str, tuple[float, float, float]]  # variant → (median, p25, p75) seconds
+    groups: dict[str, GroupTally]  # question tag → tally
+    intervals: dict[
+        str, tuple[float, float, float] | None
+    ]  # question tag → (B − A, lo, hi); None: too few clusters
+    tasks: list[TaskDiff]
+    task_groups: dict[str, tuple[float, int]]  # task group → (B − A over its questions, questions)
+    left_out_split: int  # runs of other splits, not compared
+    time: dict[str, tuple[float, float, float]]  # role → (median, p25, p75) seconds
     cost: dict[str, tuple[float, float, float] | None]
 
 
-def _paired_items(
-    lines: list[dict[str, Any]],
-) -> tuple[list[tuple[str, str, bool, bool, tuple[str, ...]]], list[str]]:
-    """(task, question, A correct, B correct, tags) for every question both runs of a pair graded."""
+Item = tuple[str, str, str, str, bool, bool, tuple[str, ...]]  # pair, cluster, group, question, A, B, tags
+
+
+def _paired_items(lines: list[dict[str, Any]]) -> tuple[list[Item], list[str]]:
+    """One item for every question both runs of a pair graded."""
     pairs: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
     for line in lines:
         pairs[line["pair"]][line["variant"]] = line
-    items = []
+    items: list[Item] = []
     incomplete = []
     for pair, sides in sorted(pairs.items()):
         if set(sides) != {"A", "B"} or any(s["status"] != "completed" for s in sides.values()):
             incomplete.append(pair)
             continue
-        a, b = sides["A"]["questions"], sides["B"]["questions"]
-        for qid in sorted(set(a) & set(b)):
-            tags = tuple(a[qid]["tags"]) or ("untagged",)
-            items.append((sides["A"]["task"], qid, bool(a[qid]["correct"]), bool(b[qid]["correct"]), tags))
+        a, b = sides["A"], sides["B"]
+        for qid in sorted(set(a["questions"]) & set(b["questions"])):
+            tags = tuple(a["questions"][qid]["tags"]) or ("untagged",)
+            items.append(
+                (
+                    pair,
+                    str(a.get("cluster") or a["task"]),
+                    str(a.get("group", "all")),
+                    qid,
+                    bool(a["questions"][qid]["correct"]),
+                    bool(b["questions"][qid]["correct"]),
+                    tags,
+                )
+            )
     return items, incomplete
 
 
@@ -181,78 +218,135 @@ def _spread(values: list[float]) -> tuple[float, float, float]:
     return percentile(values, 50), percentile(values, 25), percentile(values, 75)
 
 
-def compare(lines: list[dict[str, Any]], seed: int = 0) -> Comparison:
-    lines = [line for line in lines if line.get("variant") in ("A", "B")]
+def _diff(items: list[Item]) -> float | None:
+    return (sum(i[5] for i in items) - sum(i[4] for i in items)) / len(items) if items else None
+
+
+def compare(lines: list[dict[str, Any]], seed: int = 0, splits: tuple[str, ...] = ("heldout",)) -> Comparison:
+    """B − A (with the added memory − without it) per question tag and task group, over the
+    tasks of `splits` (held-out only, by default: tuning tasks shaped the variant). Intervals
+    resample whole clusters (tasks; repeats and rungs of one benchmark are one) and need at
+    least MIN_CLUSTERS of them."""
+    everything = [line for line in lines if line.get("variant") in ("A", "B")]
+    lines = [line for line in everything if line.get("split", "heldout") in splits]
     items, incomplete = _paired_items(lines)
     groups: dict[str, GroupTally] = defaultdict(GroupTally)
-    by_task: dict[str, list[tuple[bool, bool, tuple[str, ...]]]] = defaultdict(list)
-    for task, _qid, a, b, tags in items:
-        groups["all"].add(a, b)
-        for tag in tags:
-            groups[tag].add(a, b)
-        by_task[task].append((a, b, tags))
-    tasks = sorted(by_task)
+    for item in items:
+        groups["all"].add(item[4], item[5])
+        for tag in item[6]:
+            groups[tag].add(item[4], item[5])
+    by_cluster: dict[str, list[Item]] = defaultdict(list)
+    for item in items:
+        by_cluster[item[1]].append(item)
+    clusters = sorted(by_cluster)
     rng = random.Random(seed)
     intervals: dict[str, tuple[float, float, float] | None] = {}
     for group in groups:
 
-        def diff(sample: list[str], group: str = group) -> float | None:
-            chosen = [(a, b) for t in sample for a, b, tags in by_task[t] if group == "all" or group in tags]
-            return (sum(a for a, _ in chosen) - sum(b for _, b in chosen)) / len(chosen) if chosen else None
+        def of(sample: list[str], group: str = group) -> float | None:
+            return _diff([i for c in sample for i in by_cluster[c] if group == "all" or group in i[6]])
 
-        point = diff(tasks)
-        if point is None or len(tasks) < 2:
-            intervals[group] = None  # one task: resampling tasks can't say anything
+        point = of(clusters)
+        if point is None or len(clusters) < MIN_CLUSTERS:
+            intervals[group] = None
             continue
         draws = [
-            d for _ in range(BOOTSTRAP_SAMPLES) if (d := diff(rng.choices(tasks, k=len(tasks)))) is not None
+            d
+            for _ in range(BOOTSTRAP_SAMPLES)
+            if (d := of(rng.choices(clusters, k=len(clusters)))) is not None
         ]
         intervals[group] = (point, percentile(draws, 2.5), percentile(draws, 97.5))
+    by_task: dict[str, TaskDiff] = {}
+    line_of = {line["pair"]: line for line in lines if line["variant"] == "A"}
+    for pair in sorted({i[0] for i in items}):
+        line = line_of[pair]
+        task = by_task.setdefault(
+            line["task"],
+            TaskDiff(
+                line["task"], str(line.get("cluster") or line["task"]), str(line.get("group", "all")), []
+            ),
+        )
+        task.repeats.append(_diff([i for i in items if i[0] == pair]) or 0.0)
+    task_groups = {
+        g: (_diff(mine) or 0.0, len(mine))
+        for g in sorted({i[2] for i in items})
+        if (mine := [i for i in items if i[2] == g])
+    }
     time: dict[str, tuple[float, float, float]] = {}
     cost: dict[str, tuple[float, float, float] | None] = {}
     for variant in ("A", "B"):
-        mine = [line for line in lines if line["variant"] == variant]
-        if mine:
-            time[variant] = _spread([float(line["active_seconds"]) for line in mine])
-            costs = [line["cost_usd"] for line in mine]
+        mine_lines = [line for line in lines if line["variant"] == variant]
+        if mine_lines:
+            time[variant] = _spread([float(line["active_seconds"]) for line in mine_lines])
+            costs = [line["cost_usd"] for line in mine_lines]
             cost[variant] = None if any(c is None for c in costs) else _spread([float(c) for c in costs])
+    names = {
+        role: str(next((line.get("variant_name") for line in everything if line["variant"] == role), role))
+        for role in ("A", "B")
+    }
     return Comparison(
-        str(lines[0].get("experiment", "")) if lines else "",
-        len(tasks),
+        str(everything[0].get("experiment", "")) if everything else "",
+        names,
+        splits,
+        len(clusters),
         len({line["pair"] for line in lines}),
         incomplete,
         dict(sorted(groups.items(), key=lambda kv: (kv[0] != "all", kv[0]))),
         intervals,
+        list(by_task.values()),
+        task_groups,
+        len(everything) - len(lines),
         time,
         cost,
     )
 
 
 def render_comparison(c: Comparison) -> str:
+    a, b = c.names["A"], c.names["B"]
     lines = [
         f"### Paired A/B: {c.experiment or 'experiment'}",
         "",
-        f"{c.pairs} pairs over {c.tasks} task(s); correct = score ≥ 5; the interval is a bootstrap "
-        f"95 % interval of (A correct − B correct) resampling whole tasks ({BOOTSTRAP_SAMPLES} draws).",
+        f"A = {a} (the baseline, without the added memory), B = {b} (with it); B − A is the difference "
+        f"in correct rates (correct = a fully correct answer at the first try: score 10, no nudge). "
+        f"{c.pairs} pairs over {c.clusters} cluster(s) of the {' and '.join(c.splits)} tasks; intervals: "
+        f"bootstrap 95 % resampling whole clusters ({BOOTSTRAP_SAMPLES} draws), from {MIN_CLUSTERS} clusters up.",
         "",
-        "| question group | questions | wins A | wins B | both | neither | A − B [95 % CI] |",
+        "| question group | questions | wins A | wins B | both | neither | B − A [95 % CI] |",
         "|---|---|---|---|---|---|---|",
     ]
     for group, t in c.groups.items():
         interval = c.intervals.get(group)
+        diff = (t.wins_b - t.wins_a) / t.n if t.n else 0.0
         ci = (
-            "n/a (needs ≥ 2 tasks)"
+            f"{diff:+.2f} (too few tasks for an interval: {c.clusters} < {MIN_CLUSTERS})"
             if interval is None
             else f"{interval[0]:+.2f} [{interval[1]:+.2f}, {interval[2]:+.2f}]"
         )
         lines.append(f"| {group} | {t.n} | {t.wins_a} | {t.wins_b} | {t.both} | {t.neither} | {ci} |")
+    if len(c.task_groups) > 1 or c.clusters < MIN_CLUSTERS:
+        lines += ["", "| task group | questions | B − A |", "|---|---|---|"]
+        lines += [f"| {g} | {n} | {d:+.2f} |" for g, (d, n) in c.task_groups.items()]
+    lines += [
+        "",
+        "| task | cluster | group | repeats | B − A (mean) | spread over repeats |",
+        "|---|---|---|---|---|---|",
+    ]
+    for task in c.tasks:
+        spread = f"{min(task.repeats):+.2f} … {max(task.repeats):+.2f}" if len(task.repeats) > 1 else "one repeat"
+        lines.append(f"| {task.task} | {task.cluster} | {task.group} | {len(task.repeats)} | {task.mean:+.2f} | {spread} |")
     lines.append("")
-    for variant in ("A", "B"):
-        if variant in c.time:
-            med, lo, hi = c.time[variant]
-            cost = c.cost.get(variant)
+    for role in ("A", "B"):
+        if role in c.time:
+            med, lo, hi = c.time[role]
+            cost = c.cost.get(role)
             money = "price unknown" if cost is None else f"${cost[0]:.4f} (IQR ${cost[1]:.4f}–${cost[2]:.4f})"
-            lines.append(f"- {variant}: median time {med:.1f} s (IQR {lo:.1f}–{hi:.1f}); median cost {money}")
+            lines.append(
+                f"- {role} ({c.names[role]}): median time {med:.1f} s (IQR {lo:.1f}–{hi:.1f}); median cost {money}"
+            )
+    if c.left_out_split:
+        lines.append(
+            f"- {c.left_out_split} run(s) of other splits left out (tuning tasks: `marathon compare --split tuning`)"
+        )
     if c.incomplete:
         lines.append(f"- left out (a side missing or not completed): {', '.join(c.incomplete)}")
     return "\n".join(lines) + "\n"

@@ -68,6 +68,7 @@ class Experiment:
     variants: dict[str, dict[str, Any]]
     tasks: tuple[str, ...]
     pairs: tuple[tuple[str, str, int, tuple[str, str]], ...]  # (pair id, task, repeat, variant order)
+    names: dict[str, str] = field(default_factory=lambda: {"A": "A", "B": "B"})  # role → the config's name
 
 
 @dataclass(frozen=True)
@@ -142,8 +143,9 @@ def load_config(path: Path | str) -> Config:
 
 TOP_KEYS = ("recordings", "parallel", "runs", "experiment", "compaction")
 RUN_KEYS = ("id", "benchmark", "agent", "persona", "rung", "repeats", "pool")
-EXPERIMENT_KEYS = ("name", "seed", "repeats", "variants", "tasks", "persona")
-TASK_KEYS = ("id", "benchmark", "rung")
+EXPERIMENT_KEYS = ("name", "seed", "repeats", "variants", "baseline", "tasks", "persona")
+TASK_KEYS = ("id", "benchmark", "rung", "cluster", "group", "split")
+SPLITS = ("heldout", "tuning")
 
 
 def _compaction(path: Path, raw: str, value: Any) -> dict[str, int]:
@@ -268,11 +270,30 @@ def _experiment(path: Path, raw: str, base: Path, data: Any) -> tuple[Experiment
     if not isinstance(name, str) or not _RUN_ID.match(name):
         raise ConfigError(path, line, "experiment `name` must be letters, digits, '.', '_' or '-'")
     variants = data.get("variants")
-    if not isinstance(variants, dict) or sorted(variants) != ["A", "B"]:
+    if (
+        not isinstance(variants, dict)
+        or len(variants) != 2
+        or not all(_RUN_ID.match(str(v)) for v in variants)
+    ):
         raise ConfigError(
-            path, _line_of(raw, "variants"), "experiment `variants` must be {A: agent, B: agent}"
+            path,
+            _line_of(raw, "variants"),
+            "experiment `variants` must name two agents, e.g. {without: agent, with: agent}",
         )
-    agents = {v: _agent(path, _line_of(raw, "variants"), f"variant {v}", variants[v]) for v in ("A", "B")}
+    baseline = data.get("baseline", "A" if set(variants) == {"A", "B"} else None)
+    if baseline not in variants:
+        raise ConfigError(
+            path,
+            _line_of(raw, "baseline") or _line_of(raw, "variants"),
+            f"experiment `baseline` must name the variant without the added memory (A in the protocol): "
+            f"one of {', '.join(map(str, variants))}",
+        )
+    other = next(str(v) for v in variants if v != baseline)
+    names = {"A": str(baseline), "B": other}  # the protocol's roles: A without the added memory, B with it
+    agents = {
+        role: _agent(path, _line_of(raw, "variants"), f"variant {n}", variants[n])
+        for role, n in names.items()
+    }
     tasks = data.get("tasks")
     if not isinstance(tasks, list) or not tasks:
         raise ConfigError(path, _line_of(raw, "tasks"), "experiment `tasks` must be a non-empty list")
@@ -301,6 +322,17 @@ def _experiment(path: Path, raw: str, base: Path, data: Any) -> tuple[Experiment
                 path, _line_of(raw, "tasks"), f"task id {task_id!r} is not a unique folder name"
             )
         task_names.append(task_id)
+        cluster = task.get(
+            "cluster", Path(task["benchmark"]).name
+        )  # repeats and rungs of one benchmark are one cluster
+        group = task.get("group", "all")
+        split = task.get("split", "heldout")
+        if not all(isinstance(v, str) and v for v in (cluster, group)) or split not in SPLITS:
+            raise ConfigError(
+                path,
+                _line_of(raw, "tasks"),
+                f"task {task_id}: `cluster` and `group` are names; `split` is one of {', '.join(SPLITS)}",
+            )
         for k in range(1, repeats + 1):
             order: tuple[str, str] = ("A", "B") if rng.random() < 0.5 else ("B", "A")
             pair = f"{name}.{task_id}.r{k}"
@@ -309,15 +341,19 @@ def _experiment(path: Path, raw: str, base: Path, data: Any) -> tuple[Experiment
                 meta = {
                     "experiment": name,
                     "task": task_id,
+                    "cluster": cluster,
+                    "group": group,
+                    "split": split,
                     "pair": pair,
                     "repeat": k,
                     "variant": variant,
+                    "variant_name": names[variant],
                     "position": position,
                     **({"rung": rung} if rung else {}),
                 }
                 specs.append(
                     RunSpec(
-                        f"{pair}.{variant}",
+                        f"{pair}.{names[variant]}",
                         (base / task["benchmark"]).resolve(),
                         agents[variant],
                         persona,
@@ -325,4 +361,4 @@ def _experiment(path: Path, raw: str, base: Path, data: Any) -> tuple[Experiment
                         meta,
                     )
                 )
-    return Experiment(name, seed, repeats, agents, tuple(task_names), tuple(pairs)), specs
+    return Experiment(name, seed, repeats, agents, tuple(task_names), tuple(pairs), names), specs

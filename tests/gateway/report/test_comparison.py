@@ -1,4 +1,6 @@
-"""Paired A/B: pairing, the per-group tally, the task-clustered bootstrap, the run line."""
+"""Paired A/B as protocol 001 writes it: A without the added memory, B with it, B − A;
+pairing, the per-group tally, the cluster bootstrap (no interval under five clusters), the
+per-task spread over repeats, held-out tasks by default, the run line."""
 
 from __future__ import annotations
 
@@ -12,6 +14,10 @@ def line(task: str, repeat: int, variant: str, correct: dict[str, bool], **extra
     return {
         "experiment": "e",
         "task": task,
+        "cluster": extra.get("cluster", task),
+        "group": extra.get("group", "all"),
+        "split": extra.get("split", "heldout"),
+        "variant_name": {"A": "without", "B": "with"}[variant],
         "pair": f"e.{task}.r{repeat}",
         "repeat": repeat,
         "variant": variant,
@@ -42,18 +48,52 @@ def test_wins_are_counted_per_question_group_over_paired_questions() -> None:
     assert "left out (a side missing or not completed): e.t3.r1" in render_comparison(c)
 
 
-def test_the_bootstrap_resamples_tasks_and_one_task_gives_no_interval() -> None:
+def test_b_minus_a_is_with_minus_without_and_its_interval_resamples_clusters() -> None:
     lines = []
-    for n in range(6):  # A right on 4 of 6 tasks, B on 1
+    for n in range(6):  # A (without) right on 4 of 6 tasks, B (with) on 1: B − A = (1 − 4) / 6
         lines += [line(f"t{n}", 1, "A", {"q1": n < 4}), line(f"t{n}", 1, "B", {"q1": n == 5})]
     c = compare(lines, seed=1)
     interval = c.intervals["all"]
     assert interval is not None
     diff, lo, hi = interval
-    assert diff == 0.5 and lo < diff < hi and lo >= -1 and hi <= 1
+    assert diff == -0.5 and lo < diff < hi and lo >= -1 and hi <= 1
     assert compare(lines, seed=1).intervals == c.intervals  # seeded
-    single = compare([line("t", 1, "A", {"q1": True}), line("t", 1, "B", {"q1": False})])
-    assert single.intervals["all"] is None and "n/a (needs ≥ 2 tasks)" in render_comparison(single)
+    text = render_comparison(c)
+    assert "A = without (the baseline, without the added memory), B = with (with it)" in text
+    assert "| all | 6 | 4 | 1 | 0 | 1 | -0.50 [" in text
+
+
+def test_under_five_clusters_there_is_no_interval_but_a_per_task_table() -> None:
+    """Two rungs of one benchmark and its repeats are one cluster: four tasks here, two clusters."""
+    lines = []
+    for task, cluster in (("b1-s0", "b1"), ("b1-s2", "b1"), ("b2", "b2"), ("b3", "b3")):
+        for repeat, b_right in ((1, True), (2, False)):
+            lines += [
+                line(task, repeat, "A", {"q1": False}, cluster=cluster),
+                line(task, repeat, "B", {"q1": b_right}, cluster=cluster),
+            ]
+    c = compare(lines)
+    assert c.clusters == 3 and c.intervals["all"] is None
+    text = render_comparison(c)
+    assert "+0.50 (too few tasks for an interval: 3 < 5)" in text
+    assert "| b1-s0 | b1 | all | 2 | +0.50 | +0.00 … +1.00 |" in text  # the spread over repeats
+
+
+def test_held_out_tasks_by_default_per_task_group() -> None:
+    lines = [
+        line("h1", 1, "A", {"q1": False}, group="travel"),
+        line("h1", 1, "B", {"q1": True}, group="travel"),
+        line("h2", 1, "A", {"q1": True}, group="health"),
+        line("h2", 1, "B", {"q1": False}, group="health"),
+        line("tune", 1, "A", {"q1": False}, split="tuning"),
+        line("tune", 1, "B", {"q1": True}, split="tuning"),
+    ]
+    held = compare(lines)
+    assert held.groups["all"].n == 2 and held.left_out_split == 2
+    assert held.task_groups == {"health": (-1.0, 1), "travel": (1.0, 1)}  # the average (0) hides both
+    text = render_comparison(held)
+    assert "| health | 1 | -1.00 |" in text and "2 run(s) of other splits left out" in text
+    assert compare(lines, splits=("heldout", "tuning")).groups["all"].n == 3
 
 
 def test_time_and_cost_are_medians_with_spread_and_unknown_prices_stay_unknown() -> None:

@@ -37,7 +37,7 @@ def write_config(tmp_path: Path, bench: Path) -> Path:
   ],
   experiment: {{
     name: "mem", seed: 5, repeats: 1,
-    variants: {{ A: {{ adapter: "reference" }}, B: {{ adapter: "reference", memory: false }} }},
+    variants: {{ A: {{ adapter: "reference", memory: false }}, B: {{ adapter: "reference" }} }},
     tasks: [ {{ id: "t0", benchmark: "{bench}", rung: "s0" }}, {{ id: "t1", benchmark: "{bench}", rung: "s1" }} ],
   }},
 }}
@@ -63,17 +63,19 @@ def test_a_matrix_runs_in_parallel_and_reports_from_recordings(
     assert "Evidence utterances: identical on every rung" in out
     # an agent whose LLM traffic was not recorded: no zeros, a plain statement
     assert "### Scale ladder: blind" in out and "budget not observable" in out
-    # the paired A/B table per question group, intervals clustered over the two tasks
-    assert "### Paired A/B: mem" in out and "2 pairs over 2 task(s)" in out
-    # q1, q2 right only with memory; the abstention q3 right only without (with memory the
+    # the paired A/B table per question group: A without the memory add-on, B with it; the two
+    # tasks are rungs of one benchmark, one cluster: no interval, a per-task table instead
+    assert "### Paired A/B: mem" in out and "2 pairs over 1 cluster(s)" in out
+    # q1, q2 right only with memory (B); the abstention q3 right only without (with memory the
     # stand-in answers it from a note about the cat)
-    assert "| all | 6 | 4 | 2 | 0 | 0 |" in out and "| abstain | 2 | 0 | 2 | 0 | 0 |" in out
+    assert "| all | 6 | 2 | 4 | 0 | 0 | +0.33 (too few tasks for an interval: 1 < 5) |" in out
+    assert "| abstain | 2 | 2 | 0 | 0 | 0 |" in out and "| t1 | bench | all | 1 | +0.33 | one repeat |" in out
     lines = [json.loads(line) for line in (recordings / "mem.runs.jsonl").read_text().splitlines()]
     assert sorted((line["task"], line["variant"]) for line in lines) == [
         ("t0", "A"), ("t0", "B"), ("t1", "A"), ("t1", "B"),
     ]  # fmt: skip
-    a = next(line for line in lines if line["variant"] == "A" and line["task"] == "t1")
-    assert a["memory_calls"] > 0 and a["status"] == "completed" and a["recording"].endswith("mem.t1.r1.A")
+    a = next(line for line in lines if line["variant"] == "B" and line["task"] == "t1")
+    assert a["memory_calls"] > 0 and a["status"] == "completed" and a["recording"].endswith("mem.t1.r1.B")
     assert a["memory_snapshot"].startswith("none") and len(a["memory_after"]) == 64
     assert {line["position"] for line in lines} == {1, 2}
     plan = json.loads((recordings / "mem.plan.json").read_text())
@@ -82,7 +84,11 @@ def test_a_matrix_runs_in_parallel_and_reports_from_recordings(
         first, second = (read_log(recordings / f"{pair['pair']}.{v}" / EVENTS_FILE) for v in pair["order"])
         assert first.header.meta["position"] == 1 and second.header.meta["position"] == 2
         assert first.events[-1].ts <= next(e.ts for e in second.events if e.type == "run_start")
-    assert (recordings / "mem.runs.csv").read_text().startswith("experiment,task,pair,repeat,variant")
+    assert (
+        (recordings / "mem.runs.csv")
+        .read_text()
+        .startswith("experiment,task,cluster,group,split,pair,repeat,variant,variant_name")
+    )
     html = (recordings / "report.html").read_text()
     assert "Pass@B by rung" in html and "Paired A/B by question group" in html
     assert "<script src=" not in html  # self-contained: plotly.js is inlined
@@ -95,7 +101,7 @@ def test_a_matrix_runs_in_parallel_and_reports_from_recordings(
     assert (recordings / "matrix.md").read_text() == matrix
     assert (recordings / "report.html").is_file() and (recordings / "mem.runs.jsonl").is_file()
     compared = marathon("compare", str(recordings / "mem.runs.jsonl"), cwd=tmp_path)
-    assert compared.returncode == 0 and "| all | 6 | 4 | 2 | 0 | 0 |" in compared.stdout
+    assert compared.returncode == 0 and "| all | 6 | 2 | 4 | 0 | 0 |" in compared.stdout
 
 
 def test_ctrl_c_stops_every_parallel_run_and_one_command_resumes_them_all(tmp_path: Path) -> None:

@@ -84,7 +84,17 @@ def test_an_experiment_expands_into_pairs_in_a_seeded_recorded_order(tmp_path: P
             2,
             "a `replay` persona needs `from`",
         ),
-        ('{\nexperiment: {variants: {A: {adapter: "x"}}, tasks: ["b"]}}', 2, "{A: agent, B: agent}"),
+        ('{\nexperiment: {variants: {A: {adapter: "x"}}, tasks: ["b"]}}', 2, "must name two agents"),
+        (
+            '{experiment: {\nvariants: {off: {adapter: "x"}, on: {adapter: "y"}}, tasks: ["b"]}}',
+            2,
+            "`baseline` must name the variant without the added memory",
+        ),
+        (
+            '{experiment: {variants: {A: {adapter: "x"}, B: {adapter: "y"}},\n tasks: [{benchmark: "b", split: "x"}]}}',
+            2,
+            "`split` is one of",
+        ),
         (
             '{experiment: {variants: {A: {adapter: "x"}, B: {adapter: "y"}},\n tasks: []}}',
             2,
@@ -119,8 +129,17 @@ def test_a_replayed_recording_is_found_beside_the_config_as_a_benchmark_is(tmp_p
 def test_the_shipped_experiment_example_loads() -> None:
     config = load_config(Path(__file__).resolve().parents[3] / "examples" / "experiment.jsonc")
     assert {s.rung for s in config.runs if s.meta.get("id") == "ladder"} == {"s0", "s1", "s2"}
-    assert config.experiment is not None and sorted(config.experiment.variants) == ["A", "B"]
-    assert config.experiment.variants["B"].get("memory") is False and config.parallel == 4
+    exp = config.experiment
+    assert exp is not None and exp.names == {"A": "no-memory", "B": "memory"}  # A: without the added memory
+    assert (
+        exp.variants["A"].get("memory") is False
+        and "memory" not in exp.variants["B"]
+        and config.parallel == 4
+    )
+    runs = [s for s in config.runs if s.meta.get("experiment")]
+    assert {s.meta["split"] for s in runs} == {"heldout", "tuning"}
+    assert {s.meta["cluster"] for s in runs if s.meta["task"].startswith("demo-s")} == {"demo-en"}
+    assert all(s.id.endswith((".no-memory", ".memory")) for s in runs)
     assert all(s.benchmark.is_dir() for s in config.runs)
 
 
