@@ -191,7 +191,8 @@ RECORDER_BYPASSED = "recorder_bypassed"  # a `runner` error: no LLM call reached
 
 class TerminationReason(StrEnum):
     """How a run's start ended (tau2's termination reason, kept beside the event that stores
-    it). Only `completed` is final; every other ending is resumed by running the run again."""
+    it). `completed` and `limit_reached` are final; every other ending is resumed by running
+    the run again."""
 
     COMPLETED = "completed"
     INTERRUPTED = "interrupted"  # Ctrl-C / cancelled: resumable
@@ -199,6 +200,12 @@ class TerminationReason(StrEnum):
     AGENT_LLM_FAILED = "agent_llm_failed"  # the agent's own model kept failing: resumable once it is back
     LOG_FAILED = "log_failed"  # the run log could not be written: stopped, fail closed
     ERROR = "error"  # a bug or bad state on our side; resumable once fixed
+    LIMIT_REACHED = "limit_reached"  # a run limit (time, turns, spend) was reached: final, a failure
+
+    @property
+    def final(self) -> bool:
+        """A run that ended so is not run again: it completed, or used up its limits."""
+        return self in (TerminationReason.COMPLETED, TerminationReason.LIMIT_REACHED)
 
 
 @dataclass

@@ -194,20 +194,25 @@ def _paired_items(lines: list[dict[str, Any]]) -> tuple[list[Item], list[str]]:
     items: list[Item] = []
     incomplete = []
     for pair, sides in sorted(pairs.items()):
-        if set(sides) != {"A", "B"} or any(s["status"] != "completed" for s in sides.values()):
+        if set(sides) != {"A", "B"} or any(
+            s["status"] not in ("completed", "limit_reached") for s in sides.values()
+        ):
             incomplete.append(pair)
             continue
         a, b = sides["A"], sides["B"]
-        for qid in sorted(set(a["questions"]) & set(b["questions"])):
-            tags = tuple(a["questions"][qid]["tags"]) or ("untagged",)
+        qa, qb = a["questions"], b["questions"]
+        # a side that used up its limits is a failure, not a gap: what it didn't reach counts as wrong
+        limited = any(side["status"] == "limit_reached" for side in (a, b))
+        for qid in sorted(set(qa) | set(qb) if limited else set(qa) & set(qb)):
+            tags = tuple((qa.get(qid) or qb[qid])["tags"]) or ("untagged",)
             items.append(
                 (
                     pair,
                     str(a.get("cluster") or a["task"]),
                     str(a.get("group", "all")),
                     qid,
-                    bool(a["questions"][qid]["correct"]),
-                    bool(b["questions"][qid]["correct"]),
+                    bool(qa.get(qid, {}).get("correct", False)),
+                    bool(qb.get(qid, {}).get("correct", False)),
                     tags,
                 )
             )
@@ -332,8 +337,12 @@ def render_comparison(c: Comparison) -> str:
         "|---|---|---|---|---|---|",
     ]
     for task in c.tasks:
-        spread = f"{min(task.repeats):+.2f} … {max(task.repeats):+.2f}" if len(task.repeats) > 1 else "one repeat"
-        lines.append(f"| {task.task} | {task.cluster} | {task.group} | {len(task.repeats)} | {task.mean:+.2f} | {spread} |")
+        spread = (
+            f"{min(task.repeats):+.2f} … {max(task.repeats):+.2f}" if len(task.repeats) > 1 else "one repeat"
+        )
+        lines.append(
+            f"| {task.task} | {task.cluster} | {task.group} | {len(task.repeats)} | {task.mean:+.2f} | {spread} |"
+        )
     lines.append("")
     for role in ("A", "B"):
         if role in c.time:

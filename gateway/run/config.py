@@ -58,6 +58,7 @@ class RunSpec:
     # variant and position in its pair (what the experiment's log lines are made of)
     meta: dict[str, Any] = field(default_factory=dict)
     pool: Path | None = None  # a distractor pool in place of the benchmark's own (`pool` in a run)
+    limits: dict[str, float] = field(default_factory=dict)  # wall_seconds, agent_turns, spend_usd
 
 
 @dataclass(frozen=True)
@@ -142,10 +143,30 @@ def load_config(path: Path | str) -> Config:
 
 
 TOP_KEYS = ("recordings", "parallel", "runs", "experiment", "compaction")
-RUN_KEYS = ("id", "benchmark", "agent", "persona", "rung", "repeats", "pool")
-EXPERIMENT_KEYS = ("name", "seed", "repeats", "variants", "baseline", "tasks", "persona")
+RUN_KEYS = ("id", "benchmark", "agent", "persona", "rung", "repeats", "pool", "limits")
+EXPERIMENT_KEYS = ("name", "seed", "repeats", "variants", "baseline", "tasks", "persona", "limits")
+LIMIT_KEYS = ("wall_seconds", "agent_turns", "spend_usd")
 TASK_KEYS = ("id", "benchmark", "rung", "cluster", "group", "split")
 SPLITS = ("heldout", "tuning")
+
+
+def _limits(path: Path, raw: str, who: str, value: Any) -> dict[str, float]:
+    """A run's limits — the same for every run they apply to (both variants of an experiment):
+    `wall_seconds` of running time, `agent_turns` (messages sent), `spend_usd` (agent and
+    persona models). A run that reaches one ends `limit_reached`, a failure that is kept."""
+    if value is None:
+        return {}
+    if (
+        not isinstance(value, dict)
+        or set(value) - set(LIMIT_KEYS)
+        or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 for v in value.values())
+    ):
+        raise ConfigError(
+            path,
+            _line_of(raw, "limits"),
+            f"{who}: `limits` must be {{{', '.join(LIMIT_KEYS)}}}, each a number > 0",
+        )
+    return {str(k): float(v) for k, v in value.items()}
 
 
 def _compaction(path: Path, raw: str, value: Any) -> dict[str, int]:
@@ -239,6 +260,7 @@ def _expand_run(path: Path, raw: str, base: Path, n: int, run: dict[str, Any]) -
     persona = _persona(path, line, f"run {run_id}", run.get("persona", {"driver": "scripted"}))
     rungs = _names(path, line, f"run {run_id}", "rung", run.get("rung"))
     repeats = _repeats(path, line, f"run {run_id}", run.get("repeats", 1))
+    limits = _limits(path, raw, f"run {run_id}", run.get("limits"))
     pool = run.get("pool")
     if pool is not None and not isinstance(pool, str):
         raise ConfigError(path, line, f"run {run_id}: `pool` must be the path of a distractor pool folder")
@@ -256,6 +278,7 @@ def _expand_run(path: Path, raw: str, base: Path, n: int, run: dict[str, Any]) -
                     rung,
                     meta,
                     (base / pool).resolve() if pool else None,
+                    limits,
                 )
             )
     return specs
@@ -302,6 +325,7 @@ def _experiment(path: Path, raw: str, base: Path, data: Any) -> tuple[Experiment
         raise ConfigError(path, _line_of(raw, "seed"), "experiment `seed` must be an integer")
     repeats = _repeats(path, line, "experiment", data.get("repeats", 1))
     persona = _persona(path, line, "experiment", data.get("persona", {"driver": "scripted"}))
+    limits = _limits(path, raw, "experiment", data.get("limits"))  # the same for both variants
     rng = random.Random(seed)
     specs: list[RunSpec] = []
     pairs: list[tuple[str, str, int, tuple[str, str]]] = []
@@ -359,6 +383,7 @@ def _experiment(path: Path, raw: str, base: Path, data: Any) -> tuple[Experiment
                         persona,
                         rung,
                         meta,
+                        limits=limits,
                     )
                 )
     return Experiment(name, seed, repeats, agents, tuple(task_names), tuple(pairs), names), specs

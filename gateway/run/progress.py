@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TextIO
 
 from gateway.log.events import (
+    Asked,
     Evaluation,
     Event,
     FactTold,
@@ -22,6 +23,7 @@ from gateway.log.events import (
     PhaseEntered,
     RunEnded,
     RunStart,
+    Said,
 )
 from gateway.report.cost import RoleCost
 
@@ -39,9 +41,27 @@ class RunProgress:
     status: str = "waiting"
     agent: RoleCost = field(default_factory=RoleCost)
     persona: RoleCost = field(default_factory=RoleCost)
+    turns: int = 0  # messages the persona sent the agent (a run's `agent_turns` limit counts them)
+    active_before: float = 0.0  # seconds of earlier starts of this run
+    segment_start: float | None = None
+    last_ts: float = 0.0
+
+    def active_seconds(self, now: float) -> float:
+        """Time the run has been running, over all its starts (gaps between starts left out)."""
+        return self.active_before + (now - self.segment_start if self.segment_start is not None else 0.0)
 
     def observe(self, event: Event) -> None:
+        if isinstance(event, RunStart):
+            if self.segment_start is not None:  # an earlier start that ended without an end record
+                self.active_before += max(0.0, self.last_ts - self.segment_start)
+            self.segment_start = event.ts
+        elif isinstance(event, RunEnded) and self.segment_start is not None:
+            self.active_before += max(0.0, event.ts - self.segment_start)
+            self.segment_start = None
+        self.last_ts = event.ts or self.last_ts
         match event:
+            case Said() | Asked():
+                self.turns += 1
             case PhaseEntered():
                 self.phase, self.phase_title = event.index, event.title
                 self.status = "running"
@@ -59,6 +79,20 @@ class RunProgress:
                 self.status = "running"
             case RunEnded():
                 self.status = event.reason
+
+    def limit_reached(self, limits: dict[str, float], now: float) -> tuple[str, bool]:
+        """(which limit the run has reached — "" when none; whether `spend_usd` can't be
+        checked because a model's price is unknown)."""
+        if "agent_turns" in limits and self.turns >= limits["agent_turns"]:
+            return f"agent_turns: {self.turns} messages sent, the limit is {limits['agent_turns']:g}", False
+        if "wall_seconds" in limits and (elapsed := self.active_seconds(now)) >= limits["wall_seconds"]:
+            return f"wall_seconds: {elapsed:.0f} s running, the limit is {limits['wall_seconds']:g}", False
+        if "spend_usd" in limits:
+            if self.agent.unpriced or self.persona.unpriced:
+                return "", True
+            if (spent := self.agent.dollars + self.persona.dollars) >= limits["spend_usd"]:
+                return f"spend_usd: ${spent:.4f} spent, the limit is ${limits['spend_usd']:g}", False
+        return "", False
 
     @property
     def tokens(self) -> int:

@@ -1,6 +1,8 @@
 """The runner: one run = one persona × one agent × one benchmark, driven to its end.
 
-Only a `completed` run is final; every other ending can be resumed by running it again.
+Only a `completed` run, or one that reached its limits (`limit_reached`: wall time, agent
+turns, spend — a failure that is kept), is final; every other ending can be resumed by
+running it again.
 
 State is explicit: the run log is the single source of truth. A fresh run writes a header and
 goes; a resumed run reads its log, rebuilds the persona's state by replaying the logged
@@ -8,6 +10,9 @@ replies into a fresh (deterministic) driver, re-sends a message that was sent bu
 answered (flagged `resent`), and continues. Every exit — finished, Ctrl-C, agent failure,
 crash in our code — ends with an `end` event naming a `TerminationReason` (when the log can
 still be written) and a report, in `finally`.
+
+Size: the run's state machine — drive, perform, the termination checks — is one concept with
+one state; split, its state would be passed around instead.
 """
 
 from __future__ import annotations
@@ -120,6 +125,8 @@ class Run:
         self.llm_url: str | None = None
         self.agent_errors_in_a_row = 0
         self.last_error: ErrorEvent | None = None  # the last agent error: how a failed run ended
+        self.limit_detail = ""  # which limit ended the run
+        self.spend_unknown_logged = False
         self.bypass_checked = False
         self.outcome = RunOutcome(spec.id, self.run_dir, None)
         self.progress = RunProgress(
@@ -147,9 +154,10 @@ class Run:
         previous = self._open_log()
         for event in previous.events if previous else []:
             self.progress.observe(event)
-        if previous is not None and run_status(previous) == TerminationReason.COMPLETED:
+        status = run_status(previous) if previous is not None else None
+        if status is not None and status.final:
             self.outcome.skipped = True
-            self.outcome.reason = run_status(previous)
+            self.outcome.reason = status
             assert self.writer is not None
             self.writer.close()
             return self.outcome
@@ -178,6 +186,8 @@ class Run:
                     self.log(ErrorEvent(source="runner", kind="agent_start", message=note))
                 try:
                     reason = await self._drive(previous)
+                    if reason == TerminationReason.LIMIT_REACHED:
+                        detail = self.limit_detail
                     if self.last_error is not None and reason in (
                         TerminationReason.AGENT_FAILED,
                         TerminationReason.AGENT_LLM_FAILED,
@@ -282,11 +292,23 @@ class Run:
             action = await self.driver.next_action(reply)
             if isinstance(action, Finish):
                 return TerminationReason.COMPLETED
+            if isinstance(action, (Say, Ask)) and (reached := self._limit_reached()):
+                self.limit_detail = reached
+                return TerminationReason.LIMIT_REACHED
             reply = await self._perform(action)
             if self.agent_errors_in_a_row >= MAX_CONSECUTIVE_AGENT_ERRORS:
                 if self.last_error is not None and self.last_error.source == "agent-llm":
                     return TerminationReason.AGENT_LLM_FAILED
                 return TerminationReason.AGENT_FAILED
+
+    def _limit_reached(self) -> str:
+        """Which of the run's limits the next message would pass ("" when none)."""
+        reached, spend_unknown = self.progress.limit_reached(self.spec.limits, time.time())
+        if spend_unknown and not self.spend_unknown_logged:  # said once; the other limits still hold
+            self.spend_unknown_logged = True
+            message = "spend_usd can't be enforced: a model's price is unknown"
+            self.log(ErrorEvent(source="runner", kind="limit", message=message))
+        return reached
 
     async def _perform(self, action: PersonaAction, resent: bool = False) -> AgentReply | None:
         assert self.adapter is not None
