@@ -22,6 +22,7 @@ from gateway.log.lock import RunInUse
 from gateway.log.runlog import EVENTS_FILE, RunLogFormatError, read_log, run_status
 from gateway.report.budget import render_ladder
 from gateway.report.comparison import compare, read_lines, render_comparison
+from gateway.report.decision import plan_decision, render_verdict
 from gateway.report.matrix import MatrixReport, write_matrix_report
 from gateway.report.recordings import load_run
 from gateway.run.agents import check_agent_can_play, check_agent_settings, describe_agent, shared_resources
@@ -158,28 +159,51 @@ def cmd_run(config_path: Path, fresh: bool, only: list[str] | None, persona: str
     if persona:
         specs = [replace(s, persona={**s.persona, "driver": persona}) for s in specs]
     if config.experiment is not None and any(s.meta.get("experiment") for s in specs):
-        _write_plan(config.experiment, config.recordings)
+        try:
+            _write_plan(config.experiment, config.recordings, fresh)
+        except ValueError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
     return _run_and_report(specs, config.recordings, fresh, config.parallel)
 
 
-def _write_plan(experiment: Experiment, recordings: Path) -> None:
-    """The experiment's seed and the order drawn for each pair, beside its run lines."""
+def _write_plan(experiment: Experiment, recordings: Path, fresh: bool) -> None:
+    """The experiment's seed, the order drawn for each pair and its decision rule, beside its
+    run lines — before the first run. A decision rule is fixed then: changing it once runs of
+    the experiment exist raises ValueError (a rule chosen after seeing results is no rule)."""
     recordings.mkdir(parents=True, exist_ok=True)
+    path = recordings / f"{experiment.name}.plan.json"
+    decision = experiment.decision.to_json() if experiment.decision else None
+    started = any(
+        p.parent.name.startswith(f"{experiment.name}.") for p in recordings.glob(f"*/{EVENTS_FILE}")
+    )
+    if path.exists() and started and not fresh:
+        try:
+            fixed = json.loads(path.read_text(encoding="utf-8")).get("decision")
+        except (OSError, ValueError):
+            fixed = None
+        if fixed != decision:
+            raise ValueError(
+                f"{path}: the decision rule was fixed before the runs ({json.dumps(fixed)}); changing "
+                "it once runs exist is refused — keep it, or start a new experiment (another `name`, "
+                "or --fresh to run every run again)"
+            )
     plan = {
         "experiment": experiment.name,
         "seed": experiment.seed,
         "repeats": experiment.repeats,
         "tasks": list(experiment.tasks),
         "baseline": experiment.names["A"],  # A in the protocol: without the added memory
-        "variants": {experiment.names[role]: describe_agent(agent) for role, agent in experiment.variants.items()},
+        "variants": {
+            experiment.names[role]: describe_agent(agent) for role, agent in experiment.variants.items()
+        },
         "pairs": [
             {"pair": p, "task": t, "repeat": k, "order": [experiment.names[r] for r in order]}
             for p, t, k, order in experiment.pairs
         ],
+        "decision": decision,
     }
-    (recordings / f"{experiment.name}.plan.json").write_text(
-        json.dumps(plan, indent=1) + "\n", encoding="utf-8"
-    )
+    path.write_text(json.dumps(plan, indent=1) + "\n", encoding="utf-8")
 
 
 def _run_and_report(
@@ -268,8 +292,8 @@ def _print_matrix(recordings: Path) -> MatrixReport | None:
         return None
     for ladder in matrix.ladders:
         print(render_ladder(ladder))
-    for comparison in matrix.comparisons:
-        print(render_comparison(comparison))
+    for comparison, verdict in zip(matrix.comparisons, matrix.verdicts, strict=True):
+        print(render_comparison(comparison) + verdict)
     for path in matrix.run_lines:
         print(f"run lines: {path}")
     for problem in matrix.problems:
@@ -308,7 +332,8 @@ def cmd_compare(source: Path, seed: int, splits: tuple[str, ...] = ("heldout",))
         except (OSError, ValueError) as exc:
             print(f"error: {path}: can't read the run lines: {exc}", file=sys.stderr)
             return 1
-        print(render_comparison(compare(lines, seed=seed, splits=splits)))
+        comparison = compare(lines, seed=seed, splits=splits)
+        print(render_comparison(comparison) + render_verdict(plan_decision(path), comparison, lines))
     return 0
 
 

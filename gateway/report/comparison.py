@@ -37,7 +37,7 @@ CORRECT_RULE = "first_try"  # what counts as correct in the A/B table: score 10 
 CSV_FIELDS = (
     "experiment", "task", "cluster", "group", "split", "pair", "repeat", "variant", "variant_name", "position",
     "run_id", "status", "mean_score",
-    "correct", "graded", "planned", "memory_calls", "misapplied_old_facts", "active_seconds", "cost_usd",
+    "correct", "graded", "planned", "memory_calls", "misapplied_old_facts", "canary_hits", "active_seconds", "cost_usd",
     "tool_version", "benchmark_hash", "agent", "memory_snapshot", "memory_after", "recording",
 )  # fmt: skip
 
@@ -94,6 +94,7 @@ def run_line(run: RecordedRun) -> dict[str, Any]:
         "planned": len(s.planned),
         "memory_calls": len(s.memory_calls) if run.observed else None,
         "misapplied_old_facts": len(misapplied_old_facts(run)),
+        "canary_hits": len(s.canary_hits),
         "active_seconds": round(s.active_seconds, 2),
         "cost_usd": round(sum(c.dollars for c in s.costs.values()), 6) if priced else None,
         "tool_version": header.tool_version or __version__,

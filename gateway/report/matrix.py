@@ -15,6 +15,7 @@ from pathlib import Path
 
 from gateway.report.budget import Ladder, build_ladders, render_ladder
 from gateway.report.comparison import Comparison, compare, render_comparison, run_line, write_lines
+from gateway.report.decision import plan_decision, render_verdict
 from gateway.report.recordings import load_runs
 
 SUMMARY_FILE = "matrix.md"
@@ -30,6 +31,7 @@ class MatrixReport:
     run_lines: list[Path] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     runs: int = 0
+    verdicts: list[str] = field(default_factory=list)  # per comparison: its decision rule's verdict
 
 
 def _replace(path: Path, text: str) -> None:
@@ -51,16 +53,18 @@ def write_matrix_report(recordings: Path, seed: int = 0) -> MatrixReport:
         if name:
             by_experiment[str(name)].append(run_line(run))
     comparisons = []
+    verdicts = []
     written: list[Path] = []
     for name, lines in sorted(by_experiment.items()):
         jsonl, table = write_lines(lines, recordings / name)
         written += [jsonl, table]
         comparisons.append(compare(lines, seed=seed))
+        verdicts.append(render_verdict(plan_decision(jsonl), comparisons[-1], lines))
     parts = ["# Across runs", ""]
     if any(r.summary.stand_in for r in runs):
         parts += ["> Some agents ran on the offline rule-based model stand-in, not an LLM.", ""]
     parts += [render_ladder(ladder) for ladder in ladders]
-    parts += [render_comparison(c) for c in comparisons]
+    parts += [render_comparison(c) + v for c, v in zip(comparisons, verdicts, strict=True)]
     if not ladders and not comparisons:
         parts.append("No scale-ladder runs and no experiment here; each run's report.md has its scores.\n")
     parts += [f"- skipped {p}" for p in problems]
@@ -70,4 +74,4 @@ def write_matrix_report(recordings: Path, seed: int = 0) -> MatrixReport:
 
     html = recordings / HTML_FILE
     _replace(html, render_html(recordings, runs, ladders, comparisons, problems))
-    return MatrixReport(markdown, html, ladders, comparisons, written, problems, len(runs))
+    return MatrixReport(markdown, html, ladders, comparisons, written, problems, len(runs), verdicts)

@@ -37,6 +37,7 @@ from typing import Any
 
 import json5
 
+from gateway.report.decision import Decision, parse_decision
 from persona.json5_bounds import MAX_JSON_DEPTH, json5_nesting
 
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
@@ -70,6 +71,7 @@ class Experiment:
     tasks: tuple[str, ...]
     pairs: tuple[tuple[str, str, int, tuple[str, str]], ...]  # (pair id, task, repeat, variant order)
     names: dict[str, str] = field(default_factory=lambda: {"A": "A", "B": "B"})  # role → the config's name
+    decision: Decision | None = None  # fixed before the runs (NAME.plan.json)
 
 
 @dataclass(frozen=True)
@@ -144,7 +146,17 @@ def load_config(path: Path | str) -> Config:
 
 TOP_KEYS = ("recordings", "parallel", "runs", "experiment", "compaction")
 RUN_KEYS = ("id", "benchmark", "agent", "persona", "rung", "repeats", "pool", "limits")
-EXPERIMENT_KEYS = ("name", "seed", "repeats", "variants", "baseline", "tasks", "persona", "limits")
+EXPERIMENT_KEYS = (
+    "name",
+    "seed",
+    "repeats",
+    "variants",
+    "baseline",
+    "tasks",
+    "persona",
+    "limits",
+    "decision",
+)
 LIMIT_KEYS = ("wall_seconds", "agent_turns", "spend_usd")
 TASK_KEYS = ("id", "benchmark", "rung", "cluster", "group", "split")
 SPLITS = ("heldout", "tuning")
@@ -326,6 +338,11 @@ def _experiment(path: Path, raw: str, base: Path, data: Any) -> tuple[Experiment
     repeats = _repeats(path, line, "experiment", data.get("repeats", 1))
     persona = _persona(path, line, "experiment", data.get("persona", {"driver": "scripted"}))
     limits = _limits(path, raw, "experiment", data.get("limits"))  # the same for both variants
+    decision = None
+    if "decision" in data:
+        decision, problem = parse_decision(data["decision"])
+        if decision is None:
+            raise ConfigError(path, _line_of(raw, "decision"), problem)
     rng = random.Random(seed)
     specs: list[RunSpec] = []
     pairs: list[tuple[str, str, int, tuple[str, str]]] = []
@@ -386,4 +403,4 @@ def _experiment(path: Path, raw: str, base: Path, data: Any) -> tuple[Experiment
                         limits=limits,
                     )
                 )
-    return Experiment(name, seed, repeats, agents, tuple(task_names), tuple(pairs), names), specs
+    return Experiment(name, seed, repeats, agents, tuple(task_names), tuple(pairs), names, decision), specs
