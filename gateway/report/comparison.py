@@ -19,14 +19,16 @@ import hashlib
 import json
 import random
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from adapters.base import AdapterConfigError
 from adapters.lifecycle import fill
 from gateway import __version__
+from gateway.log.events import Asked, Replied, RunStart, Said
 from gateway.report.budget import percentile
+from gateway.report.diagnosis import Diagnoser
 from gateway.report.recordings import RecordedRun
 from gateway.report.stale_facts import misapplied_old_facts
 from persona.benchmark.scale import is_correct
@@ -37,7 +39,8 @@ CORRECT_RULE = "first_try"  # what counts as correct in the A/B table: score 10 
 CSV_FIELDS = (
     "experiment", "task", "cluster", "group", "split", "pair", "repeat", "variant", "variant_name", "position",
     "run_id", "status", "mean_score",
-    "correct", "graded", "planned", "memory_calls", "misapplied_old_facts", "canary_hits", "active_seconds", "cost_usd",
+    "correct", "graded", "planned", "memory_calls", "misapplied_old_facts", "canary_hits",
+    "active_seconds", "agent_seconds", "persona_seconds", "cost_usd",
     "tool_version", "benchmark_hash", "agent", "memory_snapshot", "memory_after", "recording",
 )  # fmt: skip
 
@@ -69,8 +72,28 @@ def _agent_folders(run: RecordedRun) -> tuple[Path | None, Path | None]:
         return None, None
 
 
+def _times(run: RecordedRun) -> tuple[float, float]:
+    """(agent seconds: its replies' elapsed time; persona seconds: from each reply to the next
+    message the persona sent — its model's thinking and grading, ~0 for the scripted one)."""
+    agent = persona = 0.0
+    last_reply: float | None = None
+    for event in run.log.events:
+        if isinstance(event, Replied):
+            agent += event.elapsed
+            last_reply = event.ts
+        elif isinstance(event, (Said, Asked)) and last_reply is not None:
+            persona += max(0.0, event.ts - last_reply)
+            last_reply = None
+        elif isinstance(event, RunStart):
+            last_reply = None
+    return round(agent, 2), round(persona, 2)
+
+
 def run_line(run: RecordedRun) -> dict[str, Any]:
     s, meta, header = run.summary, run.meta, run.header
+    diagnoser = Diagnoser(run)
+    expected = {q.id: q for q in s.planned}
+    agent_seconds, persona_seconds = _times(run)
     agent_cost = s.costs.get("agent")
     priced = all(not c.unpriced for c in s.costs.values())
     snapshot, state = _agent_folders(run)
@@ -96,6 +119,12 @@ def run_line(run: RecordedRun) -> dict[str, Any]:
         "misapplied_old_facts": len(misapplied_old_facts(run)),
         "canary_hits": len(s.canary_hits),
         "active_seconds": round(s.active_seconds, 2),
+        "agent_seconds": agent_seconds,
+        "persona_seconds": persona_seconds,
+        "retrieved": sorted({m.target or m.tool for m in s.memory_calls if m.operation == "read"})
+        if run.observed
+        else None,
+        "deletion_checks": _deletion_checks(run),
         "cost_usd": round(sum(c.dollars for c in s.costs.values()), 6) if priced else None,
         "tool_version": header.tool_version or __version__,
         "benchmark_hash": header.benchmark.get("hash", ""),
@@ -109,11 +138,32 @@ def run_line(run: RecordedRun) -> dict[str, Any]:
                 "correct": is_correct(CORRECT_RULE, ev.score, ev.attempts),
                 "tags": list(next((q.tags for q in s.planned if q.id == qid), ())),
                 "memory_calls": s.memory_calls_for(qid),
+                "broken_link": ""
+                if is_correct(CORRECT_RULE, ev.score, ev.attempts)
+                or qid not in expected
+                or expected[qid].abstain
+                else diagnoser.broken_link(qid, expected[qid].expected),
             }
             for qid, ev in s.evaluations.items()
         },
         "agent_calls": agent_cost.calls if agent_cost else 0,
     }
+
+
+def _deletion_checks(run: RecordedRun) -> list[dict[str, Any]]:
+    """Where the run checked that a deleted fact stayed gone, and when: each `[deleted]`
+    question (asked at, passed), and each revoked canary marker (watched at the model input
+    from, hits)."""
+    checks: list[dict[str, Any]] = []
+    asked = {e.question_id: e.ts for e in run.log.events if isinstance(e, Asked)}
+    for q in run.summary.planned:
+        if "deleted" in q.tags and q.id in run.summary.evaluations:
+            ev = run.summary.evaluations[q.id]
+            checks.append({"place": "question", "id": q.id, "at": asked.get(q.id), "passed": ev.score >= 10})
+    for marker in run.benchmark.settings.get("canaries", []) or []:
+        hits = [h for h in run.summary.canary_hits if h.marker == marker]
+        checks.append({"place": "model input", "marker": marker, "hits": len(hits), "observed": run.observed})
+    return checks
 
 
 def write_lines(lines: list[dict[str, Any]], out: Path) -> tuple[Path, Path]:
@@ -182,6 +232,7 @@ class Comparison:
     left_out_split: int  # runs of other splits, not compared
     time: dict[str, tuple[float, float, float]]  # role → (median, p25, p75) seconds
     cost: dict[str, tuple[float, float, float] | None]
+    chain: dict[str, int] = field(default_factory=dict)  # where B's wrong answers broke → how many
 
 
 Item = tuple[str, str, str, str, bool, bool, tuple[str, ...]]  # pair, cluster, group, question, A, B, tags
@@ -286,6 +337,12 @@ def compare(lines: list[dict[str, Any]], seed: int = 0, splits: tuple[str, ...] 
             time[variant] = _spread([float(line["active_seconds"]) for line in mine_lines])
             costs = [line["cost_usd"] for line in mine_lines]
             cost[variant] = None if any(c is None for c in costs) else _spread([float(c) for c in costs])
+    chain: dict[str, int] = defaultdict(int)
+    for line in lines:
+        if line["variant"] == "B":
+            for q in line.get("questions", {}).values():
+                if not q.get("correct") and q.get("broken_link"):
+                    chain[q["broken_link"]] += 1
     names = {
         role: str(next((line.get("variant_name") for line in everything if line["variant"] == role), role))
         for role in ("A", "B")
@@ -304,6 +361,7 @@ def compare(lines: list[dict[str, Any]], seed: int = 0, splits: tuple[str, ...] 
         len(everything) - len(lines),
         time,
         cost,
+        dict(chain),
     )
 
 
@@ -353,6 +411,11 @@ def render_comparison(c: Comparison) -> str:
             lines.append(
                 f"- {role} ({c.names[role]}): median time {med:.1f} s (IQR {lo:.1f}–{hi:.1f}); median cost {money}"
             )
+    if c.chain:
+        found = ", ".join(f"{link} {n}" for link, n in sorted(c.chain.items(), key=lambda kv: -kv[1]))
+        lines.append(
+            f"- where B's wrong answers broke (told → written → retrieved → in the model's input → used): {found}"
+        )
     if c.left_out_split:
         lines.append(
             f"- {c.left_out_split} run(s) of other splits left out (tuning tasks: `marathon compare --split tuning`)"

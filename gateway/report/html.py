@@ -130,7 +130,7 @@ def pass_at_b(ladder: Ladder) -> dict[str, Any]:
             )
         )
     fig.add_hline(y=ladder.target, line_dash="dash", annotation_text=f"target ρ = {ladder.target:g}")
-    fig.update_yaxes(range=[0, 1.05], title="Pass@B (Wilson 95 %)")
+    fig.update_yaxes(range=[0, 1.05], title="Pass@B (95 % CI, bootstrap by question)")
     fig.update_xaxes(title="rung")
     return _figure(fig, f"Pass@B by rung — {ladder.label}")
 
@@ -138,7 +138,13 @@ def pass_at_b(ladder: Ladder) -> dict[str, Any]:
 def ab_plot(c: Comparison) -> dict[str, Any]:
     groups = list(c.groups)
     fig = go.Figure()
-    for name, attr in (("wins A", "wins_a"), ("wins B", "wins_b"), ("both", "both"), ("neither", "neither")):
+    a, b = c.names["A"], c.names["B"]
+    for name, attr in (
+        (f"wins A ({a}, without)", "wins_a"),
+        (f"wins B ({b}, with)", "wins_b"),
+        ("both", "both"),
+        ("neither", "neither"),
+    ):
         fig.add_trace(go.Bar(x=groups, y=[getattr(c.groups[g], attr) for g in groups], name=name))
     fig.update_layout(barmode="stack")
     fig.update_yaxes(title="paired questions")
@@ -151,6 +157,7 @@ def render_html(
     ladders: list[Ladder],
     comparisons: list[Comparison],
     problems: list[str],
+    verdicts: list[str] | None = None,
 ) -> str:
     sections = [
         {"id": f"ladder{n}", "title": f"Scale ladder: {ladder.label}", "charts": [pass_at_b(ladder)],
@@ -158,7 +165,7 @@ def render_html(
         for n, ladder in enumerate(ladders)
     ] + [
         {"id": f"ab{n}", "title": f"Paired A/B: {c.experiment}", "charts": [ab_plot(c)],
-         "markdown": render_comparison(c)}
+         "markdown": render_comparison(c) + (verdicts[n] if verdicts else "")}
         for n, c in enumerate(comparisons)
     ]  # fmt: skip
     data = {

@@ -73,5 +73,5 @@ def write_matrix_report(recordings: Path, seed: int = 0) -> MatrixReport:
     from gateway.report.html import render_html  # plotly takes a while to import; only needed here
 
     html = recordings / HTML_FILE
-    _replace(html, render_html(recordings, runs, ladders, comparisons, problems))
+    _replace(html, render_html(recordings, runs, ladders, comparisons, problems, verdicts))
     return MatrixReport(markdown, html, ladders, comparisons, written, problems, len(runs), verdicts)
