@@ -142,7 +142,7 @@ def run_line(run: RecordedRun) -> dict[str, Any]:
                 if is_correct(CORRECT_RULE, ev.score, ev.attempts)
                 or qid not in expected
                 or expected[qid].abstain
-                else diagnoser.broken_link(qid, expected[qid].expected),
+                else diagnoser.broken_link(qid, expected[qid].expected, expected[qid].tags),
             }
             for qid, ev in s.evaluations.items()
         },

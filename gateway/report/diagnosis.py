@@ -19,9 +19,11 @@ from typing import Any
 from gateway.log.events import Blob, EvidenceCheck, LLMExchange, MemoryCallSeen, Said
 from gateway.report.recordings import RecordedRun
 from persona.grading.exact import contains_expected
+from persona.terms import split_items
 
 # "in input" can't fail on its own here: a retrieved result is in the model's input by definition
 LINKS = ("not told", "not written", "not retrieved", "not used")
+COMPUTED = "aggregation"  # a total or a count: never told as such, so the chain can't be followed
 UNKNOWN = "unknown: the agent's LLM traffic was not recorded"
 
 
@@ -79,9 +81,13 @@ class Diagnoser:
             for e in self.exchanges.values()
         )
 
-    def broken_link(self, question_id: str, expected: str) -> str:
-        if not any(contains_expected(expected, text) for text in self.said):
-            return "not told"
+    def broken_link(self, question_id: str, expected: str, tags: tuple[str, ...] = ()) -> str:
+        if COMPUTED in tags:
+            return "not diagnosed: the answer is computed from several facts"
+        if not all(
+            any(contains_expected(item, text) for text in self.said) for item in split_items(expected)
+        ):
+            return "not told"  # some part of the expected answer was never in a persona message
         if not self.observed:
             return UNKNOWN
         if self.evidence.get(question_id) or self._in_system(question_id, expected):
@@ -96,5 +102,9 @@ class Diagnoser:
 def chain_counts(run: RecordedRun, wrong: list[str]) -> Counter[str]:
     """How many of the run's wrong questions broke at each link."""
     diagnoser = Diagnoser(run)
-    expected = {q.id: q.expected for q in run.benchmark.questions}
-    return Counter(diagnoser.broken_link(qid, expected.get(qid, "")) for qid in wrong)
+    questions = {q.id: q for q in run.benchmark.questions}
+    return Counter(
+        diagnoser.broken_link(qid, questions[qid].expected, questions[qid].tags)
+        for qid in wrong
+        if qid in questions
+    )
