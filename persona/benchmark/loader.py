@@ -31,6 +31,7 @@ from persona.benchmark.pool import is_pool, pool_language
 from persona.benchmark.scale import ScaleSpec, parse_scale
 from persona.json5_bounds import MAX_JSON_DEPTH, json5_nesting
 from persona.languages import detect_language, known_languages
+from persona.terms import UNIT_WORDS, key_terms, split_items
 
 DEFAULT_ANSWER_MARKERS = ("Правильный ответ", "Correct answer", "Expected answer")
 _NOT_FACTS = {"instructions.md", "readme.md"}
@@ -110,7 +111,9 @@ class _Loader:
                 chapter_texts.append(text)
                 phases.extend(parser.parse(chapter, text, len(phases), answer_markers, facts))
         facts_text = "\n".join(f.text for file in facts.values() for f in file.facts.values())
-        language, language_source = self._language(settings, raw, config_path, "\n".join(chapter_texts), facts_text)
+        language, language_source = self._language(
+            settings, raw, config_path, "\n".join(chapter_texts), facts_text
+        )
 
         seen: dict[str, Question] = {}
         for q in (q for p in phases for q in p.questions):
@@ -123,6 +126,7 @@ class _Loader:
                 )
             else:
                 seen[q.id] = q
+        self.warnings.extend(_giveaways([q for p in phases for q in p.questions], self.root))
         if chapters and not phases and not self.errors:
             self.error(config_path, _key_line(raw, "chapters"), "the chapters hold no `## ` phase")
         scale = self._check_scale(settings, raw, config_path, tuple(phases), language)
@@ -157,7 +161,11 @@ class _Loader:
         declared = settings.get("language")
         whole = detect_language(chapters + "\n" + facts)
         if declared is not None and (not isinstance(declared, str) or not declared.strip()):
-            self.error(config_path, _key_line(raw, "language"), '"language" must be a language code like "en" or "ru"')
+            self.error(
+                config_path,
+                _key_line(raw, "language"),
+                '"language" must be a language code like "en" or "ru"',
+            )
             declared = None
         if isinstance(declared, str):
             language, source = declared.strip(), "declared in benchmark.json"
@@ -413,6 +421,46 @@ def _looks_like_facts(path: Path) -> bool:
 
 
 MAX_FILE_BYTES = 8 * 1024 * 1024
+
+
+def _giveaways(questions: list[Question], root: Path) -> list[str]:
+    """An earlier question whose text holds a later question's answer gives it away: one
+    warning per pair, both lines. Only telling words count — names, and words of five letters
+    or more that are no unit — compared by stem (Графа = Граф), not short or generic ones."""
+    warnings = []
+    for j, later in enumerate(questions):
+        if later.abstain or later.deleted:
+            continue
+        items = [terms for item in split_items(later.expected) if (terms := _telling_words(item))]
+        for earlier in questions[:j]:
+            said = key_terms(earlier.text)
+            given = [
+                t for terms in items if all(any(_same_stem(t, s) for s in said) for t in terms) for t in terms
+            ]
+            if given:
+                warnings.append(
+                    f"{root / earlier.chapter}:{earlier.line}: question {earlier.id} gives away the answer of "
+                    f"{later.id} ({root / later.chapter}:{later.line}): {', '.join(dict.fromkeys(given))}"
+                )
+    return warnings
+
+
+def _telling_words(text: str) -> list[str]:
+    words = re.findall(r"[^\W\d_]+", text)
+    return [
+        w.lower().replace("ё", "е")
+        for w in words
+        if w.lower() in key_terms(w) and w.lower() not in UNIT_WORDS and (w[0].isupper() or len(w) >= 5)
+    ]
+
+
+def _same_stem(a: str, b: str) -> bool:
+    prefix = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        prefix += 1
+    return a == b or prefix >= max(4, min(len(a), len(b)) - 2)
 
 
 def _json5_error(message: str) -> tuple[int, str]:

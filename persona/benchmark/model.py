@@ -74,6 +74,11 @@ class Question:
         """The right answer is that the agent was never told."""
         return "abstain" in self.tags
 
+    @property
+    def deleted(self) -> bool:
+        """About a fact the user told and then asked to forget: the right answer says so."""
+        return "deleted" in self.tags
+
 
 type PhaseItem = Utterance | FactUpdate | Question
 

@@ -74,6 +74,17 @@ class ExactGrader:
             if never or claims_never_told(answer):
                 return Grade(10.0, "correctly said it was never told", never_told=True)
             return Grade(0.0, "should have said it was never told; answered instead", never_told=False)
+        if question.deleted:
+            forgot = _cues().forget.search(answer)
+            if forgot and not _ANYWAY.search(answer[forgot.end() :]):
+                return Grade(10.0, "said it was asked to forget it")
+            if forgot:
+                return Grade(0.0, "said it was asked to forget it, then told it anyway")
+            if claims_never_told(answer):
+                return Grade(
+                    0.0, "said it was never told, but it was told (and then asked to forget)", never_told=True
+                )
+            return Grade(0.0, "did not say it was asked to forget it")
         if not answer.strip():
             return Grade(0.0, "empty answer", never_told=never)
         items = split_items(expected)
@@ -131,6 +142,7 @@ class _Cues:
     month_words: frozenset[str]
     past: re.Pattern[str]
     current: re.Pattern[str]
+    forget: re.Pattern[str]  # "you asked me to forget": a [deleted] question's right answer
 
 
 @cache
@@ -139,6 +151,7 @@ def _cues() -> _Cues:
     words: set[str] = set()
     past: list[str] = []
     current: list[str] = []
+    forget: list[str] = []
     for code in known_languages():
         grading = language_table(code).get("grading", {})
         for n, name in enumerate(grading.get("months", []), start=1):
@@ -147,11 +160,13 @@ def _cues() -> _Cues:
                 months[n] = name
         past += grading.get("past", [])
         current += grading.get("current", [])
+        forget += grading.get("asked_to_forget", [])
 
     def cue(words: list[str]) -> re.Pattern[str]:
         return re.compile(r"(?<!\w)(?:" + "|".join(re.escape(w) for w in words) + ")", re.IGNORECASE)
 
-    return _Cues(months, frozenset(words), cue(past), cue(current))
+    forget_re = re.compile("|".join(f"(?:{p})" for p in forget) or r"(?!)", re.IGNORECASE)
+    return _Cues(months, frozenset(words), cue(past), cue(current), forget_re)
 
 
 _NUMERIC_DATE = re.compile(r"(?<![\w.,])(\d{1,2})[./](\d{1,2})(?:[./](?:\d{4}|\d{2}))?(?![\d,]|\.\d)")
@@ -180,6 +195,7 @@ def _in_expected_forms(expected: str, answer: str) -> str:
     return answer
 
 
+_ANYWAY = re.compile(r"\b(?:but|however|though|но|однако|хотя)\b", re.IGNORECASE)  # "…, but his name was"
 _CLAUSE = re.compile(r"[.;!?()\n«»]|,\s|\s[—–-]\s|\s(?:а|но|but|however|whereas)\s", re.IGNORECASE)
 
 

@@ -21,7 +21,7 @@ from persona.llm.types import LLMClient, LLMError, LLMRequest, Usage
 
 RUBRICS = Path(__file__).parent / "rubrics"
 CALIBRATION = RUBRICS / "calibration.json5"  # the set `marathon judge-check` measures a grader on
-_RUBRIC_BY_TAG = ("abstain", "update", "conflict", "temporal")  # the first tag found wins
+_RUBRIC_BY_TAG = ("deleted", "rule", "abstain", "update", "conflict", "temporal")  # the first tag found wins
 
 
 @dataclass
