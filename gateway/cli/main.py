@@ -18,7 +18,7 @@ from pathlib import Path
 
 from gateway import __version__
 from gateway.cli.logs import cmd_inspect, cmd_repair, cmd_state
-from gateway.cli.runs import cmd_compare, cmd_demo, cmd_replay, cmd_report, cmd_run, print_errors
+from gateway.cli.runs import cmd_compare, cmd_demo, cmd_probe, cmd_replay, cmd_report, cmd_run, print_errors
 from gateway.log.runlog import RunLogFormatError
 from persona.benchmark.errors import BenchmarkErrors
 from persona.benchmark.ladder import apply_rung
@@ -86,6 +86,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         "chat", help="type as the persona to an agent, through the gateway, recorded (for trying a profile)"
     )
     p.add_argument("--agent", required=True, help="an agent profile name (see `marathon profiles`)")
+    p.add_argument("--recordings", type=Path, default=Path("recordings"))
+    p = sub.add_parser(
+        "probe", help="a one-minute preflight of a run's agent: replies, sessions, recorded LLM calls, memory tools"
+    )
+    p.add_argument("config", type=Path, nargs="?", help="a config.jsonc (with --only ID when it has several runs)")
+    p.add_argument("--only", help="which run of the config to probe")
+    p.add_argument("--agent", help="an agent profile name instead of a config")
     p.add_argument("--recordings", type=Path, default=Path("recordings"))
     p = sub.add_parser(
         "report", help="rebuild the cross-run report (budget tables, A/B, report.html) from recordings"
@@ -160,6 +167,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_profiles()
         if args.command == "chat":
             return cmd_chat(args.agent, args.recordings)
+        if args.command == "probe":
+            return cmd_probe(args.config, args.only, args.agent, args.recordings)
         if args.command == "report":
             return cmd_report(args.recordings)
         if args.command == "compare":

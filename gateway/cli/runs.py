@@ -16,6 +16,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from gateway.log.events import TerminationReason
 from gateway.log.lock import RunInUse
@@ -135,7 +136,21 @@ def _print_why(outcome: RunOutcome) -> None:
         look.append(str(outcome.run_dir / "agent.log"))
     why = " ".join(outcome.detail.split())  # one line, even when an agent's error body was HTML
     print(f"[{outcome.run_id}] why: {why if len(why) <= 240 else why[:239] + '…'}")
+    if outcome.reason == TerminationReason.LIMIT_REACHED:
+        print(f"[{outcome.run_id}] see {' and '.join(look)}; the run used up its limits and stays as it ended")
+        return
     print(f"[{outcome.run_id}] see {' and '.join(look)}; run the same command again to resume")
+    if outcome.reason in (TerminationReason.AGENT_FAILED, TerminationReason.AGENT_LLM_FAILED) and _early(outcome):
+        run = outcome.run_id.split(".")[0]
+        print(f"[{outcome.run_id}] hint: it failed early — `marathon probe CONFIG --only {run}` checks the agent in a minute")
+
+
+def _early(outcome: RunOutcome) -> bool:
+    """Did the run fail within its first minutes (a setup problem, not a long run's accident)?"""
+    try:
+        return load_run(outcome.run_dir).summary.active_seconds < 180
+    except (OSError, ValueError, BenchmarkErrors):
+        return False
 
 
 def cmd_run(config_path: Path, fresh: bool, only: list[str] | None, persona: str | None = None) -> int:
@@ -368,3 +383,39 @@ def cmd_replay(
     on = f" on rung {', '.join(rungs)}" if rungs else ""
     print(f"replay: {log.header.run_id}'s persona side → agent profile {agent}{on}")
     return _run_and_report(specs, (recordings or run.parent).resolve(), fresh)
+
+
+def cmd_probe(config: Path | None, only: str | None, profile: str | None, recordings: Path) -> int:
+    """Probe one agent — a config's run (`--only ID` picks it) or a profile — and print the
+    checklist; exit 1 when any check failed."""
+    from gateway.run.probe import probe
+
+    if (config is None) == (profile is None):
+        print("error: give a config.jsonc (and --only ID) or --agent PROFILE", file=sys.stderr)
+        return 2
+    settings: dict[str, Any] = {"profile": profile}
+    if config is not None:
+        try:
+            loaded = load_config(config)
+        except ConfigError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        runs = [s for s in loaded.runs if only in (None, s.id, s.meta.get("id"))]
+        agents = {json.dumps(s.agent, sort_keys=True): s.agent for s in runs}
+        if len(agents) != 1:
+            names = ", ".join(sorted({str(s.meta.get("id") or s.id) for s in loaded.runs}))
+            print(f"error: pick one run with --only (the config's runs: {names})", file=sys.stderr)
+            return 2
+        settings = next(iter(agents.values()))
+        recordings = loaded.recordings
+    try:
+        check_agent_settings(settings)
+        run_dir, checks = asyncio.run(probe(settings, recordings.resolve()))
+    except (ValueError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print()
+    for check in checks:
+        print(check.line())
+    print(f"recorded in {run_dir}")
+    return 1 if any(c.ok is False for c in checks) else 0

@@ -185,3 +185,16 @@ def test_a_damaged_unfinished_demo_is_refused_then_repaired_and_resumed(tmp_path
     assert resumed.returncode == 0 and "graded 15/15" in resumed.stdout, explain(resumed, log_path)
     evaluations = [e for e in read_log(log_path).events if isinstance(e, Evaluation)]
     assert sorted(Counter(e.question_id for e in evaluations).values()) == [1] * 15
+
+
+def test_a_run_that_fails_in_its_first_minutes_suggests_the_probe(
+    make_benchmark: BenchFactory, tmp_path: Path
+) -> None:
+    config = tmp_path / "config.jsonc"
+    config.write_text(
+        f'{{ runs: [ {{ id: "dead", benchmark: "{make_benchmark()}", '
+        'agent: { adapter: "http", url: "http://127.0.0.1:9/chat", retries: 0 } } ] }'
+    )
+    result = marathon("run", str(config), cwd=tmp_path)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "hint: it failed early — `marathon probe CONFIG --only dead`" in result.stdout

@@ -1,0 +1,94 @@
+"""`marathon probe` against fake agents: a healthy one passes every check; an agent whose
+model bypasses the recorder, one that ignores new sessions and one that never answers each
+fail the check that names them, with the fix."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from aiohttp import web
+
+from adapters.http_server import ServedApp, serve
+from fakes.agents import http_agent, http_agent_settings, llm_agent
+from fakes.llm_provider import openai_app
+from gateway.run.probe import Check, probe
+from gateway.traffic.hub import free_port
+from tests.marathon_cli import marathon
+
+
+def by_name(checks: list[Check]) -> dict[str, Check]:
+    return {c.name: c for c in checks}
+
+
+@pytest.fixture
+async def provider() -> AsyncIterator[ServedApp]:
+    served = await serve(openai_app())
+    yield served
+    await served.stop()
+
+
+async def test_a_healthy_agent_passes_every_check(tmp_path: Path) -> None:
+    run_dir, checks = await probe({"adapter": "reference"}, tmp_path, out=lambda _: None)
+    assert all(c.ok for c in checks), [c.line() for c in checks]
+    named = by_name(checks)
+    assert "memory_search" in named["memory tools are offered"].detail
+    assert "anthropic-messages" in named["the agent's model calls reach the recorder"].detail
+    assert (run_dir / "events.msgpack").is_file()
+
+
+async def test_a_model_that_bypasses_the_recorder_is_named_with_the_fix(
+    provider: ServedApp, tmp_path: Path
+) -> None:
+    agent = await llm_agent(provider.url)  # talks to its provider directly
+    try:
+        settings = http_agent_settings(agent, llm={"upstream": provider.url})
+        _, checks = await probe(settings, tmp_path, out=lambda _: None)
+    finally:
+        await agent.stop()
+    check = by_name(checks)["the agent's model calls reach the recorder"]
+    assert check.ok is False and check.fix.startswith("point the agent's LLM base URL at http://127.0.0.1:")
+
+
+@pytest.mark.parametrize("keeps_sessions", [True, False])
+async def test_an_agent_that_ignores_new_sessions_fails_that_check(
+    provider: ServedApp, tmp_path: Path, keeps_sessions: bool
+) -> None:
+    port = free_port()
+    agent = await llm_agent(f"http://127.0.0.1:{port}")  # through the recorder, on the port we give it
+    body = {"message": "{message}", "session_id": "{session}"} if keeps_sessions else {"message": "{message}"}
+    try:
+        settings = http_agent_settings(agent, body=body, llm={"upstream": provider.url, "port": port})
+        _, checks = await probe(settings, tmp_path, out=lambda _: None)
+    finally:
+        await agent.stop()
+    session = by_name(checks)["a new session starts"]
+    assert by_name(checks)["the agent's model calls reach the recorder"].ok is True
+    assert session.ok is keeps_sessions, session.line()
+    if not keeps_sessions:
+        assert "given the first session's messages again" in session.detail and "session id" in session.fix
+
+
+async def test_an_agent_that_never_answers_fails_the_reply_check(tmp_path: Path) -> None:
+    async def hang(n: int, request: web.Request) -> web.StreamResponse | None:
+        await asyncio.sleep(3)
+        return None
+
+    agent = await http_agent(hang)
+    try:
+        _, checks = await probe(http_agent_settings(agent, timeout=1), tmp_path, out=lambda _: None)
+    finally:
+        await agent.stop()
+    reply = by_name(checks)["a reply arrives and settles"]
+    assert reply.ok is False and "timeout" in reply.fix
+
+
+def test_the_command_prints_the_checklist_and_exits_by_its_result(tmp_path: Path) -> None:
+    result = marathon("probe", "--agent", "reference", "--recordings", str(tmp_path), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert (
+        "✓ a new session starts" in result.stdout and "✓ compact() is possible: by /compact" in result.stdout
+    )
+    assert marathon("probe", cwd=tmp_path).returncode == 2
