@@ -78,7 +78,7 @@ class AgentProcess:
         )
         self.values = {"RUN_DIR": str(run_dir), "STATE_DIR": str(self.state_dir), **values}
         self.command: list[str] | str = (
-            [fill(str(c), self.values) for c in command]
+            [binary_for(fill(str(command[0]), self.values))] + [fill(str(c), self.values) for c in command[1:]]
             if isinstance(command, list)
             else fill(str(command), self.values)
         )
@@ -254,6 +254,14 @@ class AgentProcess:
     async def restart(self) -> None:
         await self.stop()
         await self.start()
+
+
+def binary_for(name: str) -> str:
+    """A command's program: `MARATHON_<NAME>_BIN` when set (an agent installed in a folder of
+    its own: MARATHON_HERMES_BIN, MARATHON_OPENCLAW_BIN), else `name` as given (found on PATH)."""
+    if "/" in name:
+        return name
+    return os.environ.get(f"MARATHON_{re.sub(r'[^A-Z0-9]', '_', name.upper())}_BIN") or name
 
 
 def process_alive(pid: int) -> bool:

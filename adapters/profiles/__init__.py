@@ -6,6 +6,7 @@ A run's `agent: {profile: NAME, ...}` starts from the profile and overrides it k
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -42,4 +43,54 @@ def resolve(settings: dict[str, Any]) -> dict[str, Any]:
         return settings
     profile = read_profile(str(name))
     profile.pop("description", None)
+    profile.pop("verified", None)
     return merge(profile, {k: v for k, v in settings.items() if k != "profile"}) | {"profile": name}
+
+
+# placeholders the lifecycle fills itself; any other ${NAME} is the user's environment
+_FILLED = {"STATE_DIR", "RUN_DIR", "LLM_URL", "PORT", "TELEGRAM_API_ROOT", "TELEGRAM_BOT_TOKEN", "AGENT_DIR"}
+
+
+def describe_profile(name: str) -> list[str]:
+    """What `marathon profiles` says of a profile: what it needs, whether it was verified
+    against the real agent (which version), and what it can do."""
+    profile = read_profile(name)
+    text = json5.dumps(profile)
+    envs = sorted({m for m in re.findall(r"\$\{([A-Z_][A-Z0-9_]*)\}", text)} - _FILLED)
+    process = profile.get("process") if isinstance(profile.get("process"), dict) else {}
+    command = process.get("command") if isinstance(process, dict) else None
+    ports = sorted(
+        {p for p in re.findall(r"127\.0\.0\.1:(\d+)", text)}
+        | {str(profile.get("llm", {}).get("port", ""))} - {""}
+    )
+    needs = []
+    if isinstance(command, list) and command:
+        needs.append(f"binary {command[0]} (PATH, or MARATHON_{str(command[0]).upper()}_BIN)")
+    if envs:
+        needs.append("env " + ", ".join(envs))
+    if ports:
+        needs.append("ports " + ", ".join(ports))
+    verified = profile.get("verified")
+    adapter = profile.get("adapter", "?")
+    session = {
+        "telegram": f"new session by {' then '.join(profile.get('new_session_commands', ['/new']))}",
+        "openclaw-ws": "new session = a new session key",
+        "websocket": "new session = a new session id",
+        "http": "new session = a new session id",
+        "reference": "new session = a new session id",
+    }.get(str(adapter), "new session: ?")
+    compact = profile.get("compact_commands") or (["/compact"] if adapter == "reference" else [])
+    can = [session, f"compact by {', '.join(compact)}" if compact else "no compact()"]
+    if profile.get("initiated") or profile.get("ignore") or adapter == "openclaw-ws":
+        can.append("its own messages told apart (heartbeats, status notes)")
+    return [
+        f"{name} ({adapter}): {profile.get('description', '')}",
+        f"  needs: {'; '.join(needs) or 'nothing beyond marathonbench'}",
+        "  verified: "
+        + (
+            f"{verified.get('agent')} {verified.get('version')} ({verified.get('on')}; {verified.get('how')})"
+            if isinstance(verified, dict)
+            else "not against the real agent"
+        ),
+        f"  can: {'; '.join(can)}",
+    ]

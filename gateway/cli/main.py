@@ -376,11 +376,10 @@ def cmd_import(source: Path, out_dir: Path) -> int:
 
 
 def cmd_profiles() -> int:
-    from adapters.profiles import profile_names, read_profile
+    from adapters.profiles import describe_profile, profile_names
 
     for name in profile_names():
-        profile = read_profile(name)
-        print(f"{name:<20} {profile.get('adapter', '?'):<12} {profile.get('description', '')}")
+        print("\n".join(describe_profile(name)))
     return 0
 
 

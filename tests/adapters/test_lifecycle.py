@@ -124,3 +124,12 @@ async def test_restart_gives_a_new_process(tmp_path: Path) -> None:
     second = int((agent.state_dir / "pid").read_text())
     await agent.stop()
     assert first != second and not alive(first)
+
+
+def test_an_agent_binary_is_found_through_its_marathon_env_var(monkeypatch: pytest.MonkeyPatch) -> None:
+    from adapters.lifecycle import binary_for
+
+    monkeypatch.setenv("MARATHON_HERMES_BIN", "/opt/agents/hermes/bin/hermes")
+    assert binary_for("hermes") == "/opt/agents/hermes/bin/hermes"
+    assert binary_for("openclaw") == "openclaw"  # not set: found on PATH
+    assert binary_for("./bin/hermes") == "./bin/hermes"  # a path is taken as written
