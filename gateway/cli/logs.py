@@ -26,8 +26,10 @@ def _event_line(event: Event) -> str:
         return f"{event.ref[:12]} ({len(event.data):,} bytes)"
     if isinstance(event, LLMExchange):
         calls = ", ".join(str(c.get("name")) for c in event.tool_calls)
+        new = len(event.message_refs)  # the request's messages: a stored prefix, then these
         return (
-            f"{event.api} {event.model} {event.kind} status={event.status} messages={len(event.message_refs)} "
+            f"{event.api} {event.model} {event.kind} status={event.status} "
+            f"messages={event.base_len + new} ({new} new) "
             f"input_tokens={event.input_tokens}"
             + (f" tool_calls=[{calls}]" if calls else "")
             + (f" question={event.question_id}" if event.question_id else "")

@@ -127,6 +127,12 @@ def _print_outcome(outcome: RunOutcome, brief: bool = False) -> bool:
     return s.stand_in
 
 
+def _command() -> str:
+    """The command as the user runs it: `./marathon` in the checkout (its launcher is there),
+    else `marathon` (installed)."""
+    return "./marathon" if Path("marathon").is_file() and Path("pyproject.toml").is_file() else "marathon"
+
+
 def _print_why(outcome: RunOutcome) -> None:
     """A run that did not complete says why in one sentence, where to look, and how to go on."""
     if outcome.reason in (None, TerminationReason.COMPLETED) or not outcome.detail:
@@ -294,7 +300,7 @@ def cmd_demo(recordings: Path, fresh: bool, persona: str = "scripted", surface: 
     print(
         f"demo: done in {time.monotonic() - started:.1f} s; all runs: {recordings.resolve() / 'report.md'}; charts: {html}"
     )
-    view = "./marathon view" + ("" if recordings == Path("recordings") else f" {recordings}")
+    view = f"{_command()} view" + ("" if recordings == Path("recordings") else f" {recordings}")
     print(f"demo: browse it (live while a run goes on): {view}")
     return code
 
@@ -313,7 +319,7 @@ def _print_matrix(recordings: Path) -> MatrixReport | None:
         print(f"run lines: {path}")
     for problem in matrix.problems:
         print(f"skipped {problem}", file=sys.stderr)
-    print(f"across runs: {matrix.markdown}; charts: {matrix.html}; browse: ./marathon view {recordings}")
+    print(f"across runs: {matrix.markdown}; charts: {matrix.html}; browse: {_command()} view {recordings}")
     return matrix
 
 
