@@ -36,6 +36,27 @@ def merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def with_overrides(settings: dict[str, Any], assignments: list[str]) -> dict[str, Any]:
+    """`settings` with `KEY=VALUE` assignments applied (`--set url=http://127.0.0.1:9000/chat`,
+    `--set llm.port=8799`, `--set 'compact_commands=["/compact"]'`): dotted keys reach into
+    nested objects; values are JSON5 (a bare word is a string). Raises ValueError."""
+    out = dict(settings)
+    for assignment in assignments:
+        key, sep, raw = assignment.partition("=")
+        if not sep or not key.strip() or any(not part for part in key.strip().split(".")):
+            raise ValueError(f"--set {assignment!r}: expected KEY=VALUE (KEY may be dotted: llm.port=8799)")
+        try:
+            value: Any = json5.loads(raw)
+        except ValueError:
+            value = raw
+        *path, last = key.strip().split(".")
+        override: dict[str, Any] = {last: value}
+        for part in reversed(path):
+            override = {part: override}
+        out = merge(out, override)
+    return out
+
+
 def resolve(settings: dict[str, Any]) -> dict[str, Any]:
     """The agent settings with their profile (if any) applied underneath."""
     name = settings.get("profile")

@@ -18,7 +18,16 @@ from pathlib import Path
 
 from gateway import __version__
 from gateway.cli.logs import cmd_inspect, cmd_repair, cmd_state
-from gateway.cli.runs import cmd_compare, cmd_demo, cmd_probe, cmd_replay, cmd_report, cmd_run, print_errors
+from gateway.cli.runs import (
+    agent_settings,
+    cmd_compare,
+    cmd_demo,
+    cmd_probe,
+    cmd_replay,
+    cmd_report,
+    cmd_run,
+    print_errors,
+)
 from gateway.log.runlog import RunLogFormatError
 from persona.benchmark.errors import BenchmarkErrors
 from persona.benchmark.ladder import apply_rung
@@ -88,11 +97,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--agent", required=True, help="an agent profile name (see `marathon profiles`)")
     p.add_argument("--recordings", type=Path, default=Path("recordings"))
     p = sub.add_parser(
-        "probe", help="a one-minute preflight of a run's agent: replies, sessions, recorded LLM calls, memory tools"
+        "probe",
+        help="a one-minute preflight of a run's agent: replies, sessions, recorded LLM calls, memory tools",
     )
-    p.add_argument("config", type=Path, nargs="?", help="a config.jsonc (with --only ID when it has several runs)")
+    p.add_argument(
+        "config", type=Path, nargs="?", help="a config.jsonc (with --only ID when it has several runs)"
+    )
     p.add_argument("--only", help="which run of the config to probe")
     p.add_argument("--agent", help="an agent profile name instead of a config")
+    p.add_argument(
+        "--set", action="append", default=[], metavar="KEY=VALUE", help="override a setting (llm.port=8799)"
+    )
     p.add_argument("--recordings", type=Path, default=Path("recordings"))
     p = sub.add_parser(
         "report", help="rebuild the cross-run report (budget tables, A/B, report.html) from recordings"
@@ -143,7 +158,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("folder", type=Path)
     p.add_argument("--language", default="en", help="the persona's language (en, ru)")
     p = sub.add_parser(
-        "state", help="a run's state from its log (phase, messages, grades); writes its live facts files to RUN/facts/"
+        "state",
+        help="a run's state from its log (phase, messages, grades); writes its live facts files to RUN/facts/",
     )
     p.add_argument("run", type=Path, help="a run folder")
     p.add_argument("--json", action="store_true", help="print the whole state as JSON")
@@ -166,9 +182,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "profiles":
             return cmd_profiles()
         if args.command == "chat":
-            return cmd_chat(args.agent, args.recordings)
+            return cmd_chat(args.config, args.only, args.agent, args.set, args.recordings)
         if args.command == "probe":
-            return cmd_probe(args.config, args.only, args.agent, args.recordings)
+            return cmd_probe(args.config, args.only, args.agent, args.set, args.recordings)
         if args.command == "report":
             return cmd_report(args.recordings)
         if args.command == "compare":
@@ -290,7 +306,10 @@ def describe_benchmark(bench: Benchmark) -> str:
     lines += [f"  {tag:<16} {n:>4}" for tag, n in sorted(tags.items())]
     prose = [p for p in bench.phases if p.prose_only]
     if prose:
-        lines += ["", f"phases of prose only — the scripted persona can't play them (an LLM persona can): {len(prose)}"]
+        lines += [
+            "",
+            f"phases of prose only — the scripted persona can't play them (an LLM persona can): {len(prose)}",
+        ]
         lines += [f"  {bench.root / p.chapter}:{p.prose[0][0]}: {p.title}" for p in prose]
         lines.append(
             "  to run them scripted, write what is said as `> ` lines and changes as `✎ file N.M new text`"
@@ -383,11 +402,17 @@ def cmd_profiles() -> int:
     return 0
 
 
-def cmd_chat(profile: str, recordings: Path) -> int:
+def cmd_chat(
+    config: Path | None, only: str | None, profile: str | None, sets: list[str], recordings: Path
+) -> int:
     from gateway.run.chat import chat
 
+    chosen = agent_settings(config, only, profile, sets, recordings)
+    if isinstance(chosen, int):
+        return chosen
+    settings, recordings = chosen
     try:
-        asyncio.run(chat({"profile": profile}, recordings.resolve(), sys.stdin, print))
+        asyncio.run(chat(settings, recordings.resolve(), sys.stdin, print))
     except (ValueError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

@@ -18,6 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from adapters.profiles import with_overrides
 from gateway.log.events import TerminationReason
 from gateway.log.lock import RunInUse
 from gateway.log.runlog import EVENTS_FILE, RunLogFormatError, read_log, run_status
@@ -143,12 +144,18 @@ def _print_why(outcome: RunOutcome) -> None:
     why = " ".join(outcome.detail.split())  # one line, even when an agent's error body was HTML
     print(f"[{outcome.run_id}] why: {why if len(why) <= 240 else why[:239] + '…'}")
     if outcome.reason == TerminationReason.LIMIT_REACHED:
-        print(f"[{outcome.run_id}] see {' and '.join(look)}; the run used up its limits and stays as it ended")
+        print(
+            f"[{outcome.run_id}] see {' and '.join(look)}; the run used up its limits and stays as it ended"
+        )
         return
     print(f"[{outcome.run_id}] see {' and '.join(look)}; run the same command again to resume")
-    if outcome.reason in (TerminationReason.AGENT_FAILED, TerminationReason.AGENT_LLM_FAILED) and _early(outcome):
+    if outcome.reason in (TerminationReason.AGENT_FAILED, TerminationReason.AGENT_LLM_FAILED) and _early(
+        outcome
+    ):
         run = outcome.run_id.split(".")[0]
-        print(f"[{outcome.run_id}] hint: it failed early — `marathon probe CONFIG --only {run}` checks the agent in a minute")
+        print(
+            f"[{outcome.run_id}] hint: it failed early — `marathon probe CONFIG --only {run}` checks the agent in a minute"
+        )
 
 
 def _early(outcome: RunOutcome) -> bool:
@@ -391,13 +398,13 @@ def cmd_replay(
     return _run_and_report(specs, (recordings or run.parent).resolve(), fresh)
 
 
-def cmd_probe(config: Path | None, only: str | None, profile: str | None, recordings: Path) -> int:
-    """Probe one agent — a config's run (`--only ID` picks it) or a profile — and print the
-    checklist; exit 1 when any check failed."""
-    from gateway.run.probe import probe
-
+def agent_settings(
+    config: Path | None, only: str | None, profile: str | None, sets: list[str], recordings: Path
+) -> tuple[dict[str, Any], Path] | int:
+    """The agent a command points at — a config's run (`--only ID` picks it) or a profile —
+    with `--set` overrides applied; an exit code (after saying why) when that is unclear."""
     if (config is None) == (profile is None):
-        print("error: give a config.jsonc (and --only ID) or --agent PROFILE", file=sys.stderr)
+        print("error: give --agent PROFILE, or a config (and --only ID)", file=sys.stderr)
         return 2
     settings: dict[str, Any] = {"profile": profile}
     if config is not None:
@@ -412,8 +419,24 @@ def cmd_probe(config: Path | None, only: str | None, profile: str | None, record
             names = ", ".join(sorted({str(s.meta.get("id") or s.id) for s in loaded.runs}))
             print(f"error: pick one run with --only (the config's runs: {names})", file=sys.stderr)
             return 2
-        settings = next(iter(agents.values()))
-        recordings = loaded.recordings
+        settings, recordings = next(iter(agents.values())), loaded.recordings
+    try:
+        return with_overrides(settings, sets), recordings
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+def cmd_probe(
+    config: Path | None, only: str | None, profile: str | None, sets: list[str], recordings: Path
+) -> int:
+    """Probe one agent and print the checklist; exit 1 when any check failed."""
+    from gateway.run.probe import probe
+
+    chosen = agent_settings(config, only, profile, sets, recordings)
+    if isinstance(chosen, int):
+        return chosen
+    settings, recordings = chosen
     try:
         check_agent_settings(settings)
         run_dir, checks = asyncio.run(probe(settings, recordings.resolve()))

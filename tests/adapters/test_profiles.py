@@ -11,3 +11,19 @@ def test_each_profile_says_what_it_needs_whether_it_was_verified_and_what_it_can
     assert "verified: hermes-agent 0.19.0" in hermes and "compact by /compress" in hermes
     letta = "\n".join(describe_profile("letta"))
     assert "verified: not against the real agent" in letta and "env LETTA_AGENT_ID" in letta
+
+
+def test_set_overrides_reach_nested_settings_and_bad_ones_say_why() -> None:
+    import pytest
+
+    from adapters.profiles import resolve, with_overrides
+
+    settings = with_overrides(
+        {"profile": "openclaw-ws"}, ["url=ws://127.0.0.1:28789", "llm.port=28790", 'compact_commands=["/compact"]']
+    )
+    resolved = resolve(settings)
+    assert resolved["url"] == "ws://127.0.0.1:28789" and resolved["llm"]["port"] == 28790
+    assert resolved["llm"]["upstream"] == "https://api.anthropic.com"  # the rest of the profile's `llm` stays
+    assert resolved["compact_commands"] == ["/compact"]
+    with pytest.raises(ValueError, match="expected KEY=VALUE"):
+        with_overrides({}, ["llm.port"])

@@ -92,3 +92,16 @@ def test_the_command_prints_the_checklist_and_exits_by_its_result(tmp_path: Path
         "✓ a new session starts" in result.stdout and "✓ compact() is possible: by /compact" in result.stdout
     )
     assert marathon("probe", cwd=tmp_path).returncode == 2
+
+
+def test_a_profile_tried_with_overrides_from_the_command_line(tmp_path: Path) -> None:
+    from gateway.log.runlog import read_log
+
+    result = marathon(
+        "probe", "--agent", "reference", "--set", "surface=websocket", "--recordings", str(tmp_path), cwd=tmp_path
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    (log,) = tmp_path.glob("probe-*/events.msgpack")
+    assert read_log(log).header.agent["surface"] == "websocket"
+    bad = marathon("probe", "--agent", "reference", "--set", "nonsense", cwd=tmp_path)
+    assert bad.returncode == 2 and "expected KEY=VALUE" in bad.stderr
