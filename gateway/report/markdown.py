@@ -86,6 +86,7 @@ class RunSummary:
     log_damage: str = ""  # the log's damage or torn tail, as one line ("" when intact)
     unplayed_prose: list[str] = field(default_factory=list)  # prose-only phases a scripted run skipped
     nudge_turn_calls: set[int] = field(default_factory=set)  # seqs of memory calls in nudge turns
+    memory_flushes: int = 0  # pre-compaction memory-flush turns the recorder saw
 
     def memory_calls_for(self, question_id: str) -> int:
         return sum(1 for m in self.memory_calls if m.question_id == question_id)
@@ -130,7 +131,12 @@ class RunSummary:
 
     @property
     def coverage_complete(self) -> bool:
-        return not self.ungraded and not self.untold_required and not self.graded_twice and not self.unplayed_prose
+        return (
+            not self.ungraded
+            and not self.untold_required
+            and not self.graded_twice
+            and not self.unplayed_prose
+        )
 
 
 def summarize(log: RunLog, benchmark: Benchmark) -> RunSummary:
@@ -151,6 +157,7 @@ def summarize(log: RunLog, benchmark: Benchmark) -> RunSummary:
     memory_calls: list[MemoryCallSeen] = []
     nudged: set[str] = set()  # questions whose nudge was sent: their calls from here on are the nudge turn's
     nudge_turn_calls: set[int] = set()
+    flushes = 0  # the agent's silent "store durable memories now" turns before it compacts (OpenClaw)
     evidence: dict[str, bool] = {}
     canary_hits: list[CanaryHit] = []
     recorded = False  # a model call of the agent reached the recorder
@@ -215,6 +222,7 @@ def summarize(log: RunLog, benchmark: Benchmark) -> RunSummary:
                 if event.model:
                     models[event.model] += 1
                 exchanges += 1
+                flushes += event.kind == "memory_flush"
                 costs["agent"].add("standin" if agent.get("offline_stand_in") else event.model, event.usage)
                 for key in tokens:
                     tokens[key] += int(event.usage.get(key, 0))
@@ -272,6 +280,7 @@ def summarize(log: RunLog, benchmark: Benchmark) -> RunSummary:
         invalid=invalid,
         log_damage=log.damage_text() if log.damage else "",
         nudge_turn_calls=nudge_turn_calls,
+        memory_flushes=flushes,
         unplayed_prose=[f"{p.chapter}:{p.prose[0][0]} ({p.title})" for p in benchmark.phases if p.prose_only]
         if log.header.persona.get("driver") == "scripted"
         else [],
@@ -340,7 +349,9 @@ def render_markdown(s: RunSummary) -> str:
         + ("" if not s.untold_required else f"; untold: {', '.join(s.untold_required[:20])}")
     )
     if s.unplayed_prose:
-        out.append(f"- phases of prose only, not played by the scripted persona: {', '.join(s.unplayed_prose)}")
+        out.append(
+            f"- phases of prose only, not played by the scripted persona: {', '.join(s.unplayed_prose)}"
+        )
     out.append(f"- coverage {'complete' if s.coverage_complete else 'INCOMPLETE'}")
     out += ["", *_traffic_section(s)]
     out += ["", "### Tokens and cost", "", "| role | usage and cost |", "|---|---|"]
@@ -413,6 +424,10 @@ def _traffic_section(s: RunSummary) -> list[str]:
         f"cache read {t['cache_read']:,}, cache write {t['cache_write']:,})"
     )
     out.append(f"- compactions seen: {len(s.compactions)}")
+    if s.memory_flushes:
+        out.append(
+            f"- memory flushes seen: {s.memory_flushes} (the agent's silent turns storing memories before it compacts)"
+        )
     for c in s.compactions:
         during = f", during question {c.question_id}" if c.question_id else ""
         out.append(

@@ -1,0 +1,22 @@
+"""The per-run report: what it says about the agent's traffic."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gateway.log.events import Header, LLMExchange
+from gateway.log.runlog import EVENTS_FILE, RunLogWriter, read_log
+from gateway.report.markdown import render_markdown, summarize
+from persona.benchmark.loader import load_benchmark
+from tests.conftest import BenchFactory
+
+
+def test_an_agents_memory_flushes_are_in_the_report_not_only_in_inspect(
+    make_benchmark: BenchFactory, tmp_path: Path
+) -> None:
+    path = tmp_path / EVENTS_FILE
+    with RunLogWriter.create(path, Header(run_id="r")) as log:
+        for kind in ("ordinary", "memory_flush", "summary", "ordinary"):
+            log.append(LLMExchange(kind=kind, model="m"))
+    report = render_markdown(summarize(read_log(path), load_benchmark(make_benchmark())))
+    assert "- memory flushes seen: 1 (the agent's silent turns storing memories before it compacts)" in report
