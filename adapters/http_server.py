@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import socket
 import sys
 from dataclasses import dataclass
 
@@ -42,3 +43,11 @@ async def serve(app: web.Application, host: str = "127.0.0.1", port: int = 0) ->
     sockets = getattr(server, "sockets", None) or []
     bound = sockets[0].getsockname()[1] if sockets else port
     return ServedApp(runner, f"http://{host}:{bound}")
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A port free on `host` right now (the OS picks it), for a listener we or an agent open."""
+    with socket.socket() as s:
+        s.bind((host, 0))
+        port: int = s.getsockname()[1]
+        return port

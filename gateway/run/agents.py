@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
@@ -39,7 +40,7 @@ from adapters.base import (
     compact_commands,
 )
 from adapters.http import HttpAdapter
-from adapters.http_server import serve
+from adapters.http_server import free_port, serve
 from adapters.lifecycle import AgentProcess
 from adapters.openclaw import OpenClawAdapter
 from adapters.profiles import resolve
@@ -90,7 +91,7 @@ def check_agent_settings(settings: dict[str, Any]) -> None:
     """Raise `AdapterConfigError` (a ValueError) for settings that can't work, before a run starts:
     an unknown profile or adapter, a bad URL, a secret named from an unset environment variable."""
     try:
-        settings = resolve(settings)
+        settings = assign_ports(resolve(settings))
     except ValueError as exc:
         raise AdapterConfigError(str(exc)) from None
     kind = settings.get("adapter")
@@ -130,7 +131,7 @@ def shared_resources(settings: dict[str, Any]) -> set[str]:
         return set()
     held: set[str] = set()
     url = settings.get("url")
-    if isinstance(url, str) and url:
+    if isinstance(url, str) and url and "${PORT}" not in url:  # an `auto` port is the run's own
         parsed = urlsplit(url)
         held.add(
             f"agent {parsed.hostname}:{parsed.port or (443 if parsed.scheme in ('https', 'wss') else 80)}"
@@ -236,12 +237,45 @@ class WatchedAdapter(ProcessAdapter):
         return await self._watched(self.inner.new_session())
 
 
+_PORT_PLACEHOLDER = re.compile(r"\$\{(PORT|LLM_PORT)\}")
+
+
+def assign_ports(settings: dict[str, Any]) -> dict[str, Any]:
+    """`port: "auto"` and `llm.port: "auto"` become free loopback ports, and `${PORT}` /
+    `${LLM_PORT}` in any of the settings' strings (the URL, the process's command and env)
+    become the ports — so a profile fits any machine and two runs never share a port."""
+    out = dict(settings)
+    ports: dict[str, str] = {}
+    if out.get("port") == "auto":
+        out["port"] = free_port()
+    if isinstance(out.get("port"), int):
+        ports["PORT"] = str(out["port"])
+    llm = out.get("llm")
+    if isinstance(llm, dict):
+        if llm.get("port") == "auto":
+            out["llm"] = llm = {**llm, "port": free_port()}
+        if isinstance(llm.get("port"), int):
+            ports["LLM_PORT"] = str(llm["port"])
+
+    def fill_ports(value: Any) -> Any:
+        if isinstance(value, str):
+            return _PORT_PLACEHOLDER.sub(lambda m: ports.get(m.group(1), m.group(0)), value)
+        if isinstance(value, dict):
+            return {k: fill_ports(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [fill_ports(v) for v in value]
+        return value
+
+    filled: dict[str, Any] = fill_ports(out)
+    return filled
+
+
 @asynccontextmanager
 async def open_agent(
     settings: dict[str, Any], run_dir: Path, recorder: RunRecorder | None = None, *, fresh: bool = True
 ) -> AsyncIterator[AgentHandle]:
     check_agent_settings(settings)
-    settings = resolve(settings)
+    settings = assign_ports(resolve(settings))
     async with AsyncExitStack() as stack:
 
         async def record(upstream: str, port: int = 0) -> str:

@@ -16,7 +16,6 @@ import asyncio
 import contextlib
 import json
 import logging
-import socket
 import tempfile
 import time
 from dataclasses import dataclass
@@ -26,7 +25,7 @@ from mitmproxy import http, master, options
 from mitmproxy.addons import default_addons
 from mitmproxy.proxy import mode_specs
 
-from adapters.http_server import warn_if_exposed
+from adapters.http_server import free_port, warn_if_exposed
 from gateway.traffic.recorder import RawExchange, RunRecorder
 
 _REFUSED = json.dumps(
@@ -45,13 +44,6 @@ class Listener:
     mode: str
     url: str
     upstream: str
-
-
-def free_port(host: str = "127.0.0.1") -> int:
-    with socket.socket() as s:
-        s.bind((host, 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 def _refusal() -> http.Response:

@@ -98,10 +98,51 @@ def test_a_profile_tried_with_overrides_from_the_command_line(tmp_path: Path) ->
     from gateway.log.runlog import read_log
 
     result = marathon(
-        "probe", "--agent", "reference", "--set", "surface=websocket", "--recordings", str(tmp_path), cwd=tmp_path
+        "probe",
+        "--agent",
+        "reference",
+        "--set",
+        "surface=websocket",
+        "--recordings",
+        str(tmp_path),
+        cwd=tmp_path,
     )
     assert result.returncode == 0, result.stdout + result.stderr
     (log,) = tmp_path.glob("probe-*/events.msgpack")
     assert read_log(log).header.agent["surface"] == "websocket"
     bad = marathon("probe", "--agent", "reference", "--set", "nonsense", cwd=tmp_path)
     assert bad.returncode == 2 and "expected KEY=VALUE" in bad.stderr
+
+
+async def test_auto_ports_are_free_ports_filled_in_everywhere_the_profile_names_them(tmp_path: Path) -> None:
+    from gateway.run.agents import assign_ports
+
+    settings = assign_ports(
+        {
+            "adapter": "http",
+            "url": "http://127.0.0.1:${PORT}/chat",
+            "port": "auto",
+            "llm": {"upstream": "https://api.example", "port": "auto"},
+            "process": {
+                "command": ["agent", "--port", "${PORT}"],
+                "env": {"LLM_BASE_URL": "http://127.0.0.1:${LLM_PORT}"},
+            },
+        }
+    )
+    port, llm_port = settings["port"], settings["llm"]["port"]
+    assert isinstance(port, int) and isinstance(llm_port, int) and port != llm_port
+    assert settings["url"] == f"http://127.0.0.1:{port}/chat"
+    assert settings["process"]["command"] == ["agent", "--port", str(port)]
+    assert settings["process"]["env"]["LLM_BASE_URL"] == f"http://127.0.0.1:{llm_port}"
+    # a fixed port fills the same placeholders: a fake agent reached through ${PORT}
+    agent = await http_agent(lambda n, request: asyncio.sleep(0))  # type: ignore[arg-type,return-value]
+    try:
+        fixed = {
+            **http_agent_settings(agent),
+            "url": "http://127.0.0.1:${PORT}/chat",
+            "port": int(agent.url.rsplit(":", 1)[1]),
+        }
+        _, checks = await probe(fixed, tmp_path, out=lambda _: None)
+    finally:
+        await agent.stop()
+    assert by_name(checks)["a reply arrives and settles"].ok is True
