@@ -9,6 +9,7 @@ forms comes back unchanged; never raises. A leaf module: it imports nothing of m
 
 from __future__ import annotations
 
+import itertools
 import re
 
 _UNITS = {
@@ -73,25 +74,40 @@ _MIN_SEC = re.compile(
 )
 
 
+def _place(value: int) -> int:
+    """Where a number word stands in a spelled number: hundreds 3, tens 2, units and teens 1."""
+    return 3 if value >= 100 else 2 if value >= 20 else 1
+
+
 def _number_words(words: list[str]) -> tuple[int, int] | None:
-    """The number the words at the start of `words` spell, and how many words it took."""
-    total, current, used = 0, 0, 0
+    """The number the words at the start of `words` spell, and how many words it took. Words
+    join only in a number's order — hundreds, then tens, then units ("сто двадцать три",
+    "forty-one"); "два-три" or "five thirty" are not one number."""
+    total, current, used, last_place = 0, 0, 0, 4
     for word in words:
         w = word.lower().replace("ё", "е") if word.lower() not in _UNITS else word.lower()
         parts = w.split("-") if "-" in w else [w]
         values = [_UNITS.get(p, _TENS.get(p, _HUNDREDS.get(p, _ORDINALS.get(p)))) for p in parts]
-        if all(v is not None for v in values) and values:
+        if values and all(v is not None for v in values):
+            numbers = [v for v in values if v is not None]
             if w == "hundred":
-                current = max(current, 1) * 100
-            else:
-                current += sum(v for v in values if v is not None)
+                if not current or last_place != 1:
+                    break
+                current, last_place = current * 100, 3
+                used += 1
+                continue
+            places = [_place(v) for v in numbers]
+            if places[0] >= last_place or any(b >= a for a, b in itertools.pairwise(places)):
+                break  # out of order: a second number, not part of this one
+            current += sum(numbers)
+            last_place = places[-1]
             used += 1
             if any(p in _ORDINALS for p in parts):
                 break  # an ordinal ends the number ("двадцать пятого")
             continue
         if w in _THOUSANDS and (current or used == 0):
             total += max(current, 1) * 1000
-            current = 0
+            current, last_place = 0, 4
             used += 1
             continue
         if w == "and" and used and current >= 100:  # "two hundred and five"
@@ -109,14 +125,23 @@ def _spell_out(text: str) -> str:
     matches = list(_WORD.finditer(text))
     i = 0
     while i < len(matches):
-        words = [m.group(0) for m in matches[i : i + 6]]
+        run = [matches[i]]  # words joined by spaces only: a comma or a full stop ends a number
+        while len(run) < 6 and i + len(run) < len(matches):
+            gap = text[run[-1].end() : matches[i + len(run)].start()]
+            if gap.strip():
+                break
+            run.append(matches[i + len(run)])
+        words = [m.group(0) for m in run]
+        following = matches[i + len(run)].group(0) if i + len(run) < len(matches) else ""
         found = _number_words(words)
         if found is None or (found[1] == 1 and words[0].lower() in _THOUSANDS):
             i += 1
             continue
         value, used = found
-        if any(w.lower().replace("ё", "е") in _ORDINALS for w in words[:used]) and (
-            len(words) <= used or words[used].lower() not in _MONTHS_GENITIVE
+        after = words[used] if used < len(words) else following
+        if (
+            any(w.lower().replace("ё", "е") in _ORDINALS for w in words[:used])
+            and after.lower() not in _MONTHS_GENITIVE
         ):
             i += 1
             continue

@@ -17,6 +17,7 @@ through `MIGRATIONS`.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import time
@@ -272,14 +273,29 @@ class RunLogWriter:
         data = _packb(event.to_record())
         if self._framed:
             data = frame(data)
+        before = self._size()
         try:
             written = os.write(self._fd, data)
         except OSError as exc:
+            self._cut_back(before)
             raise RunLogWriteError(exc.errno, f"can't write run log {self.path}: {exc.strerror}") from exc
         if written != len(data):
+            self._cut_back(before)  # a partial record followed by more would read as damage
             raise RunLogWriteError(f"short write to run log {self.path} ({written} of {len(data)} bytes)")
         self._next_seq += 1
         return event
+
+    def _size(self) -> int | None:
+        try:
+            return os.fstat(self._fd).st_size if self._fd is not None else None
+        except OSError:
+            return None
+
+    def _cut_back(self, size: int | None) -> None:
+        """Best effort: drop what a failed write left, so the log ends on a whole record."""
+        if size is not None and self._fd is not None:
+            with contextlib.suppress(OSError):
+                os.ftruncate(self._fd, size)
 
     def check_writable(self) -> None:
         """Raise `RunLogWriteError` when an append would fail for lack of room (less than

@@ -168,7 +168,10 @@ def _deletion_checks(run: RecordedRun) -> list[dict[str, Any]]:
 
 def write_lines(lines: list[dict[str, Any]], out: Path) -> tuple[Path, Path]:
     """`<out>.runs.jsonl` (everything, questions included) and `<out>.runs.csv` (flat)."""
-    jsonl, table = out.with_suffix(".runs.jsonl"), out.with_suffix(".runs.csv")
+    jsonl, table = (
+        out.with_name(out.name + ".runs.jsonl"),
+        out.with_name(out.name + ".runs.csv"),
+    )  # names may hold dots
     jsonl.write_text("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines), encoding="utf-8")
     with table.open("w", newline="", encoding="utf-8") as f:
         writer = csv.DictWriter(f, fieldnames=CSV_FIELDS, extrasaction="ignore")

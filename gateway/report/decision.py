@@ -70,6 +70,11 @@ def verdict(decision: Decision, comparison: Comparison, lines: list[dict[str, An
     """Markdown lines: the verdict, then each clause with its evidence."""
     tally = comparison.groups.get("all")
     clauses: list[tuple[bool | None, str]] = []
+    lines = [line for line in lines if line.get("split", "heldout") in comparison.splits]  # as B − A
+    if comparison.incomplete:  # a B that fails on the hard tasks must not win on the easy ones
+        clauses.append(
+            (None, f"pairs with a side missing or not completed: {', '.join(comparison.incomplete)}")
+        )
     if tally is None or not tally.n:
         clauses.append((None, "B − A: no question was graded by both sides of a pair"))
     else:

@@ -92,9 +92,11 @@ class Diagnoser:
             return UNKNOWN
         if self.evidence.get(question_id) or self._in_system(question_id, expected):
             return "not used"  # it was in the model's input without any memory at work
-        if not self._written(expected):
+        items = split_items(expected)  # a list answer may be written and found in pieces
+        if not all(self._written(item) for item in items):
             return "not written"
-        if not any(contains_expected(expected, text) for text in self._tool_results(question_id)):
+        results = self._tool_results(question_id)
+        if not all(any(contains_expected(item, text) for text in results) for item in items):
             return "not retrieved"
         return "not used"
 

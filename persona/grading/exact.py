@@ -71,12 +71,13 @@ class ExactGrader:
     def _grade(self, question: Question, expected: str, answer: str) -> Grade:
         never = says_never_told(answer)
         if question.abstain:
-            if never or claims_never_told(answer):
+            claimed = claims_never_told(answer) and not _cues().guess.search(answer)
+            if never or claimed:
                 return Grade(10.0, "correctly said it was never told", never_told=True)
             return Grade(0.0, "should have said it was never told; answered instead", never_told=False)
         if question.deleted:
             forgot = _cues().forget.search(answer)
-            if forgot and not _ANYWAY.search(answer[forgot.end() :]):
+            if forgot and not _TOLD_ANYWAY.search(answer[forgot.end() :]):
                 return Grade(10.0, "said it was asked to forget it")
             if forgot:
                 return Grade(0.0, "said it was asked to forget it, then told it anyway")
@@ -136,6 +137,9 @@ def _item_found(item: str, answer_qty: list[Quantity], answer_terms: list[str], 
     return hits >= needed
 
 
+_AUXILIARIES = frozenset({"was", "were", "был", "была", "было", "были"})
+
+
 @dataclass(frozen=True)
 class _Cues:
     months: dict[int, str]  # month number → the form dates take in the expected answers
@@ -143,6 +147,7 @@ class _Cues:
     past: re.Pattern[str]
     current: re.Pattern[str]
     forget: re.Pattern[str]  # "you asked me to forget": a [deleted] question's right answer
+    guess: re.Pattern[str]  # "I think", "кажется": a guess, not an abstention
 
 
 @cache
@@ -152,6 +157,7 @@ def _cues() -> _Cues:
     past: list[str] = []
     current: list[str] = []
     forget: list[str] = []
+    guess: list[str] = []
     for code in known_languages():
         grading = language_table(code).get("grading", {})
         for n, name in enumerate(grading.get("months", []), start=1):
@@ -161,16 +167,28 @@ def _cues() -> _Cues:
         past += grading.get("past", [])
         current += grading.get("current", [])
         forget += grading.get("asked_to_forget", [])
+        guess += grading.get("guess", [])
 
     def cue(words: list[str]) -> re.Pattern[str]:
-        return re.compile(r"(?<!\w)(?:" + "|".join(re.escape(w) for w in words) + ")", re.IGNORECASE)
+        """Whole words (a trailing * marks a stem); "was"/"был" not as a passive's auxiliary
+        ("was moved to 14:30" says the new value)."""
+        alternatives = []
+        for w in words:
+            if w.endswith("*"):
+                alternatives.append(re.escape(w[:-1]) + r"\w*")
+            elif w.lower() in _AUXILIARIES:
+                alternatives.append(re.escape(w) + r"(?!\w)(?!\s+\w+(?:ed|ен[аоы]?|ан[аоы]?|ён)\b)")
+            else:
+                alternatives.append(re.escape(w) + r"(?!\w)")
+        return re.compile(r"(?<!\w)(?:" + "|".join(alternatives) + ")", re.IGNORECASE)
 
     forget_re = re.compile("|".join(f"(?:{p})" for p in forget) or r"(?!)", re.IGNORECASE)
-    return _Cues(months, frozenset(words), cue(past), cue(current), forget_re)
+    return _Cues(months, frozenset(words), cue(past), cue(current), forget_re, cue(guess))
 
 
 _NUMERIC_DATE = re.compile(r"(?<![\w.,])(\d{1,2})[./](\d{1,2})(?:[./](?:\d{4}|\d{2}))?(?![\d,]|\.\d)")
 _DOTTED_TIME = re.compile(r"(?<![\w.,:])(\d{1,2})\.(\d{2})(?![\d,]|\.\d)")
+_UNIT_AFTER = re.compile(r"\s*([^\W\d_]{1,12}|[€$₽£%])")
 _HOURS = re.compile(r"(?<![\w.,:])(\d{1,2})\s*(?:час(?:а|ов)?|h|o'clock)(?!\w)", re.IGNORECASE)
 _EXPECTED_TIME = re.compile(r"\b\d{1,2}:\d{2}\b")
 
@@ -184,6 +202,9 @@ def _in_expected_forms(expected: str, answer: str) -> str:
 
         def as_words(m: re.Match[str]) -> str:
             day, month = int(m.group(1)), int(m.group(2))
+            unit = _UNIT_AFTER.match(m.string, m.end())
+            if unit and unit.group(1).lower() in UNIT_WORDS:  # 10.5 kg is a weight, not a date
+                return m.group(0)
             return f"{day} {cues.months[month]}" if 1 <= day <= 31 and month in cues.months else m.group(0)
 
         answer = _NUMERIC_DATE.sub(as_words, answer)
@@ -195,7 +216,8 @@ def _in_expected_forms(expected: str, answer: str) -> str:
     return answer
 
 
-_ANYWAY = re.compile(r"\b(?:but|however|though|но|однако|хотя)\b", re.IGNORECASE)  # "…, but his name was"
+# after "you asked me to forget": a number, or a capitalised word not opening a sentence (a name)
+_TOLD_ANYWAY = re.compile(r"\d|(?<![.!?]\s)(?<!^)(?<![.!?])\s(?!I\b)[A-ZА-ЯЁ][a-zа-яё]+")
 _CLAUSE = re.compile(r"[.;!?()\n«»]|,\s|\s[—–-]\s|\s(?:а|но|but|however|whereas)\s", re.IGNORECASE)
 
 

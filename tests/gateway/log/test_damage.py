@@ -142,3 +142,26 @@ def test_damage_in_a_format_1_log_is_told_from_a_torn_tail(tmp_path: Path) -> No
     assert log.damage.records_after == len(ends) - 1 - len(ends) * 3 // 10 - 1
     with pytest.raises(RunLogDamaged):
         RunLogWriter.resume(path)
+
+
+def test_a_short_write_leaves_no_partial_record_for_the_next_append_to_bury(tmp_path: Path) -> None:
+    """A disk that takes only part of a record: the part is cut off, so the `end` record the
+    runner appends next doesn't turn it into damage that would block resume."""
+    import os
+
+    path = tmp_path / "events.msgpack"
+    writer = RunLogWriter.create(path, Header(run_id="r"))
+    writer.append(Said(text="one"))
+    size = path.stat().st_size
+    real_write = os.write
+    try:
+        os.write = lambda fd, data: real_write(fd, data[: len(data) // 2])  # type: ignore[assignment]
+        with pytest.raises(OSError, match="short write"):
+            writer.append(Said(text="a record the disk only half took"))
+    finally:
+        os.write = real_write  # type: ignore[assignment]
+    assert path.stat().st_size == size
+    writer.append(Said(text="end"))
+    writer.close()
+    log = read_log(path)
+    assert log.damage is None and not log.torn and [getattr(e, "text", "") for e in log.events] == ["one", "end"]

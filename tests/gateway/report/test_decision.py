@@ -70,3 +70,19 @@ def test_the_rule_is_fixed_before_the_runs_and_the_verdict_ends_the_comparison(
     assert refused.returncode == 2 and "the decision rule was fixed before the runs" in refused.stderr
     compared = marathon("compare", str(tmp_path / "recordings"), cwd=tmp_path)
     assert "Decision (fixed before the runs):" in compared.stdout and "needed ≥ +0.10" in compared.stdout
+
+
+def test_a_pair_left_incomplete_means_no_decision() -> None:
+    lines = [*LINES, line("t9", "A", True)]  # t9's B side never finished
+    text = "\n".join(verdict(Decision(0.1, ()), compare(lines), lines))
+    assert "NO DECISION" in text and "pairs with a side missing or not completed: e.t9.r1" in text
+
+
+def test_an_experiment_name_with_dots_keeps_its_own_files(tmp_path: Path) -> None:
+    from gateway.report.comparison import write_lines
+    from gateway.report.decision import plan_decision
+
+    jsonl, table = write_lines(LINES, tmp_path / "mem.v2")
+    assert (jsonl.name, table.name) == ("mem.v2.runs.jsonl", "mem.v2.runs.csv")
+    (tmp_path / "mem.v2.plan.json").write_text('{"decision": {"min_improvement": 0.2, "blockers": []}}')
+    assert plan_decision(jsonl) == Decision(0.2, ())

@@ -83,3 +83,11 @@ def test_still_in_context_means_it_was_not_used_and_unrecorded_traffic_is_unknow
     assert Diagnoser(in_context).broken_link("q1", "Miso") == "not used"
     blind = run_of(tmp_path / "b", bench, [TOLD, Asked(question_id="q1")], observed=False)
     assert Diagnoser(blind).broken_link("q1", "Miso") == UNKNOWN
+
+
+def test_a_list_answer_written_in_pieces_is_written(make_benchmark: BenchFactory, tmp_path: Path) -> None:
+    bench = make_benchmark()
+    told = Said(text="The goldfish are Salt and Pepper", purpose="fact")
+    events: list[Event] = [told, *write_events("goldfish: Salt", 3), *write_events("goldfish: Pepper", 5)]
+    run = run_of(tmp_path, bench, [*events, Asked(question_id="q1")])
+    assert Diagnoser(run).broken_link("q1", "Salt, Pepper") == "not retrieved"  # both pieces were written

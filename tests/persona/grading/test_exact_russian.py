@@ -82,3 +82,35 @@ def test_on_every_marathon_ru_question_correct_answers_pass_and_wrong_ones_do_no
 def test_a_past_tense_alone_does_not_make_an_answer_old() -> None:
     assert score("1,915 euros", "Your rent was raised to 1,915 euros. Anything else?", "What is my rent now?") == 10
     assert score("41", "Мне было сказано, что вам 41. Что-нибудь ещё?", "Сколько мне лет?") == 10
+
+
+@pytest.mark.parametrize(
+    ("text", "numbers"),
+    [
+        ("Your daughter is seven. Two weeks ago she fell.", [7.0, 2.0]),  # never 9
+        ("Ему сорок. Два года назад…", [40.0, 2.0]),
+        ("два-три дня", [2.0, 3.0]),  # a range in words: two numbers, never 5
+        ("one, two or three", [1.0, 2.0, 3.0]),
+        ("сто двадцать три", [123.0]),
+    ],
+)
+def test_number_words_join_only_in_a_numbers_order_and_across_spaces(text: str, numbers: list[float]) -> None:
+    from persona.terms import extract_quantities
+
+    assert [q.value for q in extract_quantities(text)] == numbers
+
+
+@pytest.mark.parametrize(
+    ("expected", "answer", "tags", "wanted"),
+    [
+        ("x", "You asked me to forget that. It was Marco.", ("deleted",), 0),  # told anyway
+        ("x", "You asked me to forget that, but I'm happy to help with anything else.", ("deleted",), 10),
+        ("", "I'm not sure, but I think your sister is allergic to peanuts.", ("abstain",), 0),  # a guess
+        ("", "Не помню точно, но кажется, его зовут Игорь.", ("abstain",), 0),
+        ("Washington", "He moved to Washington, he lives there now.", (), 10),  # "Was…" is no past word
+        ("14:30", "Your appointment was moved to 14:30; please arrive 10 minutes early.", (), 10),  # passive
+        ("10 мая", "Не помню дату, но торт весил 10.5 кг.", (), 0),  # a weight, not a date
+    ],
+)
+def test_cases_a_review_found(expected: str, answer: str, tags: tuple[str, ...], wanted: int) -> None:
+    assert score(expected, answer, "?", *tags) == wanted
