@@ -18,6 +18,7 @@ through `MIGRATIONS`.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import shutil
 import time
@@ -274,14 +275,16 @@ class RunLogWriter:
         if self._framed:
             data = frame(data)
         before = self._size()
+        written = 0
         try:
-            written = os.write(self._fd, data)
+            while written < len(data):  # a write may take part of a record: the rest, or the error
+                taken = os.write(self._fd, data[written:])
+                if not taken:
+                    raise OSError(errno.ENOSPC, "the disk took no more bytes")
+                written += taken
         except OSError as exc:
-            self._cut_back(before)
-            raise RunLogWriteError(exc.errno, f"can't write run log {self.path}: {exc.strerror}") from exc
-        if written != len(data):
             self._cut_back(before)  # a partial record followed by more would read as damage
-            raise RunLogWriteError(f"short write to run log {self.path} ({written} of {len(data)} bytes)")
+            raise RunLogWriteError(exc.errno, f"can't write run log {self.path}: {exc.strerror}") from exc
         self._next_seq += 1
         return event
 

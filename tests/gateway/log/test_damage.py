@@ -154,9 +154,18 @@ def test_a_short_write_leaves_no_partial_record_for_the_next_append_to_bury(tmp_
     writer.append(Said(text="one"))
     size = path.stat().st_size
     real_write = os.write
+    calls = 0
+
+    def half_then_full(fd: int, data: bytes) -> int:  # as a disk that fills up mid-record
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            return real_write(fd, bytes(data[: len(data) // 2]))
+        raise OSError(27, "File too large")
+
     try:
-        os.write = lambda fd, data: real_write(fd, data[: len(data) // 2])  # type: ignore[assignment]
-        with pytest.raises(OSError, match="short write"):
+        os.write = half_then_full  # type: ignore[assignment]
+        with pytest.raises(OSError, match="File too large"):
             writer.append(Said(text="a record the disk only half took"))
     finally:
         os.write = real_write  # type: ignore[assignment]
