@@ -48,6 +48,7 @@ from adapters.reference.standin import STANDIN_NAME, standin_app
 from adapters.telegram import TelegramAdapter
 from adapters.websocket import WebSocketAdapter
 from gateway.log.redact import Redactor
+from gateway.traffic.profile import TrafficProfile, load_profile
 from gateway.traffic.recorder import RunRecorder
 from persona.benchmark.model import Benchmark
 
@@ -162,6 +163,18 @@ def recording_wanted(settings: dict[str, Any]) -> bool:
         return bool(settings.get("record_llm", True))
     llm = settings.get("llm")
     return isinstance(llm, dict) and isinstance(llm.get("upstream"), str)
+
+
+def traffic_profile(settings: dict[str, Any]) -> TrafficProfile:
+    """The recorder's profile for an agent: the one its `llm.profile` names (the reference
+    agent's own by default, else every known one), plus the patterns and secret names its
+    `llm` settings add — the same for a run, a chat and a probe."""
+    settings = resolve(settings)
+    llm = settings.get("llm") if isinstance(settings.get("llm"), dict) else {}
+    assert isinstance(llm, dict)
+    default = "reference" if settings.get("adapter") == "reference" else None
+    extra = {k: v for k, v in llm.items() if k not in ("upstream", "port", "profile")}
+    return load_profile(llm.get("profile", default), extra)
 
 
 class ProcessAdapter:

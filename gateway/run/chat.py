@@ -19,8 +19,7 @@ from adapters.profiles import resolve
 from gateway import __version__
 from gateway.log.events import ErrorEvent, Header, Replied, RunEnded, RunStart, Said, SessionChanged
 from gateway.log.runlog import EVENTS_FILE, RunLogWriter
-from gateway.run.agents import describe_agent, open_agent, recording_wanted
-from gateway.traffic.profile import load_profile
+from gateway.run.agents import describe_agent, open_agent, recording_wanted, traffic_profile
 from gateway.traffic.recorder import RunRecorder
 
 
@@ -34,10 +33,9 @@ async def chat(settings: dict[str, Any], recordings: Path, lines: TextIO, out: C
         resolved = resolve(settings)
         recorder = None
         if recording_wanted(resolved):
-            llm = resolved.get("llm") or {}
             recorder = RunRecorder(
                 writer.append,
-                load_profile(llm.get("profile", "reference" if resolved["adapter"] == "reference" else None)),
+                traffic_profile(resolved),
                 echo=lambda line: out(f"  [llm] {line}"),
                 log_check=writer.check_writable,
             )

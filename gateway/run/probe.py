@@ -35,8 +35,8 @@ from gateway.log.events import (
     SessionChanged,
 )
 from gateway.log.runlog import EVENTS_FILE, RunLogWriter, read_log
-from gateway.run.agents import describe_agent, open_agent, recording_wanted
-from gateway.traffic.profile import TrafficProfile, load_profile
+from gateway.run.agents import describe_agent, open_agent, recording_wanted, traffic_profile
+from gateway.traffic.profile import TrafficProfile
 from gateway.traffic.recorder import RunRecorder
 
 GREETING = "Hello! This is a quick check before a longer conversation. Please note this marker: {marker}."
@@ -55,12 +55,6 @@ class Check:
         return f"{mark} {self.name}: {self.detail}" + (f"\n    fix: {self.fix}" if self.fix else "")
 
 
-def _profile(settings: dict[str, Any]) -> TrafficProfile:
-    llm = settings.get("llm") if isinstance(settings.get("llm"), dict) else {}
-    assert isinstance(llm, dict)
-    return load_profile(llm.get("profile", "reference" if settings.get("adapter") == "reference" else None))
-
-
 async def probe(
     settings: dict[str, Any], recordings: Path, out: Callable[[str], None] = print
 ) -> tuple[Path, list[Check]]:
@@ -74,7 +68,7 @@ async def probe(
         tool_version=__version__, run_id=run_id, persona={"driver": "probe"}, agent=describe_agent(settings)
     )
     with RunLogWriter.create(run_dir / EVENTS_FILE, header) as writer:
-        profile = _profile(resolved)
+        profile = traffic_profile(resolved)
         recorder = None
         if recording_wanted(resolved):
             recorder = RunRecorder(

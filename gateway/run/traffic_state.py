@@ -23,8 +23,7 @@ from gateway.log.events import (
     PhaseEntered,
     SessionChanged,
 )
-from gateway.run.agents import recording_wanted
-from gateway.traffic.profile import load_profile
+from gateway.run.agents import recording_wanted, traffic_profile
 from gateway.traffic.recorder import RunRecorder
 from persona.benchmark.directives import SetVar
 from persona.benchmark.model import DELETED_MARKERS, Benchmark
@@ -106,13 +105,7 @@ def open_traffic(
     None when the agent's settings ask for no recording. `log_check`: see `RunRecorder`."""
     if not recording_wanted(agent):
         return None
-    llm = agent.get("llm") if isinstance(agent.get("llm"), dict) else {}
-    assert isinstance(llm, dict)
-    default = "reference" if agent.get("adapter") == "reference" else None
-    extra = {k: v for k, v in llm.items() if k not in ("upstream", "port", "profile")}
-    recorder = RunRecorder(
-        log, load_profile(llm.get("profile", default), extra), evidence=contains_expected, log_check=log_check
-    )
+    recorder = RunRecorder(log, traffic_profile(agent), evidence=contains_expected, log_check=log_check)
     traffic = RunTraffic(recorder, benchmark)
     traffic.replay(previous)
     return traffic

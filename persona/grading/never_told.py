@@ -56,7 +56,7 @@ def _phrasings() -> tuple[_Phrasings, ...]:
 def says_never_told(answer: str) -> bool:
     """True when `answer` claims the agent was never told, doesn't know or found nothing —
     and does not then give an answer all the same."""
-    text = _QUOTED.sub(" ", answer.replace("’", "'"))
+    text = _unquoted(answer)
     for lang in _phrasings():
         for claim in lang.claims.finditer(text):
             if not _answers_after(text[claim.end() :], lang):
@@ -68,8 +68,13 @@ def claims_never_told(answer: str) -> bool:
     """True when `answer` says anywhere that the agent was never told — even if it then adds
     what it does know ("You never mentioned a food allergy; I only know of the amoxicillin
     one"). For abstention questions, where that claim is the answer."""
-    text = _QUOTED.sub(" ", answer.replace("’", "'"))
+    text = _unquoted(answer)
     return any(lang.claims.search(text) for lang in _phrasings())
+
+
+def _unquoted(answer: str) -> str:
+    """The answer without the words it quotes (the user's own, not a claim of the agent's)."""
+    return _QUOTED.sub(" ", answer.replace("’", "'"))
 
 
 def _answers_after(rest: str, lang: _Phrasings) -> bool:
