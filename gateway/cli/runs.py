@@ -304,8 +304,10 @@ def cmd_demo(recordings: Path, fresh: bool, persona: str = "scripted", surface: 
     except OSError as exc:
         print(f"error: can't write the HTML report: {exc}", file=sys.stderr)
         html, code = "not written", code or 1
+    ended = "done" if code == 0 else "stopped (see the error above)"
     print(
-        f"demo: done in {time.monotonic() - started:.1f} s; all runs: {recordings.resolve() / 'report.md'}; charts: {html}"
+        f"demo: {ended} after {time.monotonic() - started:.1f} s; all runs: {recordings.resolve() / 'report.md'}; "
+        f"charts: {html}"
     )
     view = f"{_command()} view" + ("" if recordings == Path("recordings") else f" {recordings}")
     print(f"demo: browse it (live while a run goes on): {view}")

@@ -13,6 +13,8 @@ rightly recall the marker through a memory tool.
 
 from __future__ import annotations
 
+import re
+import shutil
 import time
 import uuid
 from collections.abc import Callable
@@ -21,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from adapters.base import AdapterError, OffTurnAdapter, can_compact
+from adapters.lifecycle import binary_for
 from adapters.profiles import resolve
 from gateway import __version__
 from gateway.log.events import (
@@ -219,6 +222,11 @@ def _traffic_checks(
             ),
             Check("memory tools are offered", None, "can't tell without its model traffic"),
         ]
+    if not calls and not any(isinstance(e, Replied) for e in events):
+        return [  # no reply at all: its silence says nothing of where its model calls go
+            Check("the agent's model calls reach the recorder", None, "can't tell: the agent never answered"),
+            Check("memory tools are offered", None, "can't tell without its model traffic"),
+        ]
     if not calls:
         listener = next(
             (e.llm_url for e in events if isinstance(e, RunStart) and e.llm_url), "the recorder's address"
@@ -257,5 +265,10 @@ def _traffic_checks(
 def _start_fix(settings: dict[str, Any]) -> str:
     process = settings.get("process")
     if isinstance(process, dict):
+        command = process.get("command")
+        program = command[0] if isinstance(command, list) and command else None
+        if program and "/" not in str(program) and shutil.which(binary_for(str(program))) is None:
+            name = re.sub(r"[^A-Z0-9]", "_", str(program).upper())
+            return f"`{program}` is not installed here: install it, or set MARATHON_{name}_BIN to where it is"
         return "the agent's process did not come up: run its command by hand and read agent.log in the probe folder"
     return f"is the agent running at {settings.get('url', 'its URL')}?"

@@ -146,3 +146,21 @@ async def test_auto_ports_are_free_ports_filled_in_everywhere_the_profile_names_
     finally:
         await agent.stop()
     assert by_name(checks)["a reply arrives and settles"].ok is True
+
+
+async def test_an_agent_that_is_not_installed_says_so_and_nothing_is_judged_from_its_silence(
+    tmp_path: Path,
+) -> None:
+    settings = {
+        "adapter": "http",
+        "url": "http://127.0.0.1:${PORT}/chat",
+        "port": "auto",
+        "llm": {"upstream": "https://api.example", "port": "auto"},
+        "process": {"command": ["no-such-agent-xyz", "serve"]},
+    }
+    _, checks = await probe(settings, tmp_path, out=lambda _: None)
+    named = by_name(checks)
+    assert named["the agent starts"].ok is False
+    assert "`no-such-agent-xyz` is not installed here" in named["the agent starts"].fix
+    assert "MARATHON_NO_SUCH_AGENT_XYZ_BIN" in named["the agent starts"].fix
+    assert named["the agent's model calls reach the recorder"].ok is None  # it never answered
