@@ -34,7 +34,7 @@ SEALED = {"adapters.reference": "adapters.reference"}  # may import only itself
 
 # Sub-packages in the order the data flows: one may import those before it (or itself).
 LAYERS = {
-    "gateway": ("log", "traffic", "report", "run", "viewer", "cli"),
+    "gateway": ("log", "traffic", "report", "run", "cluster", "viewer", "cli"),
     "persona": (("terms", "phrases", "llm"), "benchmark", "grading", "drivers"),
 }
 MAX_LINES = 500

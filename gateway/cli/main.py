@@ -56,6 +56,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument(
         "--persona", help="override every run's persona: scripted | anthropic:MODEL | openai:URL#MODEL"
     )
+    p.add_argument(
+        "--executor",
+        choices=("local", "ray"),
+        help="where the runs execute: in this process, or one Ray task each (docs/scale-out.md); "
+        "default: the config's `executor`",
+    )
+    p.add_argument(
+        "--address", help="the Ray cluster: auto | HOST:PORT of its head | local (implies --executor ray)"
+    )
     p = sub.add_parser("demo", help="offline demo: scripted persona × reference agent on the stand-in model")
     p.add_argument("--recordings", type=Path, default=Path("recordings"))
     p.add_argument("--fresh", action="store_true", help="start over even if an unfinished demo run exists")
@@ -172,7 +181,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "check":
             return cmd_check(args.benchmark)
         if args.command == "run":
-            return cmd_run(args.config, fresh=args.fresh, only=args.only, persona=args.persona)
+            return cmd_run(
+                args.config,
+                fresh=args.fresh,
+                only=args.only,
+                persona=args.persona,
+                executor=args.executor,
+                address=args.address,
+            )
         if args.command == "demo":
             return cmd_demo(args.recordings, fresh=args.fresh, persona=args.persona, surface=args.surface)
         if args.command in ("rescore", "judge-check"):

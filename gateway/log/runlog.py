@@ -93,7 +93,7 @@ class RunLog:
         return ""
 
 
-def _packb(record: dict[str, Any]) -> bytes:
+def pack_record(record: dict[str, Any]) -> bytes:
     try:
         data: bytes = msgpack.packb(record, use_bin_type=True)
     except UnicodeEncodeError:  # a lone surrogate the boundary missed: never an unwritable log
@@ -267,11 +267,38 @@ class RunLogWriter:
         return cls(path, next_seq=last_seq + 1, framed=log.format >= FIRST_FRAMED_FORMAT), log
 
     def append(self, event: Event) -> Event:
+        """Stamp `event` (the next sequence number, the time) and write it; the stamped event."""
         if self._fd is None:
             raise RunLogWriteError("run log is closed")
         event.seq = self._next_seq
         event.ts = time.time()
-        data = _packb(event.to_record())
+        self._write(pack_record(event.to_record()))
+        return event
+
+    @property
+    def next_seq(self) -> int:
+        return self._next_seq
+
+    def append_packed(self, seq: int, record: bytes) -> bool:
+        """Write a record stamped and packed elsewhere (a run on another machine streams its log
+        here: `gateway.cluster`). Its `seq` must be the next one: a record already written (a
+        batch sent twice) is skipped — False — and a gap raises, since the log would be missing
+        records between."""
+        if self._fd is None:
+            raise RunLogWriteError("run log is closed")
+        if seq < self._next_seq:
+            return False
+        if seq > self._next_seq:
+            raise RunLogWriteError(
+                f"run log {self.path}: record {seq} arrived while {self._next_seq} is the next; "
+                "records in between were lost on the way"
+            )
+        self._write(record)
+        return True
+
+    def _write(self, data: bytes) -> None:
+        if self._fd is None:
+            raise RunLogWriteError("run log is closed")
         if self._framed:
             data = frame(data)
         before = self._size()
@@ -286,7 +313,10 @@ class RunLogWriter:
             self._cut_back(before)  # a partial record followed by more would read as damage
             raise RunLogWriteError(exc.errno, f"can't write run log {self.path}: {exc.strerror}") from exc
         self._next_seq += 1
-        return event
+
+    def flush(self) -> None:
+        """Nothing to do: every append is written at once (a relayed log batches; see
+        `gateway.cluster.remote_log`). The runner calls it before a message leaves."""
 
     def _size(self) -> int | None:
         try:

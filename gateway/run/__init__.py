@@ -9,6 +9,8 @@
     replay.py    the replay driver: a recorded run's persona side, word for word
     progress.py  per-run counters folded from events, and the terminal progress board
     chat.py      `marathon chat`: a person typing as the persona, recorded
+    journal.py   where a run's log lives: its folder here, or the driver's through a relay
+    placement.py `executor` (local or a Ray cluster) and the `resources` a run reserves
 
 May import `gateway.log`, `gateway.traffic`, `gateway.report`, `persona` and `adapters`.
 """

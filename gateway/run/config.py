@@ -3,6 +3,7 @@
     {
       recordings: "recordings",              // optional; relative to this file
       parallel: 4,                           // runs at once (default 1)
+      executor: "local",                     // or { ray: { address: "auto" } }: docs/scale-out.md
       runs: [
         { id: "demo", benchmark: "benchmarks/demo-en",
           agent: { adapter: "reference" },   // or { profile: "hermes-http", ... }
@@ -38,6 +39,7 @@ from typing import Any
 import json5
 
 from gateway.report.decision import Decision, parse_decision
+from gateway.run.placement import RayExecutor, Resources, parse_executor, parse_resources
 from persona.json5_bounds import MAX_JSON_DEPTH, json5_nesting
 
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
@@ -60,6 +62,7 @@ class RunSpec:
     meta: dict[str, Any] = field(default_factory=dict)
     pool: Path | None = None  # a distractor pool in place of the benchmark's own (`pool` in a run)
     limits: dict[str, float] = field(default_factory=dict)  # wall_seconds, agent_turns, spend_usd
+    resources: Resources | None = None  # what its Ray task reserves (None: the agent's, or Ray's default)
 
 
 @dataclass(frozen=True)
@@ -81,6 +84,7 @@ class Config:
     runs: tuple[RunSpec, ...]
     parallel: int = 1
     experiment: Experiment | None = None
+    executor: RayExecutor | None = None  # None: runs execute in this process
 
 
 def _line_of(raw: str, needle: str) -> int:
@@ -141,11 +145,14 @@ def load_config(path: Path | str) -> Config:
     recordings = data.get("recordings", "recordings")
     if not isinstance(recordings, str):
         raise ConfigError(path, _line_of(raw, "recordings"), "`recordings` must be a folder path")
-    return Config(path, (base / recordings).resolve(), tuple(specs), parallel, experiment)
+    executor, problem = parse_executor(data.get("executor"))
+    if problem:
+        raise ConfigError(path, _line_of(raw, "executor"), problem)
+    return Config(path, (base / recordings).resolve(), tuple(specs), parallel, experiment, executor)
 
 
-TOP_KEYS = ("recordings", "parallel", "runs", "experiment", "compaction")
-RUN_KEYS = ("id", "benchmark", "agent", "persona", "rung", "repeats", "pool", "limits")
+TOP_KEYS = ("recordings", "parallel", "runs", "experiment", "compaction", "executor")
+RUN_KEYS = ("id", "benchmark", "agent", "persona", "rung", "repeats", "pool", "limits", "resources")
 EXPERIMENT_KEYS = (
     "name",
     "seed",
@@ -156,10 +163,18 @@ EXPERIMENT_KEYS = (
     "persona",
     "limits",
     "decision",
+    "resources",
 )
 LIMIT_KEYS = ("wall_seconds", "agent_turns", "spend_usd")
 TASK_KEYS = ("id", "benchmark", "rung", "cluster", "group", "split")
 SPLITS = ("heldout", "tuning")
+
+
+def _resources(path: Path, raw: str, who: str, value: Any) -> Resources | None:
+    resources, problem = parse_resources(value)
+    if problem:
+        raise ConfigError(path, _line_of(raw, "resources"), f"{who}: {problem}")
+    return resources
 
 
 def _limits(path: Path, raw: str, who: str, value: Any) -> dict[str, float]:
@@ -273,6 +288,7 @@ def _expand_run(path: Path, raw: str, base: Path, n: int, run: dict[str, Any]) -
     rungs = _names(path, line, f"run {run_id}", "rung", run.get("rung"))
     repeats = _repeats(path, line, f"run {run_id}", run.get("repeats", 1))
     limits = _limits(path, raw, f"run {run_id}", run.get("limits"))
+    resources = _resources(path, raw, f"run {run_id}", run.get("resources"))
     pool = run.get("pool")
     if pool is not None and not isinstance(pool, str):
         raise ConfigError(path, line, f"run {run_id}: `pool` must be the path of a distractor pool folder")
@@ -291,6 +307,7 @@ def _expand_run(path: Path, raw: str, base: Path, n: int, run: dict[str, Any]) -
                     meta,
                     (base / pool).resolve() if pool else None,
                     limits,
+                    resources,
                 )
             )
     return specs
@@ -338,6 +355,7 @@ def _experiment(path: Path, raw: str, base: Path, data: Any) -> tuple[Experiment
     repeats = _repeats(path, line, "experiment", data.get("repeats", 1))
     persona = _persona(path, line, "experiment", data.get("persona", {"driver": "scripted"}))
     limits = _limits(path, raw, "experiment", data.get("limits"))  # the same for both variants
+    resources = _resources(path, raw, "experiment", data.get("resources"))
     decision = None
     if "decision" in data:
         decision, problem = parse_decision(data["decision"])
@@ -401,6 +419,7 @@ def _experiment(path: Path, raw: str, base: Path, data: Any) -> tuple[Experiment
                         rung,
                         meta,
                         limits=limits,
+                        resources=resources,
                     )
                 )
     return Experiment(name, seed, repeats, agents, tuple(task_names), tuple(pairs), names, decision), specs

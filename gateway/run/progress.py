@@ -45,6 +45,12 @@ class RunProgress:
     active_before: float = 0.0  # seconds of earlier starts of this run
     segment_start: float | None = None
     last_ts: float = 0.0
+    node: str = ""  # where the run executes, when not in this process (a Ray cluster's node)
+
+    def restart(self) -> None:
+        """Forget what was observed: the log was started over (`--fresh`)."""
+        fresh = RunProgress(self.run_id, self.phases, self.questions, self.stand_in, node=self.node)
+        self.__dict__.update(fresh.__dict__)
 
     def active_seconds(self, now: float) -> float:
         """Time the run has been running, over all its starts (gaps between starts left out)."""
@@ -109,7 +115,7 @@ class RunProgress:
         return (
             f"[{self.run_id}] {self.status:<11} {phase} {self.phase_title[:24]:<24} "
             f"facts {self.facts_told:>4}  graded {self.graded:>3}/{self.questions:<3} "
-            f"tokens {self.tokens:>9,}  {self.cost}"
+            f"tokens {self.tokens:>9,}  {self.cost}" + (f"  @{self.node}" if self.node else "")
         )
 
 

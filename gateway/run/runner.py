@@ -59,18 +59,18 @@ from gateway.log.events import (
     SessionChanged,
     TerminationReason,
 )
-from gateway.log.lock import RunLock
 from gateway.log.redact import redact_text
-from gateway.log.runlog import EVENTS_FILE, RunLog, RunLogWriteError, RunLogWriter, read_log, run_status
+from gateway.log.runlog import RunLog, RunLogWriteError, run_status
 from gateway.log.scrub import scrub_text
-from gateway.report.markdown import write_reports
 from gateway.run.agents import describe_agent, open_agent
 from gateway.run.config import RunSpec
+from gateway.run.journal import LocalJournal, LogAppender, RunJournal
 from gateway.run.personas import build_driver, driver_name
 from gateway.run.progress import RunProgress
 from gateway.run.resume import conversation, same_action, told_but_not_logged
 from gateway.run.traffic_state import RunTraffic, open_traffic
 from persona.benchmark.ladder import benchmark_for
+from persona.benchmark.model import Benchmark
 from persona.drivers.actions import (
     AgentReply,
     Ask,
@@ -110,16 +110,29 @@ class RunOutcome:
 
 
 class Run:
-    """Drives one run; `execute()` returns how it ended. Not reusable."""
+    """Drives one run; `execute()` returns how it ended. Not reusable.
 
-    def __init__(self, spec: RunSpec, recordings: Path, *, fresh: bool = False) -> None:
+    `recordings/<run id>` is the run's working folder (the agent's process, state and log file
+    live there); `journal` says where its log is when that is elsewhere (a run on a cluster
+    node logs to the driver's disk), and `benchmark` passes one already loaded (a node may not
+    have the benchmark's files)."""
+
+    def __init__(
+        self,
+        spec: RunSpec,
+        recordings: Path,
+        *,
+        fresh: bool = False,
+        journal: RunJournal | None = None,
+        benchmark: Benchmark | None = None,
+    ) -> None:
         self.spec = spec
         self.run_dir = recordings / spec.id
-        self.log_path = self.run_dir / EVENTS_FILE
+        self.journal = journal or LocalJournal(self.run_dir)
         self.fresh = fresh
-        self.benchmark = benchmark_for(spec.benchmark, spec.rung, spec.pool)
+        self.benchmark = benchmark or benchmark_for(spec.benchmark, spec.rung, spec.pool)
         self.driver: PersonaDriver | None = None
-        self.writer: RunLogWriter | None = None
+        self.writer: LogAppender | None = None
         self.adapter: AgentAdapter | None = None
         self.traffic: RunTraffic | None = None
         self.llm_url: str | None = None
@@ -144,11 +157,11 @@ class Run:
 
     async def execute(self) -> RunOutcome:
         """Run (or resume) to an end. Raises `RunInUse` when another process writes this run."""
-        self.lock = RunLock.acquire(self.run_dir)
+        self.journal.acquire()
         try:
             return await self._execute()
         finally:
-            self.lock.release()
+            self.journal.release()
 
     async def _execute(self) -> RunOutcome:
         previous = self._open_log()
@@ -217,8 +230,8 @@ class Run:
         return self.outcome
 
     def _open_log(self) -> RunLog | None:
-        if self.fresh or not self.log_path.exists():
-            header = Header(
+        def header() -> Header:
+            return Header(
                 tool_version=__version__,
                 run_id=self.spec.id,
                 benchmark={
@@ -239,14 +252,14 @@ class Run:
                 agent=describe_agent(self.spec.agent),
                 meta=self.spec.meta,
             )
-            self.run_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-            self.writer = RunLogWriter.create(self.log_path, header)
+
+        self.writer, previous = self.journal.open(header, self.fresh)
+        if previous is None:
             return None
-        self.writer, previous = RunLogWriter.resume(self.log_path)
         if previous.header.benchmark.get("hash") != self.benchmark.content_hash:
             self.writer.close()
             raise ResumeError(
-                f"{self.log_path}: the benchmark {self.spec.benchmark} changed since this run started; "
+                f"{self.journal.location}: the benchmark {self.spec.benchmark} changed since this run started; "
                 "resuming would mix two benchmarks — use --fresh to start over"
             )
         return previous
@@ -278,7 +291,7 @@ class Run:
                 action = await self.driver.next_action(reply)
                 if not same_action(action, event):
                     raise ResumeError(
-                        f"{self.log_path}: replaying the log diverged at event {event.seq} "
+                        f"{self.journal.location}: replaying the log diverged at event {event.seq} "
                         f"(logged {event.type}, the persona now does {type(action).__name__}); use --fresh"
                     )
                 reply = answer
@@ -437,6 +450,8 @@ class Run:
         assert self.adapter is not None
         if self.traffic is not None:
             self.traffic.recorder.turn_started()
+        if self.writer is not None:
+            self.writer.flush()  # what led to this message is on the log's disk before it leaves
         started = time.monotonic()
         try:
             answer = await self.adapter.send(text)
@@ -502,7 +517,7 @@ class Run:
         finally:
             self.writer.close()
         with contextlib.suppress(OSError):
-            write_reports(read_log(self.log_path), self.benchmark, self.run_dir)
+            self.journal.finish(self.benchmark)
 
 
 async def run_spec(spec: RunSpec, recordings: Path, *, fresh: bool = False) -> RunOutcome:

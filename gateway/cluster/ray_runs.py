@@ -1,0 +1,249 @@
+"""The driver's side of runs on a Ray cluster, and the task each run is on its node.
+
+`RayCluster` connects (`ray.init`), starts the `LogRelay` actor on this (the driver's) node and
+hands out `RemoteRun`s: the same face as a local `Run` (`spec`, `run_dir`, `progress`,
+`execute()`), so `marathon run` schedules pairs, shared resources and the progress board alike.
+A `RemoteRun`:
+- holds the run folder's `RunLock` here for as long as its task may write;
+- skips a run whose log already ended for good, without a task;
+- submits one Ray task with the run's resources and `max_retries` (a task whose node or worker
+  died is retried by Ray on another node; the retry resumes from the driver's log);
+- follows the log file here for the progress board (the figures are the log's), and the
+  relay's record of where each run is for the board's node column;
+- on Ctrl-C cancels its task — the runner there logs `interrupted` and ends its agent — and
+  waits for it a while;
+- writes the run's reports here when the task has ended.
+
+The task (`execute_on_node`) runs the same `Run` as a local run, in a folder of the node's
+temp dir: the agent's process, its state and its ports are the node's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from gateway.log.events import TerminationReason
+from gateway.log.lock import RunLock
+from gateway.log.runlog import EVENTS_FILE, LogFollower, RunLogFormatError, read_log, run_status
+from gateway.report.markdown import write_reports
+from gateway.run.agents import describe_agent
+from gateway.run.config import RunSpec
+from gateway.run.placement import RayExecutor, resources_for
+from gateway.run.progress import RunProgress
+from gateway.run.runner import Run, RunOutcome
+from persona.benchmark.ladder import benchmark_for
+from persona.benchmark.model import Benchmark
+
+CANCEL_WAIT = 60.0  # s a cancelled task gets to log `interrupted` and end its agent
+FOLLOW_EVERY = 0.5  # s between reads of a run's log for the progress board
+
+
+class ExecutorUnavailable(RuntimeError):
+    """Ray can't be used: not installed, or no cluster at the address."""
+
+
+def execute_on_node(
+    spec: RunSpec, benchmark: Benchmark, relay: Any, fresh: bool, location: str
+) -> dict[str, Any]:
+    """One run, as a Ray task on whichever node Ray chose: the same runner as a local run, its
+    log streamed to the driver's relay. Returns how it ended (a `RunOutcome`'s fields)."""
+    import ray
+
+    from gateway.cluster.remote_log import RelayJournal
+
+    node_id = ray.get_runtime_context().get_node_id()
+    node = node_label(ray.util.get_node_ip_address(), node_id)  # type: ignore[no-untyped-call]
+    work = Path(tempfile.gettempdir()) / "marathonbench-runs" / node_id[:12]
+    journal = RelayJournal(relay, spec.id, node, location, work / spec.id)
+    outcome = asyncio.run(Run(spec, work, fresh=fresh, journal=journal, benchmark=benchmark).execute())
+    return {
+        "reason": outcome.reason.value if outcome.reason else None,
+        "skipped": outcome.skipped,
+        "resumed": outcome.resumed,
+        "resent": outcome.resent,
+        "detail": outcome.detail,
+    }
+
+
+def node_label(ip: str, node_id: str) -> str:
+    return f"{ip}/{node_id[:6]}"
+
+
+class RayCluster:
+    """One `marathon run`'s connection to a Ray cluster: connect, make `RemoteRun`s, close."""
+
+    def __init__(self, executor: RayExecutor, recordings: Path) -> None:
+        self.executor = executor
+        self.recordings = recordings
+        self.relay: Any = None
+        self._task: Any = None
+        self._benchmarks: dict[tuple[str, str, str], Any] = {}
+        self.runs: list[RemoteRun] = []
+
+    def connect(self) -> None:
+        try:
+            import ray
+            from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+        except ImportError:
+            raise ExecutorUnavailable(
+                "`executor: ray` needs Ray, an optional extra: pip install -e '.[ray]' in a checkout "
+                "(or pip install 'marathonbench[ray]')"
+            ) from None
+        from gateway.cluster.relay import LogRelay
+
+        options: dict[str, Any] = {"logging_level": logging.WARNING}
+        if self.executor.runtime_env:
+            options["runtime_env"] = self.executor.runtime_env
+        try:
+            if self.executor.address == "local":
+                ray.init(include_dashboard=False, **options)
+            else:
+                ray.init(address=self.executor.address, **options)
+        except ConnectionError as exc:
+            raise ExecutorUnavailable(
+                f"no Ray cluster at {self.executor.address!r}: start one with `ray start --head` "
+                f'(docs/scale-out.md), or use address "local" ({exc})'
+            ) from None
+        here = ray.get_runtime_context().get_node_id()
+        self.relay = (
+            ray.remote(LogRelay)
+            .options(
+                num_cpus=0,
+                scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=here, soft=False),
+            )
+            .remote(str(self.recordings))
+        )
+        self._task = ray.remote(execute_on_node)
+
+    def close(self) -> None:
+        import ray
+
+        if ray.is_initialized():
+            ray.shutdown()
+
+    def run(self, spec: RunSpec, fresh: bool) -> RemoteRun:
+        run = RemoteRun(self, spec, fresh)
+        self.runs.append(run)
+        return run
+
+    def benchmark(self, spec: RunSpec) -> tuple[Benchmark, Any]:
+        """The run's benchmark, loaded here, and put in Ray's object store once per benchmark
+        (nodes need none of its files)."""
+        import ray
+
+        key = (str(spec.benchmark), spec.rung, str(spec.pool or ""))
+        benchmark = benchmark_for(spec.benchmark, spec.rung, spec.pool)
+        if key not in self._benchmarks:
+            self._benchmarks[key] = ray.put(benchmark)
+        return benchmark, self._benchmarks[key]
+
+    async def watch_nodes(self) -> None:
+        """Keep every run's `progress.node` up to date from the relay (for the board)."""
+        while True:
+            with contextlib.suppress(Exception):  # the board is best effort; the runs are not
+                where: dict[str, str] = await self.relay.where.remote()
+                for run in self.runs:
+                    run.progress.node = where.get(run.spec.id, run.progress.node)
+            await asyncio.sleep(1.0)
+
+
+class RemoteRun:
+    def __init__(self, cluster: RayCluster, spec: RunSpec, fresh: bool) -> None:
+        self.cluster = cluster
+        self.spec = spec
+        self.fresh = fresh
+        self.run_dir = cluster.recordings / spec.id
+        self.benchmark, self._benchmark_ref = cluster.benchmark(spec)
+        self.resources = resources_for(spec.resources, spec.agent)
+        self.progress = RunProgress(
+            spec.id,
+            len(self.benchmark.phases),
+            len(self.benchmark.questions),
+            stand_in=bool(describe_agent(spec.agent).get("offline_stand_in")),
+        )
+        self._follower = LogFollower(self.run_dir / EVENTS_FILE)
+
+    async def execute(self) -> RunOutcome:
+        """Run (or resume) on the cluster to an end. Raises `RunInUse` when another process
+        writes this run, and what the run raised on its node (a damaged log, a changed benchmark)."""
+        lock = RunLock.acquire(self.run_dir)
+        try:
+            return await self._execute()
+        finally:
+            lock.release()
+
+    async def _execute(self) -> RunOutcome:
+        import ray
+        from ray.exceptions import RayError, RayTaskError, TaskCancelledError
+
+        log_path = self.run_dir / EVENTS_FILE
+        outcome = RunOutcome(self.spec.id, self.run_dir, None)
+        if not self.fresh and log_path.exists():
+            status = run_status(read_log(log_path))
+            if status is not None and status.final:
+                outcome.skipped, outcome.reason = True, status
+                return outcome
+        options = {
+            **self.resources.ray_options(),
+            "max_retries": self.cluster.executor.max_retries,
+            "retry_exceptions": False,  # only a lost worker or node is retried, never our errors
+        }
+        ref = self.cluster._task.options(**options).remote(
+            self.spec, self._benchmark_ref, self.cluster.relay, self.fresh, f"{log_path} on the driver"
+        )
+        follow = asyncio.create_task(self._follow(log_path))
+        try:
+            ended: dict[str, Any] = await ref
+        except asyncio.CancelledError:
+            ray.cancel(ref)
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(ref.future())), CANCEL_WAIT)
+            raise
+        except RayTaskError as exc:
+            if isinstance(exc.cause, Exception) and not isinstance(exc.cause, RayError):
+                raise exc.cause from None  # what the run raised on its node, as a local run raises it
+            outcome.reason, outcome.detail = TerminationReason.ERROR, f"the run's Ray task failed: {exc}"
+            ended = {}
+        except TaskCancelledError:
+            raise asyncio.CancelledError() from None
+        except RayError as exc:  # its node died more often than max_retries allows, the cluster went away
+            outcome.reason = TerminationReason.ERROR
+            outcome.detail = f"the run's Ray task failed ({type(exc).__name__}): {exc}".splitlines()[0]
+            ended = {}
+        finally:
+            follow.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await follow
+            self._catch_up(log_path)
+        if ended:
+            outcome.reason = TerminationReason(ended["reason"]) if ended.get("reason") else None
+            outcome.skipped, outcome.resumed = bool(ended["skipped"]), bool(ended["resumed"])
+            outcome.resent, outcome.detail = int(ended["resent"]), str(ended["detail"])
+        with contextlib.suppress(OSError, RunLogFormatError):
+            write_reports(read_log(log_path), self.benchmark, self.run_dir)
+        return outcome
+
+    async def _follow(self, log_path: Path) -> None:
+        """Feed the progress board from the log on this disk, once the run's task opened it
+        (before, a `--fresh` run's old log is still there)."""
+        while True:
+            await asyncio.sleep(FOLLOW_EVERY)
+            if self.progress.node:
+                self._catch_up(log_path)
+
+    def _catch_up(self, log_path: Path) -> None:
+        if not log_path.exists():
+            return
+        try:
+            events = self._follower.read_new()
+        except (OSError, RunLogFormatError):
+            return
+        if self._follower.restarted:
+            self.progress.restart()
+        for event in events:
+            self.progress.observe(event)
