@@ -10,8 +10,10 @@ The agent runs in its own process group; stopping ends the whole group (SIGTERM,
 after `stop_timeout`) — also when our process exits through an exception or Ctrl-C, via
 `atexit`. Its output goes to `agent.log` in the run folder.
 
-What a caller may rely on: the run folder remembers the agent it started (`agent.pid`), so a
-start after our process was killed (SIGKILL leaves no `atexit`) first ends that leftover; a
+What a caller may rely on: an agent never outlives the process that started it — a guard
+process ends the agent's whole group the moment ours is gone, however it went (SIGKILL, or a
+cluster node's worker killed with its node); the run folder remembers the agent it started
+(`agent.pid`), so a start after our process was killed first ends a leftover all the same; a
 start refuses when something already answers at the health check before the agent started
 (it would be tested instead of ours); and an agent whose process exited is never "ready" or
 "healthy" because a port answers — `exited()` says so, with the end of its `agent.log`.
@@ -28,6 +30,7 @@ import re
 import shutil
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -41,6 +44,15 @@ PID_FILE = "agent.pid"
 LOG_FILE = "agent.log"
 TAIL_LINES = 6
 _PLACEHOLDER = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+# The guard: reads its stdin (a pipe only our process holds open) until it ends. Our process
+# writes a byte before a stop of its own (disarmed); an end without one means our process is
+# gone, and the guard ends the agent's process group.
+_GUARD = (
+    "import os,signal,sys\n"
+    "if not sys.stdin.buffer.read(1):\n"
+    "    try: os.killpg(int(sys.argv[1]), signal.SIGKILL)\n"
+    "    except OSError: pass\n"
+)
 
 
 def _kill_all() -> None:
@@ -92,6 +104,8 @@ class AgentProcess:
         self.stop_timeout = float(settings.get("stop_timeout", 10))
         self.snapshot = settings.get("snapshot")
         self.process: subprocess.Popen[bytes] | None = None
+        self._guard: int | None = None  # the write end of the guard's pipe
+        self._guard_process: subprocess.Popen[bytes] | None = None
         self.stopping = False
         self.notes: list[str] = []  # what start() found and did (a leftover agent ended)
 
@@ -156,8 +170,37 @@ class AgentProcess:
         finally:
             log.close()
         _LIVE_GROUPS.add(self.process.pid)
+        self._start_guard(self.process.pid)
         remember_agent(self.run_dir, self.process.pid)
         await self.wait_ready()
+
+    def _start_guard(self, pgid: int) -> None:
+        read, write = os.pipe()  # not inherited by the agent (or any other child): os.pipe fds aren't
+        try:
+            self._guard_process = subprocess.Popen(
+                [sys.executable, "-I", "-S", "-c", _GUARD, str(pgid)],
+                stdin=read,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,  # not in the agent's group, and not ours: Ctrl-C doesn't reach it
+            )
+        except OSError:
+            os.close(write)
+            return  # no guard: the atexit handler and the leftover check still end the agent
+        finally:
+            os.close(read)
+        self._guard = write
+
+    def _disarm_guard(self) -> None:
+        if self._guard is not None:
+            with contextlib.suppress(OSError):
+                os.write(self._guard, b"x")
+            os.close(self._guard)
+            self._guard = None
+        if self._guard_process is not None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self._guard_process.wait(timeout=2)
+            self._guard_process = None
 
     async def _end_leftover(self) -> None:
         """End the agent an earlier run in this folder started and never stopped (its runner was
@@ -238,6 +281,7 @@ class AgentProcess:
             return
         self.stopping = True
         pgid = process.pid
+        self._disarm_guard()  # ended by us from here; the group id may be reused once it's gone
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pgid, signal.SIGTERM)
         deadline = time.monotonic() + self.stop_timeout

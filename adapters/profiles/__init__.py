@@ -82,7 +82,7 @@ def describe_profile(name: str) -> list[str]:
     command = process.get("command") if isinstance(process, dict) else None
     ports = sorted(
         {p for p in re.findall(r"127\.0\.0\.1:(\d+)", text)}
-        | {str(profile.get("llm", {}).get("port", ""))} - {""}
+        | {str(profile.get("llm", {}).get("port", "")), str(profile.get("port", ""))} - {""}
     )
     needs = []
     if isinstance(command, list) and command:

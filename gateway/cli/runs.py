@@ -66,21 +66,16 @@ def _run_all(
     decide how many run at once."""
 
     async def go() -> list[RunOutcome | BaseException]:
-        cluster = None
-        runs: list[Run | RemoteRun]
         if executor is None:
             runs = [Run(spec, recordings, fresh=fresh) for spec in specs]
-            gate = asyncio.Semaphore(parallel)
-        else:
-            cluster = RayCluster(executor, recordings)
-            cluster.connect()
-            runs = [cluster.run(spec, fresh) for spec in specs]
-            gate = asyncio.Semaphore(len(runs))
+            return await _schedule(runs, specs, fresh, asyncio.Semaphore(parallel), None)
+        cluster = RayCluster(executor, recordings)
+        cluster.connect()
         try:
-            return await _schedule(runs, specs, fresh, gate, cluster)
+            remote = [cluster.run(spec, fresh) for spec in specs]  # all feasible, or none starts
+            return await _schedule(remote, specs, fresh, asyncio.Semaphore(len(remote)), cluster)
         finally:
-            if cluster is not None:
-                cluster.close()
+            cluster.close()
 
     return asyncio.run(go())
 
@@ -517,4 +512,4 @@ def cmd_probe(
     for check in checks:
         print(check.line())
     print(f"recorded in {run_dir}")
-    return 1 if any(c.ok is False for c in checks) else 0
+    return 1 if any(c.failed for c in checks) else 0

@@ -33,7 +33,7 @@ from gateway.log.runlog import EVENTS_FILE, LogFollower, RunLogFormatError, read
 from gateway.report.markdown import write_reports
 from gateway.run.agents import describe_agent
 from gateway.run.config import RunSpec
-from gateway.run.placement import RayExecutor, resources_for
+from gateway.run.placement import RayExecutor, Resources, resources_for
 from gateway.run.progress import RunProgress
 from gateway.run.runner import Run, RunOutcome
 from persona.benchmark.ladder import benchmark_for
@@ -96,6 +96,8 @@ class RayCluster:
             ) from None
         from gateway.cluster.relay import LogRelay
 
+        # "token authentication is enabled" on every connect: Ray's default, not news to the user
+        logging.getLogger("ray._private.authentication.authentication_token_setup").setLevel(logging.ERROR)
         options: dict[str, Any] = {"logging_level": logging.WARNING}
         if self.executor.runtime_env:
             options["runtime_env"] = self.executor.runtime_env
@@ -128,8 +130,27 @@ class RayCluster:
 
     def run(self, spec: RunSpec, fresh: bool) -> RemoteRun:
         run = RemoteRun(self, spec, fresh)
+        self.check_feasible(spec.id, run.resources)
         self.runs.append(run)
         return run
+
+    def check_feasible(self, run_id: str, resources: Resources) -> None:
+        """Refuse, before any run starts, a run no node of the cluster could ever take (Ray
+        would otherwise keep it pending for ever, with a warning in its own log)."""
+        import ray
+
+        wanted = {"CPU": resources.num_cpus, **resources.custom}
+        if resources.memory is not None:
+            wanted["memory"] = float(resources.memory)
+        nodes = [n.get("Resources", {}) for n in ray.nodes() if n.get("Alive")]  # type: ignore[no-untyped-call]
+        if any(all(have.get(k, 0.0) >= v for k, v in wanted.items()) for have in nodes):
+            return
+        declared = sorted({k for have in nodes for k in have if not k.startswith("node:")})
+        raise ExecutorUnavailable(
+            f"run {run_id} asks for {wanted}, which no node of the cluster has (its nodes declare "
+            f"{', '.join(declared)}); start nodes with e.g. `ray start --resources "
+            "'{\"agent_slot\": 2}'` or lower the run's `resources`"
+        )
 
     def benchmark(self, spec: RunSpec) -> tuple[Benchmark, Any]:
         """The run's benchmark, loaded here, and put in Ray's object store once per benchmark

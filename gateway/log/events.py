@@ -60,6 +60,7 @@ class RunStart(Event):
     session_id: str = ""
     llm_url: str = ""  # the recorder's listener, when the agent's LLM traffic is recorded
     pid: int = 0  # the runner's process: a watcher tells a live run from a killed one by it
+    node: str = ""  # the cluster node the runner ran on ("" for the machine holding the log)
 
 
 @dataclass

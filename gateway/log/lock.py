@@ -58,3 +58,14 @@ def _holder(fd: int) -> str:
         return f"pid {int(data['pid'])}, started {started}"
     except (OSError, ValueError, KeyError, TypeError):
         return "a process that did not say who it is"
+
+
+def holder_pid(run_dir: Path) -> int:
+    """The pid the run folder's lock names (0 when none can be read): the process that holds,
+    or last held, the folder — on a cluster the driver, whose machine holds the log."""
+    try:
+        data = json.loads((run_dir / LOCK_FILE).read_text(encoding="utf-8") or "{}")
+        pid = data.get("pid", 0)
+    except (OSError, ValueError, AttributeError):
+        return 0
+    return pid if isinstance(pid, int) and not isinstance(pid, bool) else 0

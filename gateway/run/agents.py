@@ -52,6 +52,11 @@ from gateway.traffic.profile import TrafficProfile, load_profile
 from gateway.traffic.recorder import RunRecorder
 from persona.benchmark.model import Benchmark
 
+# `llm.upstream: "standin"`: the agent's model calls go, through the recorder, to the offline
+# stand-in served for the run — a rehearsal of a real agent's setup with no key and no cost
+# (every report says the stand-in answered, not an LLM)
+STANDIN_UPSTREAM = "standin"
+
 ADAPTERS = ("http", "websocket", "openclaw-ws", "telegram", "reference")
 SURFACES = ("http", "telegram", "websocket")
 
@@ -66,6 +71,9 @@ def describe_agent(settings: dict[str, Any]) -> dict[str, Any]:
     names = llm.get("secret_names") if isinstance(llm, dict) else None
     extra = frozenset(str(n) for n in names) if isinstance(names, list) else frozenset()
     info = Redactor(extra).value(settings)
+    if isinstance(llm, dict) and llm.get("upstream") == STANDIN_UPSTREAM:
+        info["model"] = STANDIN_NAME
+        info["offline_stand_in"] = True
     if settings.get("adapter") == "reference":
         if settings.get("model_base_url"):
             info["model"] = settings.get("model", "claude-sonnet-4-5")
@@ -310,9 +318,12 @@ async def open_agent(
         stack.push_async_callback(adapter.close)
         values: dict[str, str] = {}
         llm = settings.get("llm") or {}
-        llm_url = (
-            await record(str(llm["upstream"]), int(llm.get("port", 0))) if recorder is not None else None
-        )
+        upstream = str(llm.get("upstream", ""))
+        if upstream == STANDIN_UPSTREAM:  # a rehearsal with no key: the offline stand-in as the model
+            served = await serve(standin_app())
+            stack.push_async_callback(served.stop)
+            upstream = served.url
+        llm_url = await record(upstream, int(llm.get("port", 0))) if recorder is not None else None
         if llm_url:
             values["LLM_URL"] = llm_url
         telegram = adapter if isinstance(adapter, TelegramAdapter) else None

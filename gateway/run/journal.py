@@ -39,6 +39,7 @@ class RunJournal(Protocol):
     """A run's log and the lock on its folder, wherever they are."""
 
     location: str  # the log file as the user finds it (for messages)
+    node: str  # where the runner runs: "" on the machine holding the log, else a cluster node
 
     def acquire(self) -> None:
         """Take the run's folder for this writer; raises `RunInUse` when another holds it."""
@@ -61,6 +62,7 @@ class LocalJournal:
         self.run_dir = run_dir
         self.path = run_dir / EVENTS_FILE
         self.location = str(self.path)
+        self.node = ""
         self._lock: RunLock | None = None
 
     def acquire(self) -> None:

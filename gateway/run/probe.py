@@ -52,9 +52,14 @@ class Check:
     ok: bool | None  # None: can't tell
     detail: str
     fix: str = ""
+    optional: bool = False  # a capability only some benchmarks need: without it "–", not a failure
+
+    @property
+    def failed(self) -> bool:
+        return self.ok is False and not self.optional
 
     def line(self) -> str:
-        mark = {True: "✓", False: "✗", None: "?"}[self.ok]
+        mark = "–" if self.ok is False and self.optional else {True: "✓", False: "✗", None: "?"}[self.ok]
         return f"{mark} {self.name}: {self.detail}" + (f"\n    fix: {self.fix}" if self.fix else "")
 
 
@@ -156,8 +161,10 @@ async def _run_checks(
         else Check(
             "compact() is possible",
             False,
-            "no compaction command",
-            "set `compact_commands` (/compact for OpenClaw, /compress for Hermes), or use newSession in benchmarks",
+            "no compaction command — a benchmark with `await bench.compact()` is refused for this agent",
+            "if the agent has one, set `compact_commands` (/compact for OpenClaw, /compress for Hermes' "
+            "Telegram bot); else use `await bench.newSession()` in such benchmarks",
+            optional=True,
         )
     )
 

@@ -270,7 +270,15 @@ class Run:
         pending: PersonaAction | None = None
         if previous is None:
             session = await self.adapter.open()
-            self.log(RunStart(resumed=False, session_id=session, llm_url=self.llm_url or "", pid=os.getpid()))
+            self.log(
+                RunStart(
+                    resumed=False,
+                    session_id=session,
+                    llm_url=self.llm_url or "",
+                    pid=os.getpid(),
+                    node=self.journal.node,
+                )
+            )
         else:
             pairs, session_id, turns = conversation(previous.events)
             session = await self.adapter.open(SessionState(session_id, turns) if session_id else None)
@@ -281,6 +289,7 @@ class Run:
                     session_id=session,
                     llm_url=self.llm_url or "",
                     pid=os.getpid(),
+                    node=self.journal.node,
                 )
             )
             self.outcome.resumed = True

@@ -39,6 +39,7 @@ from gateway.log.events import (
     Said,
     SessionChanged,
 )
+from gateway.log.lock import holder_pid
 from gateway.log.runlog import EVENTS_FILE, LogFollower, RunLogFormatError
 from gateway.run.progress import RunProgress
 from gateway.traffic.recorder import message_refs
@@ -205,6 +206,8 @@ class RunWatch:
                 return "finished"
             return "resumable" if self.last_end.reason == "interrupted" else "failed"
         pid = self.last_start.pid if self.last_start else 0
+        if self.last_start and self.last_start.node:  # ran on a cluster node: its driver holds the folder
+            pid = holder_pid(self.run_dir)
         if pid > 0 and process_alive(pid) and pid != os.getpid():
             return "running"
         if pid == 0:  # a log from before runners logged their pid: judge by its age

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import textwrap
 import time
@@ -133,3 +134,57 @@ def test_an_agent_binary_is_found_through_its_marathon_env_var(monkeypatch: pyte
     assert binary_for("hermes") == "/opt/agents/hermes/bin/hermes"
     assert binary_for("openclaw") == "openclaw"  # not set: found on PATH
     assert binary_for("./bin/hermes") == "./bin/hermes"  # a path is taken as written
+
+
+def test_an_agent_does_not_outlive_a_killed_runner(tmp_path: Path) -> None:
+    """SIGKILL leaves no atexit and no finally (a killed `marathon run`, a cluster node's worker
+    killed with its node): the guard still ends the agent, and its child, at once."""
+    port = free_port()
+    script = tmp_path / "agent.py"
+    script.write_text(
+        SERVER.replace(
+            "open(os.path",
+            "import subprocess; subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'])\nopen(os.path",
+        )
+    )
+    runner = tmp_path / "runner.py"
+    runner.write_text(
+        textwrap.dedent(
+            f"""
+            import asyncio, sys, time
+            sys.path.insert(0, {str(Path(__file__).resolve().parents[2])!r})
+            from pathlib import Path
+            from adapters.lifecycle import AgentProcess
+            agent = AgentProcess({{"command": [sys.executable, {str(script)!r}, "{port}"],
+                                   "env": {{"GREETING": "x", "STATE": "${{STATE_DIR}}"}},
+                                   "health": {{"url": "http://127.0.0.1:{port}/"}}, "ready_timeout": 20}},
+                                  Path({str(tmp_path / "run")!r}), {{}})
+            agent.reset()
+            asyncio.run(agent.start())
+            print(agent.process.pid, flush=True)
+            time.sleep(600)
+            """
+        )
+    )
+    proc = subprocess.Popen([sys.executable, str(runner)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        group = int(proc.stdout.readline())
+        pid = int((tmp_path / "run" / "agent-state" / "pid").read_text())
+        members = [p for p in Path("/proc").iterdir() if p.name.isdigit() and _group_of(p) == group]
+        assert alive(pid) and len(members) >= 2  # the agent and its own child
+        proc.kill()
+        proc.wait()
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and any(alive(int(p.name)) for p in members):
+            time.sleep(0.05)
+        assert not any(alive(int(p.name)) for p in members)
+    finally:
+        proc.kill()
+
+
+def _group_of(proc: Path) -> int:
+    try:
+        return int((proc / "stat").read_text().rsplit(")", 1)[1].split()[2])
+    except (OSError, IndexError, ValueError):
+        return -1

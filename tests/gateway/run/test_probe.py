@@ -69,6 +69,10 @@ async def test_an_agent_that_ignores_new_sessions_fails_that_check(
     assert session.ok is keeps_sessions, session.line()
     if not keeps_sessions:
         assert "given the first session's messages again" in session.detail and "session id" in session.fix
+    else:  # no compaction command: only some benchmarks need one, so it is no failure of the probe
+        compact = by_name(checks)["compact() is possible"]
+        assert compact.ok is False and compact.line().startswith("– ") and "refused" in compact.detail
+        assert not any(c.failed for c in checks), [c.line() for c in checks]
 
 
 async def test_an_agent_that_never_answers_fails_the_reply_check(tmp_path: Path) -> None:

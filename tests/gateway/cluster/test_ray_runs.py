@@ -1,0 +1,310 @@
+"""Runs on a real Ray cluster — a head and two worker nodes on 127.0.0.1, started as Ray tests
+itself (`ray.cluster_utils.Cluster`) — driven by `marathon run` as a user runs it.
+
+The head declares no `agent_slot`, each worker one: runs that ask for a slot may only land on
+the workers, one at a time each. Every log lives on the driver's side only (the workers write
+to the relay); the tests read those logs to check what a user relies on: the same tables as a
+local run, each question graded once after a node died, and Ctrl-C or a killed driver leaving
+no agent behind and every run resumable.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from ray.cluster_utils import Cluster
+
+from gateway.cli.main import main
+from gateway.log.events import Evaluation, RunEnded, RunStart
+from gateway.log.runlog import EVENTS_FILE, read_log
+from tests.conftest import REPO
+from tests.marathon_cli import count_records, spawn_marathon
+
+SLOT = {"num_cpus": 0.5, "custom": {"agent_slot": 1}}
+DEMO_QUESTIONS = 15
+
+# an HTTP chat agent as a process, slow on purpose (DELAY s a message) so a test can act while
+# runs are under way; it writes its pid where the test finds it
+AGENT = textwrap.dedent(
+    """
+    import json, os, sys, time, http.server
+    notes = []
+    open(os.path.join(os.environ["PIDS"], str(os.getpid())), "w").close()
+    class H(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(200); self.end_headers(); self.wfile.write(b"ok")
+        def do_POST(self):
+            time.sleep(float(os.environ["DELAY"]))
+            text = json.loads(self.rfile.read(int(self.headers["Content-Length"])))["message"]
+            if text.rstrip().endswith("?"):
+                words = {w.lower().strip("?.,") for w in text.split() if len(w) > 3}
+                reply = max(notes, key=lambda n: len(words & set(n.lower().split())), default="never told")
+            else:
+                notes.extend(l.strip("- ") for l in text.splitlines() if l.strip())
+                reply = "Noted."
+            body = json.dumps({"reply": reply}).encode()
+            self.send_response(200); self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body))); self.end_headers(); self.wfile.write(body)
+        def log_message(self, *a): pass
+    http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
+    """
+)
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[Cluster]:
+    c = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
+    for _ in range(2):
+        c.add_node(num_cpus=2, resources={"agent_slot": 1})
+    c.wait_for_nodes()
+    yield c
+    c.shutdown()
+
+
+def node_ids(cluster: Cluster) -> dict[str, str]:
+    """Each node's short id (as a run's `RunStart.node` ends) → "head" or "worker"."""
+    return {
+        node.node_id[:6]: "head" if node is cluster.head_node else "worker"
+        for node in cluster.list_all_nodes()
+    }
+
+
+def config(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def example(tmp_path: Path, recordings: str) -> Path:
+    """examples/experiment-ray.jsonc with its benchmarks found from tmp_path and its recordings there."""
+    text = (REPO / "examples" / "experiment-ray.jsonc").read_text()
+    text = text.replace('"../benchmarks/', f'"{REPO}/benchmarks/').replace(
+        '"../recordings/experiment-ray"', f'"{recordings}"'
+    )
+    return config(tmp_path, f"{recordings}.jsonc", text)
+
+
+def process_agents(tmp_path: Path, runs: int, delay: float) -> Path:
+    """A config of `runs` demo marathons, each against its own slow agent process."""
+    (tmp_path / "pids").mkdir(exist_ok=True)
+    script = tmp_path / "agent_server.py"
+    script.write_text(AGENT)
+    agent = {
+        "adapter": "http",
+        "port": "auto",
+        "url": "http://127.0.0.1:${PORT}/chat",
+        "timeout": 30,
+        "process": {
+            "command": [sys.executable, str(script), "${PORT}"],
+            "env": {"DELAY": str(delay), "PIDS": str(tmp_path / "pids")},
+            "health": {"tcp": "127.0.0.1:${PORT}"},
+            "ready_timeout": 30,
+            "stop_timeout": 2,
+        },
+    }
+    run = {"id": "slow", "benchmark": str(REPO / "benchmarks" / "demo-en"), "agent": agent, "repeats": runs}
+    return config(
+        tmp_path, "slow.jsonc", json.dumps({"recordings": "rec", "runs": [{**run, "resources": SLOT}]})
+    )
+
+
+def logs(recordings: Path) -> dict[str, list[object]]:
+    return {p.parent.name: read_log(p).events for p in sorted(recordings.glob(f"*/{EVENTS_FILE}"))}
+
+
+def graded_once(events: list[object]) -> bool:
+    asked = [e.question_id for e in events if isinstance(e, Evaluation)]
+    return len(asked) == DEMO_QUESTIONS == len(set(asked))
+
+
+def without_times(markdown: str) -> str:
+    return re.sub(r"\d+(\.\d+)? s\b|IQR [^)]*\)", "…", markdown)
+
+
+def agents_alive(tmp_path: Path) -> list[int]:
+    pids = [int(p.name) for p in (tmp_path / "pids").iterdir()]
+    return [
+        pid
+        for pid in pids
+        if Path(f"/proc/{pid}").exists() and " Z " not in Path(f"/proc/{pid}/stat").read_text()
+    ]
+
+
+def wait_until(condition: object, seconds: float, what: str) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():  # type: ignore[operator]
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"not within {seconds} s: {what}")
+
+
+def test_the_example_matrix_on_the_cluster_gives_the_local_tables(
+    cluster: Cluster, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    on_ray = example(tmp_path, "on-ray")
+    local = example(tmp_path, "local")
+    assert main(["run", str(on_ray), "--only", "ladder", "--address", cluster.address]) == 0
+    assert main(["run", str(local), "--only", "ladder", "--executor", "local"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"\[ladder\.\S+\] completed .* @\S+/[0-9a-f]{6}", out)  # the board names the node
+
+    ray_matrix = (tmp_path / "on-ray" / "matrix.md").read_text()
+    assert without_times(ray_matrix) == without_times((tmp_path / "local" / "matrix.md").read_text())
+    assert ray_matrix.count("| s") >= 3  # the ladder's three rungs are in it
+
+    kinds = node_ids(cluster)
+    by_node: dict[str, list[tuple[float, float]]] = {}
+    for run, events in logs(tmp_path / "on-ray").items():
+        starts = [e for e in events if isinstance(e, RunStart)]
+        end = next(e for e in events if isinstance(e, RunEnded))
+        assert len(starts) == 1 and end.reason == "completed" and graded_once(events), run
+        node = starts[0].node.rsplit("/", 1)[1]
+        assert kinds[node] == "worker", f"{run} ran on the head, which has no agent_slot"
+        by_node.setdefault(node, []).append((starts[0].ts, end.ts))
+    assert len(by_node) == 2  # both workers took runs
+    for spans in by_node.values():  # one agent_slot each: never two runs at once on a node
+        spans.sort()
+        assert all(later[0] >= earlier[1] for earlier, later in itertools.pairwise(spans))
+
+
+def test_a_run_no_node_can_take_is_refused_before_any_run(cluster: Cluster, tmp_path: Path) -> None:
+    path = config(
+        tmp_path,
+        "big.jsonc",
+        json.dumps(
+            {
+                "recordings": "rec",
+                "runs": [
+                    {
+                        "id": "big",
+                        "benchmark": str(REPO / "benchmarks" / "demo-en"),
+                        "agent": {"adapter": "reference"},
+                        "resources": {"custom": {"gpu_slot": 1}},
+                    }
+                ],
+            }
+        ),
+    )
+    assert main(["run", str(path), "--address", cluster.address]) == 1
+    assert not (tmp_path / "rec" / "big" / EVENTS_FILE).exists()
+
+
+def test_ctrl_c_on_the_driver_ends_every_agent_and_the_runs_resume(cluster: Cluster, tmp_path: Path) -> None:
+    path = process_agents(tmp_path, runs=2, delay=0.05)
+    driver = spawn_marathon("run", str(path), "--address", cluster.address, cwd=tmp_path)
+    rec = tmp_path / "rec"
+    wait_until(
+        lambda: all(count_records(rec / f"slow.r{k}" / EVENTS_FILE) > 30 for k in (1, 2)),
+        90,
+        "both runs under way",
+    )
+    assert len(agents_alive(tmp_path)) == 2
+    driver.send_signal(signal.SIGINT)
+    _, err = driver.communicate(timeout=90)
+    assert driver.returncode == 130, err
+    for run, events in logs(rec).items():
+        assert isinstance(events[-1], RunEnded) and events[-1].reason == "interrupted", run
+    wait_until(lambda: not agents_alive(tmp_path), 15, "every agent process ended")
+
+    driver = spawn_marathon("run", str(path), "--address", cluster.address, cwd=tmp_path)
+    out, err = driver.communicate(timeout=180)
+    assert driver.returncode == 0, out + err
+    for run, events in logs(rec).items():
+        assert graded_once(events), run
+        assert [e.resumed for e in events if isinstance(e, RunStart)] == [False, True]
+
+
+def test_a_killed_driver_stops_the_cluster_s_runs_and_the_same_command_resumes_them(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    path = process_agents(tmp_path, runs=2, delay=0.05)
+    driver = spawn_marathon("run", str(path), "--address", cluster.address, cwd=tmp_path)
+    rec = tmp_path / "rec"
+    wait_until(
+        lambda: all(count_records(rec / f"slow.r{k}" / EVENTS_FILE) > 30 for k in (1, 2)),
+        90,
+        "both runs under way",
+    )
+    driver.kill()
+    driver.wait()
+    wait_until(lambda: not agents_alive(tmp_path), 30, "the cluster ended the runs' agents")
+    sizes = {run: count_records(rec / run / EVENTS_FILE) for run in ("slow.r1", "slow.r2")}
+    time.sleep(1.5)
+    assert sizes == {run: count_records(rec / run / EVENTS_FILE) for run in sizes}  # nothing writes on
+
+    driver = spawn_marathon("run", str(path), "--address", cluster.address, cwd=tmp_path)
+    out, err = driver.communicate(timeout=180)
+    assert driver.returncode == 0, out + err
+    for run, events in logs(rec).items():
+        assert graded_once(events), run
+        assert [e.resumed for e in events if isinstance(e, RunStart)][-1] is True
+
+
+def test_a_worker_node_that_dies_mid_run_loses_no_run(cluster: Cluster, tmp_path: Path) -> None:
+    """Last in this module: it adds a node and removes it."""
+    doomed = cluster.add_node(num_cpus=2, resources={"agent_slot": 2})
+    cluster.wait_for_nodes()
+    doomed_id = doomed.node_id[:6]
+    path = process_agents(tmp_path, runs=4, delay=0.05)
+    driver = spawn_marathon("run", str(path), "--address", cluster.address, cwd=tmp_path)
+    rec = tmp_path / "rec"
+
+    def on_doomed_node_and_under_way() -> bool:
+        for run, events in _readable_logs(rec).items():
+            starts = [e for e in events if isinstance(e, RunStart)]
+            if starts and starts[0].node.endswith(doomed_id) and count_records(rec / run / EVENTS_FILE) > 30:
+                return True
+        return False
+
+    wait_until(on_doomed_node_and_under_way, 120, "a run under way on the node to remove")
+    cluster.remove_node(doomed)
+    out, err = driver.communicate(timeout=240)
+    assert driver.returncode == 0, out + err
+    moved = 0
+    for run, events in logs(rec).items():
+        starts = [e for e in events if isinstance(e, RunStart)]
+        end = [e for e in events if isinstance(e, RunEnded)]
+        assert graded_once(events), run
+        assert [e.reason for e in end] == ["completed"], run  # the lost attempt logged no end
+        if starts[0].node.endswith(doomed_id):
+            moved += 1
+            assert len(starts) == 2 and starts[1].resumed and not starts[1].node.endswith(doomed_id)
+    assert moved >= 1
+    wait_until(lambda: not agents_alive(tmp_path), 15, "the removed node's agents ended too")
+
+
+def _readable_logs(recordings: Path) -> dict[str, list[object]]:
+    try:
+        return logs(recordings)
+    except (OSError, ValueError):
+        return {}
+
+
+def test_asking_for_ray_without_it_names_the_extra(tmp_path: Path) -> None:
+    """What a user without the `ray` extra reads (Ray hidden from the import system here)."""
+    script = textwrap.dedent(
+        f"""
+        import sys
+        sys.modules["ray"] = None  # as if not installed
+        sys.path.insert(0, {str(REPO)!r})
+        from gateway.cli.main import main
+        sys.exit(main(["run", {str(example(tmp_path, "x"))!r}, "--only", "ladder"]))
+        """
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, env={**os.environ}
+    )
+    assert result.returncode == 1
+    assert "pip install -e '.[ray]'" in result.stderr
