@@ -176,21 +176,25 @@ class HttpAdapter:
         if self.on_retry is not None and attempt < self.retries:
             self.on_retry(f"{failure}; retrying ({attempt + 1} of {self.retries})")
 
-    async def _post(self, headers: dict[str, str], body: Any) -> Any:
+    async def _post(
+        self, headers: dict[str, str], body: Any, url: str | None = None, method: str = "POST"
+    ) -> Any:
+        """`method` `body` to `url` (default: the chat URL), with the retries; the JSON reply."""
         if self._http is None:
-            await self.open()
+            await HttpAdapter.open(self)
         assert self._http is not None
-        failure: Exception = AgentConnectionError(f"no attempt made to reach {self.url}")
+        url = url or self.url
+        failure: Exception = AgentConnectionError(f"no attempt made to reach {url}")
         for attempt in range(self.retries + 1):
             if attempt:
                 await asyncio.sleep(self.backoff * 2 ** (attempt - 1))
             try:
-                async with self._http.post(self.url, json=body, headers=headers) as resp:
+                async with self._http.request(method, url, json=body, headers=headers) as resp:
                     status, raw = resp.status, await resp.read()
             except TimeoutError:
-                raise AgentTimeout(f"no reply from {self.url} within {self.timeout:g} s") from None
+                raise AgentTimeout(f"no reply from {url} within {self.timeout:g} s") from None
             except aiohttp.ClientError as exc:
-                failure = AgentConnectionError(f"can't reach {self.url}: {exc}")
+                failure = AgentConnectionError(f"can't reach {url}: {exc}")
                 self._retrying(failure, attempt)
                 continue
             if status >= 400:

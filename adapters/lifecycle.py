@@ -2,9 +2,13 @@
 
 A profile's `process` settings: `command` (list, or a string run by the shell), `cwd`, `env`
 (values may use `${RUN_DIR}`, `${STATE_DIR}`, `${LLM_URL}`, `${TELEGRAM_API_ROOT}` and any
-environment variable), `health` (`{url}` answering 2xx, or `{tcp: "host:port"}`),
-`ready_timeout` (s, default 60), `stop_timeout` (s, default 10), `state_dir` and `snapshot`
-(a folder copied over the state folder before each start: the agent's reset).
+environment variable; `MARATHON_NODE_DIR`, when set, goes first on the agent's PATH),
+`health` (`{url}` answering 2xx, or `{tcp: "host:port"}`), `ready_timeout` (s, default 60), `stop_timeout` (s, default 10), `state_dir`, `snapshot`
+(a folder copied over the state folder before a fresh run: the agent's reset) and `fill`
+(files of the snapshot, e.g. `["config.yaml"]`, rendered into the state folder at every start
+with the run's own `${PORT}`, `${LLM_PORT}`, `${LLM_URL}`, `${TELEGRAM_API_ROOT}`,
+`${STATE_DIR}` and `${RUN_DIR}` — for an agent whose config can't read them from its
+environment; any other `${NAME}` stays as written, so no secret of ours lands in the file).
 
 The agent runs in its own process group; stopping ends the whole group (SIGTERM, then SIGKILL
 after `stop_timeout`) — also when our process exits through an exception or Ctrl-C, via
@@ -44,6 +48,7 @@ PID_FILE = "agent.pid"
 LOG_FILE = "agent.log"
 TAIL_LINES = 6
 _PLACEHOLDER = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_FILLED = ("PORT", "LLM_PORT", "LLM_URL", "TELEGRAM_API_ROOT", "STATE_DIR", "RUN_DIR")  # `fill` renders these
 # The guard: reads its stdin (a pipe only our process holds open) until it ends. Our process
 # writes a byte before a stop of its own (disarmed); an end without one means our process is
 # gone, and the guard ends the agent's process group.
@@ -90,7 +95,8 @@ class AgentProcess:
         )
         self.values = {"RUN_DIR": str(run_dir), "STATE_DIR": str(self.state_dir), **values}
         self.command: list[str] | str = (
-            [binary_for(fill(str(command[0]), self.values))] + [fill(str(c), self.values) for c in command[1:]]
+            [binary_for(fill(str(command[0]), self.values))]
+            + [fill(str(c), self.values) for c in command[1:]]
             if isinstance(command, list)
             else fill(str(command), self.values)
         )
@@ -99,10 +105,18 @@ class AgentProcess:
             **os.environ,
             **{str(k): fill(str(v), self.values) for k, v in dict(settings.get("env", {})).items()},
         }
+        node_dir = os.environ.get("MARATHON_NODE_DIR")
+        if node_dir:  # a Node.js installed beside the agent (OpenClaw needs Node ≥ 24) comes first
+            self.env["PATH"] = node_dir + os.pathsep + self.env.get("PATH", "")
         self.health: dict[str, Any] = dict(settings.get("health", {}))
         self.ready_timeout = float(settings.get("ready_timeout", 60))
         self.stop_timeout = float(settings.get("stop_timeout", 10))
         self.snapshot = settings.get("snapshot")
+        self.fill_files = [str(f) for f in settings.get("fill") or []]
+        if self.fill_files and not self.snapshot:
+            raise AdapterConfigError(
+                "the agent's `process.fill` names files of its `snapshot`, and there is none"
+            )
         self.process: subprocess.Popen[bytes] | None = None
         self._guard: int | None = None  # the write end of the guard's pipe
         self._guard_process: subprocess.Popen[bytes] | None = None
@@ -143,8 +157,29 @@ class AgentProcess:
             f"; {self.log_path} ends: {tail}" if tail else f" (see {self.log_path})"
         )
 
+    def _render(self) -> None:
+        """The `fill` files, from the snapshot, with this start's values (ports change between
+        starts of one run when they are "auto")."""
+        if not self.fill_files:
+            return
+        source = Path(fill(str(self.snapshot), self.values))
+        ours = {k: v for k, v in self.values.items() if k in _FILLED}
+        for name in self.fill_files:
+            template, target = source / name, self.state_dir / name
+            if source.resolve() not in template.resolve().parents:
+                raise AdapterConfigError(f"`process.fill`: {name} is not inside the snapshot folder {source}")
+            try:
+                text = template.read_text(encoding="utf-8")
+            except OSError as exc:
+                raise AdapterConfigError(f"`process.fill`: can't read {template}: {exc.strerror}") from None
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(
+                _PLACEHOLDER.sub(lambda m: ours.get(m.group(1), m.group(0)), text), encoding="utf-8"
+            )
+
     async def start(self) -> None:
         self.run_dir.mkdir(parents=True, exist_ok=True)
+        self._render()
         await self._end_leftover()
         if self.health and await self._healthy():
             raise AgentConnectionError(
@@ -245,7 +280,11 @@ class AgentProcess:
                     raise AgentExited(f"{gone} — before it was ready")
                 return
             if time.monotonic() > deadline:
-                raise AgentTimeout(f"the agent was not ready within {self.ready_timeout:g} s")
+                tail = self.tail()  # an agent that refuses to serve often says why, and runs on
+                raise AgentTimeout(
+                    f"the agent was not ready within {self.ready_timeout:g} s"
+                    + (f"; {self.log_path} ends: {tail}" if tail else f" (see {self.log_path})")
+                )
             await asyncio.sleep(0.1)
 
     def _health_target(self) -> str:

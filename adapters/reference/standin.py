@@ -12,7 +12,11 @@ the agent takes against a real model is exercised. Its rules:
   haven't told me" when nothing matched); an agent without a search tool (Hermes puts its
   memory into the system prompt) is answered from the best matching line of its context;
 - a summarisation request (its system prompt mentions summarizing) → a lossy summary;
-- after a `memory_write` result → a short acknowledgement.
+- after a `memory_write` result → a short acknowledgement;
+- an agent that must always call a tool and replies through `send_message` (Letta) is played
+  by its rules: statements → one memory-block insert (`memory_insert` / `core_memory_append`,
+  with a heartbeat), then `send_message` with the acknowledgement; a question → `send_message`
+  with the best line of its memory blocks or its conversation.
 
 Reports name it as the stand-in wherever it was used.
 """
@@ -79,7 +83,7 @@ def decide(body: dict[str, Any]) -> tuple[list[dict[str, Any]], str]:
     tail = messages[start:]
     blocks = [b for m in tail for b in (m.get("content") if isinstance(m.get("content"), list) else [])]
     results = [b for b in blocks if isinstance(b, dict) and b.get("type") == "tool_result"]
-    if results:
+    if results and not any(t.get("name") == "send_message" for t in body.get("tools") or []):
         calls = _tool_calls(messages[start - 1]) if start else {}
         searched = [r for r in results if calls.get(str(r.get("tool_use_id"))) in SEARCH_TOOLS]
         if searched:
@@ -87,8 +91,10 @@ def decide(body: dict[str, Any]) -> tuple[list[dict[str, Any]], str]:
             asked = [w for m in messages[: max(0, start - 1)] if (w := _user_words(m))]
             return [{"type": "text", "text": _answer(found, asked[-1] if asked else "")}], "end_turn"
         return [{"type": "text", "text": "Noted, I saved that."}], "end_turn"
-    text = "\n".join(w for m in tail if (w := _user_words(m)))
     tools = {t.get("name") for t in body.get("tools") or [] if isinstance(t, dict)}
+    if "send_message" in tools:
+        return _letta_step(body, messages, system, start), "tool_use"
+    text = "\n".join(w for m in tail if (w := _user_words(m)))
     if is_question(text):
         if "memory_search" in tools:
             return [_tool_use("memory_search", {"query": text})], "tool_use"
@@ -114,6 +120,75 @@ def decide(body: dict[str, Any]) -> tuple[list[dict[str, Any]], str]:
             for s in statements
         ], "tool_use"
     return [{"type": "text", "text": "OK."}], "end_turn"
+
+
+_LETTA_EVENTS = ("login", "heartbeat", "system_alert")
+_LETTA_VALUE = re.compile(r"<value>\n(.*?)</value>", re.S)
+
+
+def _letta_step(
+    body: dict[str, Any], messages: list[dict[str, Any]], system: str, start: int
+) -> list[dict[str, Any]]:
+    """One step of a Letta agent: always exactly one tool call; the user reads `send_message`."""
+    schemas = {
+        str(t.get("name")): set((t.get("input_schema") or {}).get("properties") or {})
+        for t in body.get("tools") or []
+        if isinstance(t, dict)
+    }
+
+    def call(name: str, args: dict[str, Any]) -> list[dict[str, Any]]:
+        props = schemas.get(name, set())
+        if "thinking" in props:
+            args = {"thinking": f"The rule-based stand-in calls {name}.", **args}
+        if "request_heartbeat" in props:
+            args["request_heartbeat"] = name != "send_message"  # continue after a memory edit
+        return [_tool_use(name, args)]
+
+    said = [w for m in messages[start:] for w in _letta_user_words(m)]
+    text = "\n".join(said)
+    if not text:  # a step after a tool's result (the heartbeat): say what was done
+        return call("send_message", {"message": "Noted, I saved that."})
+    if is_question(text):
+        memory = [
+            ln for v in _LETTA_VALUE.findall(system) for ln in v.splitlines() if not ln.startswith("# NOTE")
+        ]
+        memory = [re.sub(r"^Line \d+: ", "", ln) for ln in memory]
+        earlier = [w for m in messages[:start] for w in _letta_user_words(m)]
+        return call("send_message", {"message": _answer_from_context(text, [*earlier, "\n".join(memory)])})
+    statements = [
+        ln.strip(" -•\t") for ln in text.splitlines() if ln.strip(" -•\t") and not ln.rstrip().endswith(":")
+    ]
+    if statements and "memory_insert" in schemas:
+        return call("memory_insert", {"label": "human", "new_str": "\n".join(statements), "insert_line": -1})
+    if statements and "core_memory_append" in schemas:
+        return call("core_memory_append", {"label": "human", "content": "\n".join(statements)})
+    return call("send_message", {"message": "OK."})
+
+
+def _letta_user_words(message: dict[str, Any]) -> list[str]:
+    """The user's own words in a Letta request: its text blocks, without the JSON events Letta
+    sends as user turns (login, heartbeat, system alerts)."""
+    if message.get("role") != "user":
+        return []
+    content = message.get("content")
+    texts = (
+        [content]
+        if isinstance(content, str)
+        else [
+            str(b.get("text", "")) for b in content or [] if isinstance(b, dict) and b.get("type") == "text"
+        ]
+    )
+    words = []
+    for text in texts:
+        try:
+            parsed = json.loads(text)
+        except ValueError:
+            parsed = None
+        if isinstance(parsed, dict) and parsed.get("type") in _LETTA_EVENTS:
+            continue
+        if text.strip():
+            words.append(text.strip())
+    return words
 
 
 _AGENT_NOISE = [

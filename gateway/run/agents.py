@@ -41,6 +41,7 @@ from adapters.base import (
 )
 from adapters.http import HttpAdapter
 from adapters.http_server import free_port, serve
+from adapters.letta import LettaAdapter
 from adapters.lifecycle import AgentProcess
 from adapters.openclaw import OpenClawAdapter
 from adapters.profiles import resolve
@@ -57,7 +58,7 @@ from persona.benchmark.model import Benchmark
 # (every report says the stand-in answered, not an LLM)
 STANDIN_UPSTREAM = "standin"
 
-ADAPTERS = ("http", "websocket", "openclaw-ws", "telegram", "reference")
+ADAPTERS = ("http", "websocket", "openclaw-ws", "telegram", "letta", "reference")
 SURFACES = ("http", "telegram", "websocket")
 
 type Record = Callable[[str], Awaitable[str]]
@@ -76,7 +77,7 @@ def describe_agent(settings: dict[str, Any]) -> dict[str, Any]:
         info["offline_stand_in"] = True
     if settings.get("adapter") == "reference":
         if settings.get("model_base_url"):
-            info["model"] = settings.get("model", "claude-sonnet-4-5")
+            info["model"] = settings.get("model", "standin-1")  # what the agent sends (agents.py below)
         else:
             info["model"] = STANDIN_NAME
             info["offline_stand_in"] = True
@@ -89,6 +90,8 @@ def make_adapter(settings: dict[str, Any]) -> AgentAdapter:
         return HttpAdapter(settings)
     if kind == "websocket":
         return WebSocketAdapter(settings)
+    if kind == "letta":
+        return LettaAdapter(settings)
     if kind == "openclaw-ws":
         return OpenClawAdapter(settings)
     if kind == "telegram":
@@ -316,7 +319,14 @@ async def open_agent(
         # closed last: after the agent's process stopped (a bot mid long-poll on our Bot API
         # would otherwise log tracebacks while it is stopped)
         stack.push_async_callback(adapter.close)
-        values: dict[str, str] = {}
+        values: dict[str, str] = {
+            name: str(port)
+            for name, port in (
+                ("PORT", settings.get("port")),
+                ("LLM_PORT", (settings.get("llm") or {}).get("port")),
+            )
+            if isinstance(port, int)
+        }
         llm = settings.get("llm") or {}
         upstream = str(llm.get("upstream", ""))
         if upstream == STANDIN_UPSTREAM:  # a rehearsal with no key: the offline stand-in as the model

@@ -249,9 +249,17 @@ def _traffic_checks(
         ]
     apis = sorted({c.api for c in calls})
     models = sorted({c.model for c in calls if c.model})
-    offered = sorted(
-        {name for c in calls for name in c.tool_names if profile.memory_call(name, {}) is not None}
-    )
+    names = {name for c in calls for name in c.tool_names}
+    offered = sorted(name for name in names if profile.memory_call(name, {}) is not None)
+    # an agent whose memory is reached through a wrapper (OpenClaw's deferred `tool_call`) or
+    # kept in files it edits with file tools (its memory/*.md)
+    offered += [
+        f"{name} (a wrapper: its memory tools may be called through it)"
+        for name in sorted(names & set(profile.wrapper_tools))
+    ]
+    files = sorted(names & set(profile.file_tools))
+    if files and profile.memory_paths:
+        offered.append(f"file tools {', '.join(files)} on {', '.join(profile.memory_paths[:3])}")
     return [
         Check(
             "the agent's model calls reach the recorder",

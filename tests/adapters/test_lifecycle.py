@@ -103,15 +103,19 @@ async def test_an_agent_that_dies_at_start_is_reported_with_its_log(tmp_path: Pa
 async def test_an_agent_never_ready_times_out_and_is_stopped(tmp_path: Path) -> None:
     agent = AgentProcess(
         {
-            "command": [sys.executable, "-c", "import time; time.sleep(60)"],
+            "command": [
+                sys.executable,
+                "-c",
+                "import time; print('refusing to serve: the key is too short', flush=True); time.sleep(60)",
+            ],
             "health": {"tcp": "127.0.0.1:9"},
-            "ready_timeout": 0.5,
+            "ready_timeout": 1,
         },
         tmp_path,
         {},
     )
-    with pytest.raises(AgentTimeout):
-        await agent.start()
+    with pytest.raises(AgentTimeout, match=r"agent\.log ends: refusing to serve: the key is too short"):
+        await agent.start()  # an agent that refuses and runs on: its own words are in the error
     await agent.stop()
     assert not agent.running
 
@@ -188,3 +192,28 @@ def _group_of(proc: Path) -> int:
         return int((proc / "stat").read_text().rsplit(")", 1)[1].split()[2])
     except (OSError, IndexError, ValueError):
         return -1
+
+
+async def test_fill_renders_the_run_s_own_values_into_snapshot_files_and_nothing_else(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An agent whose config can't read its environment (Hermes' Telegram base_url) gets this
+    start's port written in; a secret of the environment named in the file stays a placeholder."""
+    monkeypatch.setenv("SECRET_KEY", "sk-must-not-land-in-the-run-folder")
+    snapshot = tmp_path / "snapshot"
+    snapshot.mkdir()
+    (snapshot / "config.yaml").write_text(
+        "base_url: ${TELEGRAM_API_ROOT}/bot\nport: ${PORT}\nkey: ${SECRET_KEY}\n"
+    )
+    (snapshot / "notes.md").write_text("left as is: ${PORT}\n")
+    port = free_port()
+    agent = fake_agent(tmp_path, port, snapshot=str(snapshot), fill=["config.yaml"])
+    agent.values.update({"PORT": str(port), "TELEGRAM_API_ROOT": "http://127.0.0.1:5555"})
+    agent.reset()
+    await agent.start()
+    try:
+        rendered = (agent.state_dir / "config.yaml").read_text()
+        assert rendered == f"base_url: http://127.0.0.1:5555/bot\nport: {port}\nkey: ${{SECRET_KEY}}\n"
+        assert (agent.state_dir / "notes.md").read_text() == "left as is: ${PORT}\n"
+    finally:
+        await agent.stop()

