@@ -3,12 +3,13 @@
 A profile's `process` settings: `command` (list, or a string run by the shell), `cwd`, `env`
 (values may use `${RUN_DIR}`, `${STATE_DIR}`, `${LLM_URL}`, `${TELEGRAM_API_ROOT}` and any
 environment variable; `MARATHON_NODE_DIR`, when set, goes first on the agent's PATH),
-`health` (`{url}` answering 2xx, or `{tcp: "host:port"}`), `ready_timeout` (s, default 60), `stop_timeout` (s, default 10), `state_dir`, `snapshot`
-(a folder copied over the state folder before a fresh run: the agent's reset) and `fill`
-(files of the snapshot, e.g. `["config.yaml"]`, rendered into the state folder at every start
-with the run's own `${PORT}`, `${LLM_PORT}`, `${LLM_URL}`, `${TELEGRAM_API_ROOT}`,
-`${STATE_DIR}` and `${RUN_DIR}` — for an agent whose config can't read them from its
-environment; any other `${NAME}` stays as written, so no secret of ours lands in the file).
+`health` (`{url}` answering 2xx, or `{tcp: "host:port"}`), `ready_timeout` (s, default 60),
+`stop_timeout` (s, default 10), `state_dir`, `snapshot` (a folder copied over the state
+folder before a fresh run: the agent's reset) and `fill` (files of the snapshot, e.g.
+`["config.yaml"]`, rendered into the state folder at every start with the run's own
+`${PORT}`, `${LLM_PORT}`, `${LLM_URL}`, `${TELEGRAM_API_ROOT}`, `${STATE_DIR}` and
+`${RUN_DIR}` — for an agent whose config can't read them from its environment; any other
+`${NAME}` stays as written, so no secret of ours lands in the file).
 
 The agent runs in its own process group; stopping ends the whole group (SIGTERM, then SIGKILL
 after `stop_timeout`) — also when our process exits through an exception or Ctrl-C, via

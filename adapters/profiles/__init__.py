@@ -87,6 +87,8 @@ def describe_profile(name: str) -> list[str]:
     needs = []
     if isinstance(command, list) and command:
         needs.append(f"binary {command[0]} (PATH, or MARATHON_{str(command[0]).upper()}_BIN)")
+        if command[0] == "openclaw":
+            needs.append("Node ≥ 24 (PATH, or MARATHON_NODE_DIR)")
     if envs:
         needs.append("env " + ", ".join(envs))
     if ports:
@@ -99,6 +101,7 @@ def describe_profile(name: str) -> list[str]:
         "websocket": "new session = a new session id",
         "http": "new session = a new session id",
         "reference": "new session = a new session id",
+        "letta": "new session = reset-messages (conversation cleared, memory blocks kept)",
     }.get(str(adapter), "new session: ?")
     compact = profile.get("compact_commands") or (["/compact"] if adapter == "reference" else [])
     can = [session, f"compact by {', '.join(compact)}" if compact else "no compact()"]

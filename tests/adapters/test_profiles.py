@@ -10,7 +10,17 @@ def test_each_profile_says_what_it_needs_whether_it_was_verified_and_what_it_can
     assert "needs: binary hermes (PATH, or MARATHON_HERMES_BIN)" in hermes
     assert "verified: hermes-agent 0.19.0" in hermes and "compact by /compress" in hermes
     letta = "\n".join(describe_profile("letta"))
-    assert "verified: not against the real agent" in letta and "env LETTA_AGENT_ID" in letta
+    assert "verified: letta 0.11.7" in letta and "new session = reset-messages" in letta
+    assert "needs: binary letta (PATH, or MARATHON_LETTA_BIN)" in letta
+    openclaw = "\n".join(describe_profile("openclaw-telegram"))
+    assert (
+        "verified: not against the real agent" in openclaw
+        and "Node ≥ 24 (PATH, or MARATHON_NODE_DIR)" in openclaw
+    )
+    from adapters.profiles import profile_names
+
+    for name in profile_names():  # what every shipped profile can do is known
+        assert "new session: ?" not in "\n".join(describe_profile(name)), name
 
 
 def test_set_overrides_reach_nested_settings_and_bad_ones_say_why() -> None:
@@ -19,7 +29,8 @@ def test_set_overrides_reach_nested_settings_and_bad_ones_say_why() -> None:
     from adapters.profiles import resolve, with_overrides
 
     settings = with_overrides(
-        {"profile": "openclaw-ws"}, ["url=ws://127.0.0.1:28789", "llm.port=28790", 'compact_commands=["/compact"]']
+        {"profile": "openclaw-ws"},
+        ["url=ws://127.0.0.1:28789", "llm.port=28790", 'compact_commands=["/compact"]'],
     )
     resolved = resolve(settings)
     assert resolved["url"] == "ws://127.0.0.1:28789" and resolved["llm"]["port"] == 28790
