@@ -167,13 +167,21 @@ class AgentProcess:
         ours = {k: v for k, v in self.values.items() if k in _FILLED}
         for name in self.fill_files:
             template, target = source / name, self.state_dir / name
-            if source.resolve() not in template.resolve().parents:
-                raise AdapterConfigError(f"`process.fill`: {name} is not inside the snapshot folder {source}")
+            parts = Path(name).parts
+            if (
+                Path(name).is_absolute()
+                or ".." in parts
+                or source.resolve() not in template.resolve().parents
+            ):
+                raise AdapterConfigError(
+                    f"`process.fill`: {name} is not a file inside the snapshot folder {source}"
+                )
             try:
                 text = template.read_text(encoding="utf-8")
             except OSError as exc:
                 raise AdapterConfigError(f"`process.fill`: can't read {template}: {exc.strerror}") from None
             target.parent.mkdir(parents=True, exist_ok=True)
+            target.unlink(missing_ok=True)  # a link the agent left there is replaced, never followed
             target.write_text(
                 _PLACEHOLDER.sub(lambda m: ours.get(m.group(1), m.group(0)), text), encoding="utf-8"
             )
@@ -252,7 +260,7 @@ class AgentProcess:
             leads = os.getpgid(pid) == pid
         except (ProcessLookupError, PermissionError):
             leads = False
-        if leads and started == _start_time(pid):
+        if leads and started == process_start_time(pid):
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(pid, signal.SIGTERM)
             deadline = time.monotonic() + self.stop_timeout
@@ -321,7 +329,6 @@ class AgentProcess:
             return
         self.stopping = True
         pgid = process.pid
-        self._disarm_guard()  # ended by us from here; the group id may be reused once it's gone
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pgid, signal.SIGTERM)
         deadline = time.monotonic() + self.stop_timeout
@@ -331,6 +338,7 @@ class AgentProcess:
             os.killpg(pgid, signal.SIGKILL)  # the whole group, also children that ignored SIGTERM
         with contextlib.suppress(subprocess.TimeoutExpired):
             process.wait(timeout=5)
+        self._disarm_guard()  # only now: killed while stopping, we'd still leave nothing behind
         _LIVE_GROUPS.discard(pgid)
         self.process = None
         (self.run_dir / PID_FILE).unlink(missing_ok=True)
@@ -365,7 +373,7 @@ def process_alive(pid: int) -> bool:
     return True
 
 
-def _start_time(pid: int) -> int | None:
+def process_start_time(pid: int) -> int | None:
     """When the process started (clock ticks since boot, from /proc); None where /proc is absent."""
     try:
         return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
@@ -376,4 +384,6 @@ def _start_time(pid: int) -> int | None:
 def remember_agent(run_dir: Path, pid: int) -> None:
     """Note in the run folder which agent process (group) it started — pid and start time, so
     that a later start can end it if our process was killed, and never a reused pid."""
-    (run_dir / PID_FILE).write_text(json.dumps({"pid": pid, "started": _start_time(pid)}), encoding="utf-8")
+    (run_dir / PID_FILE).write_text(
+        json.dumps({"pid": pid, "started": process_start_time(pid)}), encoding="utf-8"
+    )

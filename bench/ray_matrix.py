@@ -57,7 +57,7 @@ def tree_rss_mib(root: int) -> float:
 
 def one(mode: str, k: int) -> dict[str, float]:
     import adapters.reference.agent  # noqa: F401 - the anthropic SDK's import is not a run's cost
-    from gateway.cli.runs import _run_all
+    from gateway.cli.scheduling import run_all
     from gateway.log.events import Replied, TerminationReason
     from gateway.log.runlog import EVENTS_FILE, read_log
     from gateway.run.config import RunSpec
@@ -82,7 +82,7 @@ def one(mode: str, k: int) -> dict[str, float]:
         ]
         executor = RayExecutor(address="local") if mode == "ray" else None
         started = time.perf_counter()
-        outcomes = _run_all(specs, recordings, fresh=True, parallel=k, executor=executor)
+        outcomes = run_all(specs, recordings, fresh=True, parallel=k, executor=executor)
         elapsed = time.perf_counter() - started
         assert all(getattr(o, "reason", None) == TerminationReason.COMPLETED for o in outcomes), outcomes
         exchanges = sum(

@@ -9,7 +9,6 @@ is 0 only when every run completed.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import sys
 import time
@@ -19,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from adapters.profiles import with_overrides
-from gateway.cluster.ray_runs import ExecutorUnavailable, RayCluster, RemoteRun
+from gateway.cli.scheduling import choose_executor, run_all
+from gateway.cluster.ray_runs import ExecutorUnavailable
 from gateway.log.events import TerminationReason
 from gateway.log.lock import RunInUse
 from gateway.log.runlog import EVENTS_FILE, RunLogFormatError, read_log, run_status
@@ -28,12 +28,11 @@ from gateway.report.comparison import compare, read_lines, render_comparison
 from gateway.report.decision import plan_decision, render_verdict
 from gateway.report.matrix import MatrixReport, write_matrix_report
 from gateway.report.recordings import load_run
-from gateway.run.agents import check_agent_can_play, check_agent_settings, describe_agent, shared_resources
+from gateway.run.agents import check_agent_can_play, check_agent_settings, describe_agent
 from gateway.run.config import ConfigError, Experiment, RunSpec, load_config
 from gateway.run.personas import check_persona_settings
-from gateway.run.placement import RayExecutor, address_problem, resources_for
-from gateway.run.progress import ProgressBoard
-from gateway.run.runner import ResumeError, Run, RunOutcome
+from gateway.run.placement import RayExecutor, resources_for
+from gateway.run.runner import ResumeError, RunOutcome
 from persona.benchmark.errors import BenchmarkErrors
 from persona.benchmark.ladder import benchmark_for
 
@@ -50,85 +49,6 @@ def print_errors(exc: BenchmarkErrors, summary: str = "") -> None:
 
 
 # -- run / demo --------------------------------------------------------------------------------
-
-
-def _run_all(
-    specs: Sequence[RunSpec],
-    recordings: Path,
-    fresh: bool,
-    parallel: int = 1,
-    executor: RayExecutor | None = None,
-) -> list[RunOutcome | BaseException]:
-    """Run `specs`, at most `parallel` at once, each isolated (its own log, agent, recorder
-    listener and ports). A run that fails in our code doesn't stop the others; Ctrl-C
-    interrupts all of them cleanly (each logs `interrupted`) and the same command resumes all.
-    With a Ray `executor` each run is a task on the cluster; its resources, not `parallel`,
-    decide how many run at once."""
-
-    async def go() -> list[RunOutcome | BaseException]:
-        if executor is None:
-            runs = [Run(spec, recordings, fresh=fresh) for spec in specs]
-            return await _schedule(runs, specs, fresh, asyncio.Semaphore(parallel), None)
-        cluster = RayCluster(executor, recordings)
-        cluster.connect()
-        try:
-            remote = [cluster.run(spec, fresh) for spec in specs]  # all feasible, or none starts
-            return await _schedule(remote, specs, fresh, asyncio.Semaphore(len(remote)), cluster)
-        finally:
-            cluster.close()
-
-    return asyncio.run(go())
-
-
-async def _schedule(
-    runs: Sequence[Run | RemoteRun],
-    specs: Sequence[RunSpec],
-    fresh: bool,
-    gate: asyncio.Semaphore,
-    cluster: RayCluster | None,
-) -> list[RunOutcome | BaseException]:
-    """Start each run when it may: the second run of an A/B pair after the first, runs sharing
-    an agent, a fixed port or a state folder one after another, at most `gate` at once."""
-    board = ProgressBoard([r.progress for r in runs]) if len(runs) > 1 else None
-    # the second run of an A/B pair starts when the first has ended: the drawn order holds
-    first_done = {str(s.meta["pair"]): asyncio.Event() for s in specs if s.meta.get("position") == 1}
-
-    # runs that share an agent, a fixed port or a state folder take turns
-    held = {r.spec.id: sorted(shared_resources(r.spec.agent)) for r in runs}
-    locks = {key: asyncio.Lock() for keys in held.values() for key in keys}
-
-    async def one(run: Run | RemoteRun) -> RunOutcome:
-        pair = str(run.spec.meta.get("pair", ""))
-        if run.spec.meta.get("position") == 2 and pair in first_done:
-            await first_done[pair].wait()
-        try:
-            async with contextlib.AsyncExitStack() as stack:
-                for key in held[run.spec.id]:  # always in the same order: no deadlock
-                    await stack.enter_async_context(locks[key])
-                return await gated(run)
-        finally:
-            if pair in first_done and run.spec.meta.get("position") == 1:
-                first_done[pair].set()
-
-    async def gated(run: Run | RemoteRun) -> RunOutcome:
-        async with gate:
-            if board is None:
-                print(
-                    f"[{run.spec.id}] {'starting fresh' if fresh else 'starting or resuming'} → {run.run_dir}",
-                    flush=True,
-                )
-            return await run.execute()
-
-    watchers = [asyncio.create_task(board.watch())] if board else []
-    if cluster is not None:
-        watchers.append(asyncio.create_task(cluster.watch_nodes()))
-    try:
-        return list(await asyncio.gather(*(one(r) for r in runs), return_exceptions=True))
-    finally:
-        for watcher in watchers:
-            watcher.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await watcher
 
 
 def _print_outcome(outcome: RunOutcome, brief: bool = False) -> bool:
@@ -209,7 +129,7 @@ def cmd_run(
         print(f"error: {exc}", file=sys.stderr)
         return 2
     try:
-        chosen_executor = _executor(config.executor, executor, address)
+        chosen_executor = choose_executor(config.executor, executor, address)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -234,22 +154,6 @@ def cmd_run(
             print(f"error: {exc}", file=sys.stderr)
             return 2
     return _run_and_report(specs, config.recordings, fresh, config.parallel, executor=chosen_executor)
-
-
-def _executor(configured: RayExecutor | None, flag: str | None, address: str | None) -> RayExecutor | None:
-    """The config's `executor`, as `--executor` / `--address` change it."""
-    if flag == "local":
-        if address:
-            raise ValueError("--address names a Ray cluster; it can't go with --executor local")
-        return None
-    if flag is None and address is None:
-        return configured
-    base = configured or RayExecutor()
-    if address is None:
-        return base
-    if problem := address_problem(address):
-        raise ValueError(problem)
-    return replace(base, address=address)
 
 
 def _write_plan(experiment: Experiment, recordings: Path, fresh: bool) -> None:
@@ -308,7 +212,7 @@ def _run_and_report(
             check_agent_can_play(spec.agent, benchmark)
             check_persona_settings(spec.persona, benchmark)
             resources_for(spec.resources, spec.agent)
-        results = _run_all(specs, recordings, fresh, parallel, executor)
+        results = run_all(specs, recordings, fresh, parallel, executor)
     except BenchmarkErrors as exc:
         print_errors(exc)
         return 1

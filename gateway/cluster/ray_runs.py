@@ -23,11 +23,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
+import shutil
+import socket
 import tempfile
 from pathlib import Path
 from typing import Any
 
-from gateway.log.events import TerminationReason
+from gateway.log.events import RunStart, TerminationReason
 from gateway.log.lock import RunLock
 from gateway.log.runlog import EVENTS_FILE, LogFollower, RunLogFormatError, read_log, run_status
 from gateway.report.markdown import write_reports
@@ -59,8 +62,16 @@ def execute_on_node(
     node_id = ray.get_runtime_context().get_node_id()
     node = node_label(ray.util.get_node_ip_address(), node_id)  # type: ignore[no-untyped-call]
     work = Path(tempfile.gettempdir()) / "marathonbench-runs" / node_id[:12]
-    journal = RelayJournal(relay, spec.id, node, location, work / spec.id)
-    outcome = asyncio.run(Run(spec, work, fresh=fresh, journal=journal, benchmark=benchmark).execute())
+    # people's conversations and agents' memories: private, as the driver's recordings are
+    umask = os.umask(0o077)
+    try:
+        work.mkdir(parents=True, exist_ok=True, mode=0o700)
+        journal = RelayJournal(relay, spec.id, node, location, work / spec.id)
+        outcome = asyncio.run(Run(spec, work, fresh=fresh, journal=journal, benchmark=benchmark).execute())
+    finally:
+        os.umask(umask)
+    if outcome.reason is not None and outcome.reason.final:  # the driver has the log and agent.log's end
+        shutil.rmtree(work / spec.id, ignore_errors=True)
     return {
         "reason": outcome.reason.value if outcome.reason else None,
         "skipped": outcome.skipped,
@@ -70,8 +81,24 @@ def execute_on_node(
     }
 
 
+def _unreachable(address: str) -> str:
+    """Why the head at HOST:PORT can't be reached ("" when it answers, or for auto/local)."""
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit():
+        return ""
+    try:
+        socket.create_connection((host, int(port)), timeout=3).close()
+    except OSError as exc:
+        return (
+            f"no Ray cluster answers at {address} ({exc.strerror or exc}): start its head with "
+            '`ray start --head --port PORT` (docs/scale-out.md), or use address "auto" on a node of it'
+        )
+    return ""
+
+
 def node_label(ip: str, node_id: str) -> str:
-    return f"{ip}/{node_id[:6]}"
+    """How a run's log names its node: `IP/node id` (the board shows the id's first 6)."""
+    return f"{ip}/{node_id}"
 
 
 class RayCluster:
@@ -101,6 +128,8 @@ class RayCluster:
         options: dict[str, Any] = {"logging_level": logging.WARNING}
         if self.executor.runtime_env:
             options["runtime_env"] = self.executor.runtime_env
+        if problem := _unreachable(self.executor.address):  # ray.init would retry for minutes
+            raise ExecutorUnavailable(problem)
         try:
             if self.executor.address == "local":
                 ray.init(include_dashboard=False, **options)
@@ -163,6 +192,17 @@ class RayCluster:
             self._benchmarks[key] = ray.put(benchmark)
         return benchmark, self._benchmarks[key]
 
+    def affinity(self, node_id: str) -> Any:
+        """A soft preference for `node_id` when it is alive (None otherwise): a resumed run goes
+        back to the node holding its agent's state, and elsewhere only when that node is full."""
+        import ray
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        alive = {n.get("NodeID") for n in ray.nodes() if n.get("Alive")}  # type: ignore[no-untyped-call]
+        if not node_id or node_id not in alive:
+            return None
+        return NodeAffinitySchedulingStrategy(node_id=node_id, soft=True)
+
     async def watch_nodes(self) -> None:
         """Keep every run's `progress.node` up to date from the relay (for the board)."""
         while True:
@@ -204,49 +244,59 @@ class RemoteRun:
 
         log_path = self.run_dir / EVENTS_FILE
         outcome = RunOutcome(self.spec.id, self.run_dir, None)
-        if not self.fresh and log_path.exists():
-            status = run_status(read_log(log_path))
-            if status is not None and status.final:
-                outcome.skipped, outcome.reason = True, status
-                return outcome
         options = {
             **self.resources.ray_options(),
             "max_retries": self.cluster.executor.max_retries,
             "retry_exceptions": False,  # only a lost worker or node is retried, never our errors
         }
+        if not self.fresh and log_path.exists():
+            log = read_log(log_path)
+            status = run_status(log)
+            if status is not None and status.final:
+                outcome.skipped, outcome.reason = True, status
+                return outcome
+            # back to the node that has its agent's state, if that node is still there
+            ran_on = next((e.node for e in reversed(log.events) if isinstance(e, RunStart) and e.node), "")
+            if strategy := self.cluster.affinity(ran_on.rpartition("/")[2]):
+                options["scheduling_strategy"] = strategy
         ref = self.cluster._task.options(**options).remote(
             self.spec, self._benchmark_ref, self.cluster.relay, self.fresh, f"{log_path} on the driver"
         )
         follow = asyncio.create_task(self._follow(log_path))
+        raised: Exception | None = None
+        ended: dict[str, Any] = {}
         try:
-            ended: dict[str, Any] = await ref
+            ended = await ref
         except asyncio.CancelledError:
             ray.cancel(ref)
             with contextlib.suppress(Exception, asyncio.CancelledError):
                 await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(ref.future())), CANCEL_WAIT)
             raise
+        except TaskCancelledError:  # cancelled by someone else (`ray job stop`, a dashboard)
+            outcome.reason = TerminationReason.INTERRUPTED
+            outcome.detail = "its Ray task was cancelled from outside this marathon"
         except RayTaskError as exc:
             if isinstance(exc.cause, Exception) and not isinstance(exc.cause, RayError):
-                raise exc.cause from None  # what the run raised on its node, as a local run raises it
-            outcome.reason, outcome.detail = TerminationReason.ERROR, f"the run's Ray task failed: {exc}"
-            ended = {}
-        except TaskCancelledError:
-            raise asyncio.CancelledError() from None
+                raised = exc.cause  # what the run raised on its node, as a local run raises it
+            else:
+                outcome.reason = TerminationReason.ERROR
+                outcome.detail = f"the run's Ray task failed: {exc}".splitlines()[0]
         except RayError as exc:  # its node died more often than max_retries allows, the cluster went away
             outcome.reason = TerminationReason.ERROR
             outcome.detail = f"the run's Ray task failed ({type(exc).__name__}): {exc}".splitlines()[0]
-            ended = {}
         finally:
             follow.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await follow
             self._catch_up(log_path)
+            with contextlib.suppress(OSError, RunLogFormatError):  # as a local run's, however it ended
+                write_reports(read_log(log_path), self.benchmark, self.run_dir)
+        if raised is not None:
+            raise raised
         if ended:
             outcome.reason = TerminationReason(ended["reason"]) if ended.get("reason") else None
             outcome.skipped, outcome.resumed = bool(ended["skipped"]), bool(ended["resumed"])
             outcome.resent, outcome.detail = int(ended["resent"]), str(ended["detail"])
-        with contextlib.suppress(OSError, RunLogFormatError):
-            write_reports(read_log(log_path), self.benchmark, self.run_dir)
         return outcome
 
     async def _follow(self, log_path: Path) -> None:

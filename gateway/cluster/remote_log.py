@@ -2,18 +2,21 @@
 
 `RelayJournal` is the `RunJournal` of a run executing as a Ray task; `RelayAppender` stamps
 records here (sequence number and time, as `RunLogWriter.append` does) and sends them in
-batches: when `BATCH_RECORDS` are waiting, when the oldest has waited `BATCH_SECONDS`, before
-every message the persona sends (the runner's `flush`), and at close.
+batches: at a record that finds `BATCH_RECORDS` waiting or the oldest waiting
+`BATCH_SECONDS`, before every message the persona sends (the runner's `flush`), and at close.
+There is no timer: while the agent thinks, the records of its turn wait here.
 
 What a caller may rely on: the log on the driver holds everything up to the last flush, so the
 message that leaves for the agent is on the driver's disk first (as it is for a local run);
 what is lost when the node dies is at most the records since — the agent's reply and model
 calls of the turn in flight — and a resumed run re-sends that message, as after a torn tail.
-Any failure to reach the relay is a `RunLogWriteError`: the run stops (fail closed).
+Any failure to reach the relay is a `RunLogWriteError`: the run stops (fail closed), and
+from then on the appender fails at once instead of waiting for the relay again.
 """
 
 from __future__ import annotations
 
+import errno
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -58,11 +61,17 @@ class RelayAppender:
         self._batch: list[tuple[int, bytes]] = []
         self._oldest = 0.0
         self._closed = False
+        self._broken: RunLogWriteError | None = None  # the relay failed once: fail fast after
         self.sent = 0  # records the relay took (for figures)
 
-    def append(self, event: Event) -> Event:
+    def _usable(self) -> None:
+        if self._broken is not None:
+            raise RunLogWriteError(f"the run log can't be written: {self._broken}")
         if self._closed:
             raise RunLogWriteError("run log is closed")
+
+    def append(self, event: Event) -> Event:
+        self._usable()
         event.seq = self._next_seq
         event.ts = time.time()
         data = pack_record(event.to_record())
@@ -77,27 +86,35 @@ class RelayAppender:
     def flush(self) -> None:
         if not self._batch:
             return
+        self._usable()
         batch, self._batch = self._batch, []
         try:
             relay_call(self.relay.append.remote(self.run_id, self.lease, batch))
-        except BaseException:
-            self._batch = batch + self._batch  # kept: a later flush may still get them through
+        except RunLogWriteError as exc:
+            self._broken = exc
             raise
         self.sent += len(batch)
 
     def check_writable(self) -> None:
-        if self._closed:
-            raise RunLogWriteError("run log is closed")
-        relay_call(self.relay.check.remote(self.run_id, self.lease))
+        self._usable()
+        try:
+            relay_call(self.relay.check.remote(self.run_id, self.lease))
+        except RunLogWriteError as exc:
+            if exc.errno != errno.ENOSPC:  # a full disk may clear; a lost relay won't
+                self._broken = exc
+            raise
 
     def close(self) -> None:
+        """Flush and close; after a failure of the relay, only mark closed (nothing more can
+        reach it, and waiting again would only delay the run's end)."""
         if self._closed:
             return
         try:
-            self.flush()
+            if self._broken is None:
+                self.flush()
+                relay_call(self.relay.close.remote(self.run_id, self.lease))
         finally:
             self._closed = True
-            relay_call(self.relay.close.remote(self.run_id, self.lease))
 
 
 class RelayJournal:
@@ -110,6 +127,7 @@ class RelayJournal:
         self.node = node
         self.location = location
         self.work_dir = work_dir  # the run's folder on this node: the agent's process, state and log
+        self.moved = not work_dir.exists()  # this node never ran it: no agent state here
 
     def acquire(self) -> None:
         """The driver holds the run folder's lock while this task may write."""

@@ -188,6 +188,7 @@ class LateReply(Event):
 
 FAILED_ANSWER = "failed_answer"  # an `agent-llm` error: the reply came out of a failed model call
 RECORDER_BYPASSED = "recorder_bypassed"  # a `runner` error: no LLM call reached the recorder
+AGENT_STATE_LOST = "agent_state_lost"  # a `runner` error: resumed where the agent had no state
 
 
 class TerminationReason(StrEnum):

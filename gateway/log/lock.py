@@ -15,6 +15,8 @@ import os
 import time
 from pathlib import Path
 
+from adapters.lifecycle import process_alive, process_start_time
+
 LOCK_FILE = "run.lock"
 
 
@@ -42,7 +44,10 @@ class RunLock:
                 "wait for it to end or stop it — two writers would corrupt the run's log"
             ) from None
         os.ftruncate(fd, 0)
-        os.write(fd, json.dumps({"pid": os.getpid(), "started": time.time()}).encode())
+        me = os.getpid()
+        os.write(
+            fd, json.dumps({"pid": me, "started": time.time(), "ticks": process_start_time(me)}).encode()
+        )
         return cls(fd, path)
 
     def release(self) -> None:
@@ -61,11 +66,14 @@ def _holder(fd: int) -> str:
 
 
 def holder_pid(run_dir: Path) -> int:
-    """The pid the run folder's lock names (0 when none can be read): the process that holds,
-    or last held, the folder — on a cluster the driver, whose machine holds the log."""
+    """The pid of the process that last took the run folder's lock — on a cluster the driver,
+    whose machine holds the log — while that very process runs (its start time, from /proc,
+    matches what it wrote); 0 when it is gone, its pid reused, or nothing can be read."""
     try:
         data = json.loads((run_dir / LOCK_FILE).read_text(encoding="utf-8") or "{}")
-        pid = data.get("pid", 0)
+        pid, ticks = data.get("pid", 0), data.get("ticks")
     except (OSError, ValueError, AttributeError):
         return 0
-    return pid if isinstance(pid, int) and not isinstance(pid, bool) else 0
+    if not isinstance(pid, int) or isinstance(pid, bool) or not process_alive(pid):
+        return 0
+    return pid if ticks is None or ticks == process_start_time(pid) else 0

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from gateway.log.events import (
+    AGENT_STATE_LOST,
     AgentInitiated,
     Asked,
     CanaryHit,
@@ -316,6 +317,8 @@ def render_markdown(s: RunSummary) -> str:
             "LLM: these scores exercise the platform end to end and say nothing about any real model.",
             "",
         ]
+    for lost in [e for e in s.runner_errors if e.kind == AGENT_STATE_LOST][:1]:
+        out += [f"> **The agent's state was lost mid-run.** {_short(lost.message, 400)}", ""]
     first_try = [e for e in s.evaluations.values() if e.attempts == 1 and e.score >= 10]
     nudged = [e for e in s.evaluations.values() if e.attempts == 2]
     after_nudge = sum(1 for e in nudged if e.score >= 5)

@@ -143,6 +143,8 @@ def shared_resources(settings: dict[str, Any]) -> set[str]:
         return set()
     held: set[str] = set()
     url = settings.get("url")
+    if isinstance(url, str) and isinstance(settings.get("port"), int):  # a fixed port fills ${PORT}
+        url = url.replace("${PORT}", str(settings["port"]))
     if isinstance(url, str) and url and "${PORT}" not in url:  # an `auto` port is the run's own
         parsed = urlsplit(url)
         held.add(

@@ -253,7 +253,25 @@ def _agent(path: Path, line: int, who: str, agent: Any) -> dict[str, Any]:
         isinstance(agent.get("adapter"), str) or isinstance(agent.get("profile"), str)
     ):
         raise ConfigError(path, line, f"{who}: `agent` must be an object with an `adapter` or a `profile`")
-    return agent
+    return _paths_from(path.parent, agent)
+
+
+def _paths_from(base: Path, agent: dict[str, Any]) -> dict[str, Any]:
+    """The agent process's folders (`snapshot`, `cwd`, `state_dir`) and a program given as a
+    relative path (`./bin/agent`), relative to the config's folder as every path in it — not
+    to wherever `marathon` (or a cluster node's worker) happens to run."""
+    process = agent.get("process")
+    if not isinstance(process, dict):
+        return agent
+    fixed = dict(process)
+    for key in ("snapshot", "cwd", "state_dir"):
+        value = fixed.get(key)
+        if isinstance(value, str) and value and not value.startswith(("/", "${", "~")):
+            fixed[key] = str((base / value).resolve())
+    command = fixed.get("command")
+    if isinstance(command, list) and command and isinstance(command[0], str) and command[0].startswith("./"):
+        fixed["command"] = [str((base / command[0]).resolve()), *command[1:]]
+    return {**agent, "process": fixed}
 
 
 def _names(path: Path, line: int, who: str, key: str, value: Any) -> list[str]:

@@ -40,6 +40,9 @@ class RunJournal(Protocol):
 
     location: str  # the log file as the user finds it (for messages)
     node: str  # where the runner runs: "" on the machine holding the log, else a cluster node
+    # the run resumes where its agent's state isn't (another node than before): the agent
+    # must start afresh from its snapshot, and the log must say so
+    moved: bool
 
     def acquire(self) -> None:
         """Take the run's folder for this writer; raises `RunInUse` when another holds it."""
@@ -63,6 +66,7 @@ class LocalJournal:
         self.path = run_dir / EVENTS_FILE
         self.location = str(self.path)
         self.node = ""
+        self.moved = False
         self._lock: RunLock | None = None
 
     def acquire(self) -> None:

@@ -115,7 +115,7 @@ class RunProgress:
         return (
             f"[{self.run_id}] {self.status:<11} {phase} {self.phase_title[:24]:<24} "
             f"facts {self.facts_told:>4}  graded {self.graded:>3}/{self.questions:<3} "
-            f"tokens {self.tokens:>9,}  {self.cost}" + (f"  @{self.node}" if self.node else "")
+            f"tokens {self.tokens:>9,}  {self.cost}" + (f"  @{self.node[: self.node.find('/') + 7]}" if self.node else "")
         )
 
 

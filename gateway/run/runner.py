@@ -37,6 +37,7 @@ from adapters.base import (
 from adapters.profiles import resolve
 from gateway import __version__
 from gateway.log.events import (
+    AGENT_STATE_LOST,
     FAILED_ANSWER,
     RECORDER_BYPASSED,
     AgentInitiated,
@@ -186,19 +187,22 @@ class Run:
                 previous.events if previous else [],
                 log_check=self.writer.check_writable if self.writer else None,
             )
+            moved = previous is not None and self.journal.moved
             async with open_agent(
                 self.spec.agent,
                 self.run_dir,
                 self.traffic.recorder if self.traffic else None,
-                fresh=previous is None,
+                fresh=previous is None or moved,  # a moved run's agent has no state here: its snapshot
             ) as handle:
                 self.adapter, self.llm_url = handle.adapter, handle.llm_url
                 if hasattr(handle.adapter, "on_retry"):
                     handle.adapter.on_retry = self._log_retry
                 for note in handle.notes:
                     self.log(ErrorEvent(source="runner", kind="agent_start", message=note))
+                if moved and previous is not None:
+                    self._log_moved(previous)
                 try:
-                    reason = await self._drive(previous)
+                    reason = await self._drive(previous, moved)
                     if reason == TerminationReason.LIMIT_REACHED:
                         detail = self.limit_detail
                     if self.last_error is not None and reason in (
@@ -264,34 +268,38 @@ class Run:
             )
         return previous
 
-    async def _drive(self, previous: RunLog | None) -> TerminationReason:
+    def _log_moved(self, previous: RunLog) -> None:
+        before = sorted({e.node for e in previous.events if isinstance(e, RunStart)} - {""})
+        message = (
+            f"this run resumes on {self.journal.node}, where its agent has no state (it ran on "
+            f"{', '.join(before) or 'another machine'}): the agent starts afresh from its snapshot in a "
+            "new session, so what it remembered before is gone — answers after this point test a "
+            "restarted agent, not its memory"
+        )
+        self.log(ErrorEvent(source="runner", kind=AGENT_STATE_LOST, message=message))
+        print(f"[{self.spec.id}] warning: {message}", file=sys.stderr, flush=True)
+
+    async def _drive(self, previous: RunLog | None, moved: bool = False) -> TerminationReason:
+        """Drive the run to its end, continuing `previous` when given: its persona side is
+        replayed into the driver and the agent's session resumed — or, for a run that `moved`
+        to a node without its agent's state, a new session opened."""
         assert self.adapter is not None and self.driver is not None
         reply: AgentReply | None = None
         pending: PersonaAction | None = None
-        if previous is None:
-            session = await self.adapter.open()
-            self.log(
-                RunStart(
-                    resumed=False,
-                    session_id=session,
-                    llm_url=self.llm_url or "",
-                    pid=os.getpid(),
-                    node=self.journal.node,
-                )
+        pairs, session_id, turns = conversation(previous.events) if previous else ([], "", [])
+        resume = SessionState(session_id, turns) if session_id and not moved else None
+        session = await self.adapter.open(resume)
+        self.log(
+            RunStart(
+                resumed=previous is not None,
+                replayed_events=len(previous.events) if previous else 0,
+                session_id=session,
+                llm_url=self.llm_url or "",
+                pid=os.getpid(),
+                node=self.journal.node,
             )
-        else:
-            pairs, session_id, turns = conversation(previous.events)
-            session = await self.adapter.open(SessionState(session_id, turns) if session_id else None)
-            self.log(
-                RunStart(
-                    resumed=True,
-                    replayed_events=len(previous.events),
-                    session_id=session,
-                    llm_url=self.llm_url or "",
-                    pid=os.getpid(),
-                    node=self.journal.node,
-                )
-            )
+        )
+        if previous is not None:
             self.outcome.resumed = True
             for key in told_but_not_logged(previous.events, pairs):
                 file, _, fact_id = key.partition(":")
@@ -524,7 +532,8 @@ class Run:
         except RunLogWriteError:
             pass  # the log is what failed; the report below still says what we have
         finally:
-            self.writer.close()
+            with contextlib.suppress(RunLogWriteError):  # never in place of the error that ended the run
+                self.writer.close()
         with contextlib.suppress(OSError):
             self.journal.finish(self.benchmark)
 

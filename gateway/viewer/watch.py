@@ -205,9 +205,10 @@ class RunWatch:
             if self.last_end.reason == "completed":
                 return "finished"
             return "resumable" if self.last_end.reason == "interrupted" else "failed"
-        pid = self.last_start.pid if self.last_start else 0
         if self.last_start and self.last_start.node:  # ran on a cluster node: its driver holds the folder
-            pid = holder_pid(self.run_dir)
+            driver = holder_pid(self.run_dir)
+            return "running" if driver and driver != os.getpid() else "resumable"
+        pid = self.last_start.pid if self.last_start else 0
         if pid > 0 and process_alive(pid) and pid != os.getpid():
             return "running"
         if pid == 0:  # a log from before runners logged their pid: judge by its age
@@ -287,5 +288,3 @@ class RunWatch:
             "tool_calls": ex.tool_calls, "usage": ex.usage, "stop_reason": ex.stop_reason, "error": ex.error,
             "question_id": ex.question_id, "raw_request": text(ex.request_ref)[:20000],
         }  # fmt: skip
-
-

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from adapters.base import AgentConnectionError, AgentTimeout
+from adapters.base import AdapterConfigError, AgentConnectionError, AgentTimeout
 from adapters.lifecycle import AgentProcess
 from gateway.traffic.hub import free_port
 
@@ -217,3 +217,15 @@ async def test_fill_renders_the_run_s_own_values_into_snapshot_files_and_nothing
         assert (agent.state_dir / "notes.md").read_text() == "left as is: ${PORT}\n"
     finally:
         await agent.stop()
+
+
+@pytest.mark.parametrize("name", ["/etc/passwd", "../outside.yaml", "x/../../snapshot/config.yaml"])
+async def test_fill_names_only_files_inside_the_snapshot(tmp_path: Path, name: str) -> None:
+    snapshot = tmp_path / "snapshot"
+    (snapshot / "x").mkdir(parents=True)
+    (snapshot / "config.yaml").write_text("port: ${PORT}\n")
+    agent = fake_agent(tmp_path, free_port(), snapshot=str(snapshot), fill=[name])
+    agent.reset()
+    with pytest.raises(AdapterConfigError, match="not a file inside the snapshot"):
+        await agent.start()  # refused before anything starts or is written
+    assert not (tmp_path / "run" / "snapshot").exists()  # nothing written outside the state folder

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import logging
 import os
 import re
 import signal
@@ -26,7 +27,7 @@ import pytest
 from ray.cluster_utils import Cluster
 
 from gateway.cli.main import main
-from gateway.log.events import Evaluation, RunEnded, RunStart
+from gateway.log.events import AGENT_STATE_LOST, ErrorEvent, Evaluation, Event, Header, RunEnded, RunStart
 from gateway.log.runlog import EVENTS_FILE, read_log
 from tests.conftest import REPO
 from tests.marathon_cli import count_records, spawn_marathon
@@ -119,11 +120,11 @@ def process_agents(tmp_path: Path, runs: int, delay: float) -> Path:
     )
 
 
-def logs(recordings: Path) -> dict[str, list[object]]:
+def logs(recordings: Path) -> dict[str, list[Event]]:
     return {p.parent.name: read_log(p).events for p in sorted(recordings.glob(f"*/{EVENTS_FILE}"))}
 
 
-def graded_once(events: list[object]) -> bool:
+def graded_once(events: list[Event]) -> bool:
     asked = [e.question_id for e in events if isinstance(e, Evaluation)]
     return len(asked) == DEMO_QUESTIONS == len(set(asked))
 
@@ -170,7 +171,7 @@ def test_the_example_matrix_on_the_cluster_gives_the_local_tables(
         starts = [e for e in events if isinstance(e, RunStart)]
         end = next(e for e in events if isinstance(e, RunEnded))
         assert len(starts) == 1 and end.reason == "completed" and graded_once(events), run
-        node = starts[0].node.rsplit("/", 1)[1]
+        node = starts[0].node.rsplit("/", 1)[1][:6]
         assert kinds[node] == "worker", f"{run} ran on the head, which has no agent_slot"
         by_node.setdefault(node, []).append((starts[0].ts, end.ts))
     assert len(by_node) == 2  # both workers took runs
@@ -223,7 +224,14 @@ def test_ctrl_c_on_the_driver_ends_every_agent_and_the_runs_resume(cluster: Clus
     assert driver.returncode == 0, out + err
     for run, events in logs(rec).items():
         assert graded_once(events), run
-        assert [e.resumed for e in events if isinstance(e, RunStart)] == [False, True]
+        starts = [e for e in events if isinstance(e, RunStart)]
+        assert [e.resumed for e in starts] == [False, True]
+        # back on the node that holds its agent's state: the agent resumed, not restarted
+        assert starts[0].node == starts[1].node and not state_lost(events), run
+
+
+def state_lost(events: list[Event]) -> list[ErrorEvent]:
+    return [e for e in events if isinstance(e, ErrorEvent) and e.kind == AGENT_STATE_LOST]
 
 
 def test_a_killed_driver_stops_the_cluster_s_runs_and_the_same_command_resumes_them(
@@ -249,14 +257,15 @@ def test_a_killed_driver_stops_the_cluster_s_runs_and_the_same_command_resumes_t
     assert driver.returncode == 0, out + err
     for run, events in logs(rec).items():
         assert graded_once(events), run
-        assert [e.resumed for e in events if isinstance(e, RunStart)][-1] is True
+        starts = [e for e in events if isinstance(e, RunStart)]
+        assert starts[-1].resumed is True and starts[-1].node == starts[0].node and not state_lost(events)
 
 
 def test_a_worker_node_that_dies_mid_run_loses_no_run(cluster: Cluster, tmp_path: Path) -> None:
     """Last in this module: it adds a node and removes it."""
     doomed = cluster.add_node(num_cpus=2, resources={"agent_slot": 2})
     cluster.wait_for_nodes()
-    doomed_id = doomed.node_id[:6]
+    doomed_id = doomed.node_id
     path = process_agents(tmp_path, runs=4, delay=0.05)
     driver = spawn_marathon("run", str(path), "--address", cluster.address, cwd=tmp_path)
     rec = tmp_path / "rec"
@@ -281,11 +290,14 @@ def test_a_worker_node_that_dies_mid_run_loses_no_run(cluster: Cluster, tmp_path
         if starts[0].node.endswith(doomed_id):
             moved += 1
             assert len(starts) == 2 and starts[1].resumed and not starts[1].node.endswith(doomed_id)
+            # its agent's state stayed on the dead node: the log says the agent started afresh
+            (lost,) = state_lost(events)
+            assert doomed_id in lost.message and starts[1].node in lost.message
     assert moved >= 1
     wait_until(lambda: not agents_alive(tmp_path), 15, "the removed node's agents ended too")
 
 
-def _readable_logs(recordings: Path) -> dict[str, list[object]]:
+def _readable_logs(recordings: Path) -> dict[str, list[Event]]:
     try:
         return logs(recordings)
     except (OSError, ValueError):
@@ -308,3 +320,44 @@ def test_asking_for_ray_without_it_names_the_extra(tmp_path: Path) -> None:
     )
     assert result.returncode == 1
     assert "pip install -e '.[ray]'" in result.stderr
+
+
+def test_a_head_that_is_not_there_is_said_at_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    started = time.monotonic()
+    assert main(["run", str(example(tmp_path, "x")), "--only", "ladder", "--address", "127.0.0.1:1"]) == 1
+    assert "no Ray cluster answers at 127.0.0.1:1" in capsys.readouterr().err
+    assert time.monotonic() - started < 30  # not Ray's minutes of retries
+
+
+def test_a_lost_relay_stops_the_run_at_once_and_closing_does_not_wait_again(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    """Fail closed, fast: after the driver's relay is gone an append fails, later ones fail
+    without waiting for it again, and closing never raises over the error that ended the run."""
+    import ray
+
+    from gateway.cluster.relay import LogRelay
+    from gateway.cluster.remote_log import BATCH_RECORDS, RelayJournal
+    from gateway.log.runlog import RunLogWriteError
+
+    ray.init(address=cluster.address, logging_level=logging.ERROR)
+    try:
+        relay = ray.remote(LogRelay).options(num_cpus=0).remote(str(tmp_path))
+        journal = RelayJournal(relay, "r", "here", "r on the driver", tmp_path / "node" / "r")
+        writer, previous = journal.open(lambda: Header(run_id="r"), fresh=True)
+        assert previous is None
+        writer.append(RunStart())
+        writer.flush()
+        ray.kill(relay)
+        with pytest.raises(RunLogWriteError):
+            for _ in range(BATCH_RECORDS + 1):
+                writer.append(RunStart())
+        started = time.monotonic()
+        with pytest.raises(RunLogWriteError, match="can't be written"):
+            writer.append(RunStart())
+        writer.close()
+        assert time.monotonic() - started < 1
+    finally:
+        ray.shutdown()
+    log = read_log(tmp_path / "r" / EVENTS_FILE)  # what reached the driver before its relay went
+    assert log.header.run_id == "r" and [e.type for e in log.events] == ["run_start"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -159,3 +160,47 @@ def test_compaction_at_the_top_applies_to_every_persona_without_its_own(tmp_path
     bad = text.replace('"trim_to_tokens": 10000', '"trim_to_tokens": 40000')
     with pytest.raises(ConfigError, match=r":2: `compaction\.trim_to_tokens` must be below"):
         load_config(write(tmp_path, bad))
+
+
+def test_an_agent_process_s_folders_are_found_beside_the_config_as_a_benchmark_is(tmp_path: Path) -> None:
+    """`marathon run conf/c.jsonc` from anywhere — or a cluster node's worker, whose working
+    folder is its own — finds `snapshot: "hermes-home"` in conf/, not in its working folder."""
+    folder = tmp_path / "conf"
+    folder.mkdir()
+    text = """{ runs: [{ id: "h", benchmark: "b", agent: { profile: "hermes-http",
+      process: { snapshot: "hermes-home", cwd: "${STATE_DIR}", command: ["./bin/hermes", "gateway"] } } }] }"""
+    process = load_config(write(folder, text)).runs[0].agent["process"]
+    assert process["snapshot"] == str((folder / "hermes-home").resolve())
+    assert process["cwd"] == "${STATE_DIR}"  # a placeholder is the lifecycle's to fill
+    assert process["command"] == [str((folder / "bin" / "hermes").resolve()), "gateway"]
+
+
+def test_the_ray_example_loads_with_its_executor_and_resources() -> None:
+    config = load_config(Path(__file__).resolve().parents[3] / "examples" / "experiment-ray.jsonc")
+    assert config.executor is not None and config.executor.address == "auto"
+    assert {s.resources.custom.get("agent_slot") for s in config.runs if s.resources} == {1.0}
+    assert all(s.resources is not None for s in config.runs)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('executor: { ray: { address: "ray://head:10001" } }', "Ray Client addresses"),
+        ("executor: { ray: { retries: 3 } }", "unknown key(s) retries"),
+        ('executor: "k8s"', '`executor` must be "local"'),
+        (
+            'runs: [{ id: "r", benchmark: "b", agent: { adapter: "reference" }, resources: { memory: "lots" } }]',
+            "resources.memory",
+        ),
+    ],
+)
+def test_executor_and_resources_errors_name_the_line(tmp_path: Path, text: str, message: str) -> None:
+    body = (
+        text
+        if text.startswith("runs")
+        else f'{text},\n  runs: [{{ id: "r", benchmark: "b", agent: {{ adapter: "reference" }} }}]'
+    )
+    path = write(tmp_path, "{\n  " + body + "\n}")
+    with pytest.raises(ConfigError, match=re.escape(message)) as caught:
+        load_config(path)
+    assert re.match(rf"{re.escape(str(path))}:2: ", str(caught.value))  # file and line
