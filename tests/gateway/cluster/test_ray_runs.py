@@ -349,6 +349,10 @@ def test_a_lost_relay_stops_the_run_at_once_and_closing_does_not_wait_again(
         writer.append(RunStart())
         writer.flush()
         ray.kill(relay)
+        with pytest.raises(ray.exceptions.RayActorError):  # ray.kill is asynchronous: wait for the end
+            for _ in range(100):
+                ray.get(relay.where.remote(), timeout=10)
+                time.sleep(0.1)
         with pytest.raises(RunLogWriteError):
             for _ in range(BATCH_RECORDS + 1):
                 writer.append(RunStart())
