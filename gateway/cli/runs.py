@@ -32,6 +32,7 @@ from gateway.run.agents import check_agent_can_play, check_agent_settings, descr
 from gateway.run.config import ConfigError, Experiment, RunSpec, load_config
 from gateway.run.personas import check_persona_settings
 from gateway.run.placement import RayExecutor, resources_for
+from gateway.run.probe import Check
 from gateway.run.runner import ResumeError, RunOutcome
 from persona.benchmark.errors import BenchmarkErrors
 from persona.benchmark.ladder import benchmark_for
@@ -408,12 +409,32 @@ def cmd_probe(
     settings, recordings = chosen
     try:
         check_agent_settings(settings)
+        print("probing: a greeting with a marker, then a new session asking for it — the agent's replies:")
         run_dir, checks = asyncio.run(probe(settings, recordings.resolve()))
     except (ValueError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+    if config is not None:  # the run needs its benchmark too: better told now than at `marathon run`
+        checks.append(_benchmark_check(config, only, settings))
     print()
     for check in checks:
         print(check.line())
     print(f"recorded in {run_dir}")
     return 1 if any(c.failed for c in checks) else 0
+
+
+def _benchmark_check(config: Path, only: str | None, settings: dict[str, Any]) -> Check:
+    name = "the run's benchmark loads"
+    spec = next(s for s in load_config(config).runs if only in (None, s.id, s.meta.get("id")))
+    try:
+        benchmark = benchmark_for(spec.benchmark, spec.rung, spec.pool)
+        check_agent_can_play(settings, benchmark)
+    except BenchmarkErrors as exc:
+        return Check(
+            name, False, str(exc.errors[0]), f"`benchmark` paths are relative to {config.parent.resolve()}"
+        )
+    except ValueError as exc:
+        return Check(name, False, str(exc), "see the message")
+    return Check(
+        name, True, f"{benchmark.name}: {len(benchmark.questions)} questions, {len(benchmark.phases)} phases"
+    )

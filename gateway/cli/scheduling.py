@@ -56,7 +56,9 @@ async def schedule(
 ) -> list[RunOutcome | BaseException]:
     """Start each run when it may: the second run of an A/B pair after the first, runs sharing
     an agent, a fixed port or a state folder one after another, at most `gate` at once."""
-    board = ProgressBoard([r.progress for r in runs]) if len(runs) > 1 else None
+    # a single run too: a run of an hour that prints nothing looks stuck (on a terminal the line
+    # is redrawn in place; in a CI log a line every few seconds when something changed)
+    board = ProgressBoard([r.progress for r in runs])
     # the second run of an A/B pair starts when the first has ended: the drawn order holds
     first_done = {str(s.meta["pair"]): asyncio.Event() for s in specs if s.meta.get("position") == 1}
 
@@ -79,14 +81,14 @@ async def schedule(
 
     async def gated(run: Run | RemoteRun) -> RunOutcome:
         async with gate:
-            if board is None:
+            if len(runs) == 1:
                 print(
                     f"[{run.spec.id}] {'starting fresh' if fresh else 'starting or resuming'} → {run.run_dir}",
                     flush=True,
                 )
             return await run.execute()
 
-    watchers = [asyncio.create_task(board.watch())] if board else []
+    watchers = [asyncio.create_task(board.watch())]
     if cluster is not None:
         watchers.append(asyncio.create_task(cluster.watch_nodes()))
     try:

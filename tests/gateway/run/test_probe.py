@@ -168,3 +168,23 @@ async def test_an_agent_that_is_not_installed_says_so_and_nothing_is_judged_from
     assert "`no-such-agent-xyz` is not installed here" in named["the agent starts"].fix
     assert "MARATHON_NO_SUCH_AGENT_XYZ_BIN" in named["the agent starts"].fix
     assert named["the agent's model calls reach the recorder"].ok is None  # it never answered
+
+
+def test_a_run_s_probe_says_when_its_benchmark_does_not_load_and_no_table_counts_it(tmp_path: Path) -> None:
+    """A probe passes only when the run can start: a benchmark path that doesn't resolve is a ✗
+    now, not a failure of `marathon run` later; and the probe's recording is no broken run to
+    the cross-run tables."""
+    from gateway.report.matrix import write_matrix_report
+
+    config = tmp_path / "c.jsonc"
+    config.write_text(
+        '{ recordings: "rec", runs: [{ id: "r", benchmark: "benchmarks/demo-en", agent: { adapter: "reference" } }] }'
+    )
+    result = marathon("probe", str(config), "--only", "r", cwd=tmp_path)
+    assert result.returncode == 1
+    assert (
+        "✗ the run's benchmark loads:" in result.stdout
+        and f"relative to {tmp_path.resolve()}" in result.stdout
+    )
+    assert "✓ a reply arrives and settles" in result.stdout  # the agent itself was probed all the same
+    assert write_matrix_report(tmp_path / "rec").problems == []
