@@ -298,6 +298,17 @@ class MemoryCallSeen(Event):
 
 
 @dataclass
+class MemoryCallFailed(Event):
+    """The memory tool call logged as `call` (its seq) returned an error — seen in the result the
+    agent then sent its model (`gateway.traffic.tool_results`): the call was made, nothing was
+    stored or found. `detail` is the start of what the tool said."""
+
+    type: ClassVar[str] = "memory_call_failed"
+    call: int = -1
+    detail: str = ""
+
+
+@dataclass
 class EvidenceCheck(Event):
     """Was the expected answer still in the agent's context (its conversation history, not its
     memory tools) when it was asked? Checked on its first LLM call for the question."""
@@ -371,6 +382,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
         LLMExchange,
         CompactionSeen,
         MemoryCallSeen,
+        MemoryCallFailed,
         EvidenceCheck,
         CanaryHit,
         Header,

@@ -4,6 +4,9 @@
 report of a run lands in `<run>/report.md`, and an entry is appended to the recordings'
 `report.md` every time a run ends — failed and interrupted ones too. A run whose agent ran on
 the offline stand-in says so at the top, because its scores measure the platform, not a model.
+
+Size: one summary and the one renderer of its sections; apart, each would pass the whole
+summary around.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from gateway.log.events import (
     InvalidEvent,
     LateReply,
     LLMExchange,
+    MemoryCallFailed,
     MemoryCallSeen,
     PersonaSlip,
     PersonaTurn,
@@ -75,6 +79,7 @@ class RunSummary:
     tokens: dict[str, int] = field(default_factory=dict)
     compactions: list[CompactionSeen] = field(default_factory=list)
     memory_calls: list[MemoryCallSeen] = field(default_factory=list)
+    memory_failed: int = 0  # of those, calls whose tool returned an error (nothing stored or found)
     evidence: dict[str, bool] = field(default_factory=dict)
     canary_hits: list[CanaryHit] = field(default_factory=list)
     recorded: bool = False
@@ -156,6 +161,7 @@ def summarize(log: RunLog, benchmark: Benchmark) -> RunSummary:
     tokens = {"input": 0, "output": 0, "cache_read": 0, "cache_write": 0}
     compactions: list[CompactionSeen] = []
     memory_calls: list[MemoryCallSeen] = []
+    memory_failed = 0
     nudged: set[str] = set()  # questions whose nudge was sent: their calls from here on are the nudge turn's
     nudge_turn_calls: set[int] = set()
     flushes = 0  # the agent's silent "store durable memories now" turns before it compacts (OpenClaw)
@@ -229,6 +235,8 @@ def summarize(log: RunLog, benchmark: Benchmark) -> RunSummary:
                     tokens[key] += int(event.usage.get(key, 0))
             case CompactionSeen():
                 compactions.append(event)
+            case MemoryCallFailed():
+                memory_failed += 1
             case MemoryCallSeen():
                 memory_calls.append(event)
                 if event.question_id in nudged:
@@ -270,6 +278,7 @@ def summarize(log: RunLog, benchmark: Benchmark) -> RunSummary:
         tokens=tokens,
         compactions=compactions,
         memory_calls=memory_calls,
+        memory_failed=memory_failed,
         evidence=evidence,
         canary_hits=canary_hits,
         recorded=recorded,
@@ -437,9 +446,9 @@ def _traffic_section(s: RunSummary) -> list[str]:
             f"  - {c.kind}: {c.tokens_before:,} → {c.tokens_after:,} tokens (phase {c.phase + 1}{during})"
         )
     reads = sum(1 for m in s.memory_calls if m.operation == "read")
-    out.append(  # calls the model made; whether the tool then succeeded is not read here
-        f"- memory tool calls: {len(s.memory_calls)} ({reads} read, {len(s.memory_calls) - reads} write; "
-        "calls made, not checked for success)"
+    out.append(  # calls the model made; one whose tool returned an error stored or found nothing
+        f"- memory tool calls: {len(s.memory_calls)} ({reads} read, {len(s.memory_calls) - reads} write), "
+        f"{s.memory_failed} of them returned an error"
     )
     out.append("- scores by where the evidence was when asked:")
     for where, scores in s.split().items():

@@ -14,6 +14,7 @@ compaction block) name the kind.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from dataclasses import dataclass, field
@@ -124,7 +125,7 @@ class TrafficAnalyzer:
         for tc in call.tool_calls:
             found = self.profile.memory_call(tc.name, tc.arguments)
             if found:
-                result.memory_calls.append(found)
+                result.memory_calls.append(dataclasses.replace(found, call_id=tc.id))
         if call.server_compactions:
             kind = "anthropic-server" if call.api == "anthropic-messages" else "openai-responses"
             result.compactions.append(CompactionFinding(kind, result.input_tokens, 0))

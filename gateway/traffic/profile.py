@@ -25,6 +25,7 @@ class MemoryCallInfo:
     tool: str
     operation: str  # read | write
     target: str = ""
+    call_id: str = ""  # the tool call's id in its wire format: its result names it
 
 
 SIGNATURE_FIELDS = ("summary", "flush", "replay", "cleared")

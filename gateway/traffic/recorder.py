@@ -27,6 +27,7 @@ from gateway.log.events import (
     Event,
     EvidenceCheck,
     LLMExchange,
+    MemoryCallFailed,
     MemoryCallSeen,
 )
 from gateway.log.redact import DEFAULT, Redactor
@@ -34,6 +35,7 @@ from gateway.log.runlog import RunLogWriteError
 from gateway.log.scrub import scrub
 from gateway.traffic.analysis import CallAnalysis, TrafficAnalyzer, history_before
 from gateway.traffic.profile import TrafficProfile
+from gateway.traffic.tool_results import tool_results
 from gateway.traffic.wire import UNKNOWN, LLMCall, parse_call, text_of
 
 type Log = Callable[[Event], Event]
@@ -68,6 +70,7 @@ class OpenQuestion:
     evidence_checked: bool = False
 
 
+MAX_PENDING_RESULTS = 256  # memory calls remembered until their result comes back
 PROBE_PATHS = ("/models", "/api/tags", "/api/show", "/props", "/version", "/health")
 
 
@@ -161,6 +164,8 @@ class RunRecorder:
         self.in_flight = 0  # calls the proxy has forwarded and not yet handed over
         self.turn = Turn()
         self.previous_refs: tuple[int, list[str]] = (-1, [])  # the last exchange's seq and message refs
+        # memory calls whose result hasn't come back yet: tool call id → the call's event seq
+        self.pending_memory: dict[str, int] = {}
 
     @property
     def healthy(self) -> bool:
@@ -290,6 +295,8 @@ class RunRecorder:
             error=self.redactor.text(raw.error),
         )
         seq = self._log(exchange).seq
+        if self.pending_memory and not probe:
+            self._check_results(call)
         self.previous_refs = (seq, refs)
         self.exchanges += 1
         if not probe and not background:
@@ -309,11 +316,15 @@ class RunRecorder:
             what = "compaction or a new session" if c.kind == "generic" else "compaction"
             self._say(f"{what} ({c.kind}): {c.tokens_before} → {c.tokens_after} tokens")
         for m in analysis.memory_calls:
-            self._log(
+            seen = self._log(
                 MemoryCallSeen(
                     tool=m.tool, operation=m.operation, target=m.target, exchange=seq, question_id=qid
                 )
             )
+            if m.call_id:
+                self.pending_memory[m.call_id] = seen.seq
+                while len(self.pending_memory) > MAX_PENDING_RESULTS:  # results that never came back
+                    del self.pending_memory[next(iter(self.pending_memory))]
             self._say(
                 f"memory {m.operation}: {m.tool}"
                 + (f" {m.target}" if m.target else "")
@@ -336,6 +347,16 @@ class RunRecorder:
         for warning in call.warnings:
             if not probe:
                 self._say(f"warning: {warning}")
+
+    def _check_results(self, call: LLMCall) -> None:
+        """The memory calls whose results this request carries: one the tool refused is logged
+        as failed (made, but nothing stored or found)."""
+        for call_id, result in tool_results(call.api, call.messages).items():
+            seq = self.pending_memory.pop(call_id, None)
+            if seq is not None and result.failed:
+                detail = self.redactor.text(" ".join(result.text.split())[:200])
+                self._log(MemoryCallFailed(call=seq, detail=detail))
+                self._say(f"memory call failed: {detail}")
 
     def _count_call(self, raw: RawExchange, seq: int) -> None:
         self.model_calls += 1

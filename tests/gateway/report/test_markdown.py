@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gateway.log.events import Header, LLMExchange
+from gateway.log.events import Header, LLMExchange, MemoryCallFailed, MemoryCallSeen
 from gateway.log.runlog import EVENTS_FILE, RunLogWriter, read_log
 from gateway.report.markdown import render_markdown, summarize
 from persona.benchmark.loader import load_benchmark
@@ -20,3 +20,14 @@ def test_an_agents_memory_flushes_are_in_the_report_not_only_in_inspect(
             log.append(LLMExchange(kind=kind, model="m"))
     report = render_markdown(summarize(read_log(path), load_benchmark(make_benchmark())))
     assert "- memory flushes seen: 1 (the agent's silent turns storing memories before it compacts)" in report
+
+
+def test_memory_calls_the_tool_refused_are_counted_apart(make_benchmark: BenchFactory, tmp_path: Path) -> None:
+    path = tmp_path / EVENTS_FILE
+    with RunLogWriter.create(path, Header(run_id="r")) as log:
+        log.append(LLMExchange(model="m"))
+        calls = [log.append(MemoryCallSeen(tool="memory", operation="write")) for _ in range(3)]
+        log.append(MemoryCallSeen(tool="session_search", operation="read"))
+        log.append(MemoryCallFailed(call=calls[2].seq, detail="would exceed the limit"))
+    report = render_markdown(summarize(read_log(path), load_benchmark(make_benchmark())))
+    assert "- memory tool calls: 4 (1 read, 3 write), 1 of them returned an error" in report

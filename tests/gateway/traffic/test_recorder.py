@@ -98,3 +98,49 @@ def test_a_failed_model_call_is_an_agent_llm_error_and_fails_the_turn_until_one_
     assert recorder.turn_failure() == "3 failed model calls in this turn, the last: connection refused"
     recorder.record(raw([{"role": "user", "content": "hi"}]))  # the agent's retry got an answer
     assert recorder.turn_failure() is None
+
+
+def _tool_exchange(messages: list[dict[str, object]], calls: list[dict[str, object]]) -> RawExchange:
+    body = json.dumps({"model": "m", "max_tokens": 10, "system": "sys", "messages": messages}).encode()
+    response = json.dumps(
+        {"type": "message", "content": calls, "stop_reason": "tool_use", "usage": {}}
+    ).encode()
+    return RawExchange(
+        "POST",
+        "/v1/messages",
+        {"Content-Type": "application/json"},
+        body,
+        200,
+        {"content-type": "application/json"},
+        response,
+    )
+
+
+def test_a_memory_write_the_tool_refused_is_logged_as_failed() -> None:
+    """Hermes' memory full: the write was called, its result says it stored nothing — the
+    report must not count it as stored."""
+    from gateway.log.events import MemoryCallFailed, MemoryCallSeen
+    from tests.gateway.traffic.test_tool_results import HERMES_FULL
+
+    log = MemoryLog()
+    recorder = RunRecorder(log, load_profile("hermes"))
+    add = {"action": "add", "target": "memory", "content": "My cat is Miso"}
+    calls = [
+        {"type": "tool_use", "id": "t1", "name": "memory", "input": add},
+        {"type": "tool_use", "id": "t2", "name": "memory", "input": {**add, "content": "I live in Porto"}},
+    ]
+    told = [{"role": "user", "content": "My cat is Miso. I live in Porto."}]
+    recorder.record(_tool_exchange(told, calls))
+    results = [
+        {"type": "tool_result", "tool_use_id": "t1", "content": '{"success": true}'},
+        {"type": "tool_result", "tool_use_id": "t2", "content": HERMES_FULL},
+    ]
+    recorder.record(
+        _tool_exchange(
+            [*told, {"role": "assistant", "content": calls}, {"role": "user", "content": results}], []
+        )
+    )
+    seen = [e for e in log.events if isinstance(e, MemoryCallSeen)]
+    failed = [e for e in log.events if isinstance(e, MemoryCallFailed)]
+    assert len(seen) == 2 and [f.call for f in failed] == [seen[1].seq]
+    assert "would exceed the limit" in failed[0].detail
