@@ -2,7 +2,8 @@
 told → written to memory → retrieved → in the model's input → used in the answer.
 
 Read from the log alone, as far as it can tell: "told" — a persona message held the expected
-answer; "written" — a memory write's arguments held it; "retrieved" — a tool result in the
+answer; "written" — a memory write's arguments held it and its tool didn't refuse it
+(`memory_call_failed`); "retrieved" — a tool result in the
 question's turn held it; "in input" — that, or the answer still in the agent's context (the
 evidence check), or in its system prompt (agents that load memory there). The first link that
 doesn't hold is where the chain broke; when everything held, the answer didn't use it. What a
@@ -16,7 +17,7 @@ import json
 from collections import Counter
 from typing import Any
 
-from gateway.log.events import Blob, EvidenceCheck, LLMExchange, MemoryCallSeen, Said
+from gateway.log.events import Blob, EvidenceCheck, LLMExchange, MemoryCallFailed, MemoryCallSeen, Said
 from gateway.report.recordings import RecordedRun
 from persona.grading.exact import contains_expected
 from persona.terms import split_items
@@ -36,7 +37,12 @@ class Diagnoser:
         self.said = [e.text for e in events if isinstance(e, Said)]
         self.blobs = {e.ref: e.data for e in events if isinstance(e, Blob)}
         self.exchanges = {e.seq: e for e in events if isinstance(e, LLMExchange)}
-        self.writes = [e for e in events if isinstance(e, MemoryCallSeen) and e.operation != "read"]
+        refused = {e.call for e in events if isinstance(e, MemoryCallFailed)}  # made, nothing stored
+        self.writes = [
+            e
+            for e in events
+            if isinstance(e, MemoryCallSeen) and e.operation != "read" and e.seq not in refused
+        ]
         self.evidence = {e.question_id: e.in_context for e in events if isinstance(e, EvidenceCheck)}
 
     def _text(self, ref: str) -> str:

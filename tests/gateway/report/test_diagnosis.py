@@ -13,6 +13,7 @@ from gateway.log.events import (
     EvidenceCheck,
     Header,
     LLMExchange,
+    MemoryCallFailed,
     MemoryCallSeen,
     Said,
 )
@@ -54,21 +55,29 @@ def write_events(text: str, seq: int) -> list[Event]:
 def test_each_broken_link_is_found(make_benchmark: BenchFactory, tmp_path: Path) -> None:
     bench = make_benchmark()
     asked = Asked(question_id="q1", text="What is my cat called?")
-    cases = {
-        "not told": [asked],
-        "not written": [TOLD, asked],
-        "not retrieved": [TOLD, *write_events("cat: Miso", 3), asked],  # header 0, exchange 1, TOLD 2
-        "not used": [
-            TOLD,
-            *write_events("cat: Miso", 3),
-            asked,
-            Blob(ref=blob_ref(RESULT), data=RESULT),
-            LLMExchange(kind="ordinary", question_id="q1", message_refs=[blob_ref(RESULT)]),
-        ],
-    }
-    for n, (link, events) in enumerate(cases.items()):
+    cases: list[tuple[str, list[Event]]] = [
+        ("not told", [asked]),
+        ("not written", [TOLD, asked]),
+        # the write was made and its tool refused it (Hermes' memory full): nothing was stored
+        (
+            "not written",
+            [TOLD, *write_events("cat: Miso", 3), MemoryCallFailed(call=4, detail="full"), asked],
+        ),
+        ("not retrieved", [TOLD, *write_events("cat: Miso", 3), asked]),  # header 0, exchange 1, TOLD 2
+        (
+            "not used",
+            [
+                TOLD,
+                *write_events("cat: Miso", 3),
+                asked,
+                Blob(ref=blob_ref(RESULT), data=RESULT),
+                LLMExchange(kind="ordinary", question_id="q1", message_refs=[blob_ref(RESULT)]),
+            ],
+        ),
+    ]
+    for n, (link, events) in enumerate(cases):
         run = run_of(tmp_path / str(n), bench, events)
-        assert Diagnoser(run).broken_link("q1", "Miso") == link, link
+        assert Diagnoser(run).broken_link("q1", "Miso") == link, (n, link)
 
 
 def test_still_in_context_means_it_was_not_used_and_unrecorded_traffic_is_unknown(
