@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import logging
 import os
 import shutil
@@ -42,7 +43,8 @@ from gateway.run.runner import Run, RunOutcome
 from persona.benchmark.ladder import benchmark_for
 from persona.benchmark.model import Benchmark
 
-CANCEL_WAIT = 60.0  # s a cancelled task gets to log `interrupted` and end its agent
+CANCEL_WAIT = 60.0  # s a stopped run gets to log `interrupted` and end its agent
+STOP_POLL = 1.0  # s between a node's looks at the relay for a stop the driver asked for
 FOLLOW_EVERY = 0.5  # s between reads of a run's log for the progress board
 
 
@@ -61,13 +63,17 @@ def execute_on_node(
 
     node_id = ray.get_runtime_context().get_node_id()
     node = node_label(ray.util.get_node_ip_address(), node_id)  # type: ignore[no-untyped-call]
-    work = Path(tempfile.gettempdir()) / "marathonbench-runs" / node_id[:12]
+    # per node and per driver recordings folder: a run id names a run only within its recordings
+    recordings = hashlib.sha256(location.encode()).hexdigest()[:10]
+    work = Path(tempfile.gettempdir()) / "marathonbench-runs" / node_id[:12] / recordings
     # people's conversations and agents' memories: private, as the driver's recordings are
     umask = os.umask(0o077)
     try:
         work.mkdir(parents=True, exist_ok=True, mode=0o700)
         journal = RelayJournal(relay, spec.id, node, location, work / spec.id)
-        outcome = asyncio.run(Run(spec, work, fresh=fresh, journal=journal, benchmark=benchmark).execute())
+        outcome = asyncio.run(
+            _until_stopped(Run(spec, work, fresh=fresh, journal=journal, benchmark=benchmark), relay)
+        )
     finally:
         os.umask(umask)
     if outcome.reason is not None and outcome.reason.final:  # the driver has the log and agent.log's end
@@ -79,6 +85,31 @@ def execute_on_node(
         "resent": outcome.resent,
         "detail": outcome.detail,
     }
+
+
+async def _until_stopped(run: Run, relay: Any) -> RunOutcome:
+    """Execute `run`, and stop it as Ctrl-C stops a local run when the driver asks the relay to
+    (its own Ctrl-C): the runner is cancelled here, logs `interrupted` through the relay and
+    ends its agent — a stop Ray's own cancel can't give, since a cancelled task's calls to the
+    relay may be refused."""
+    main = asyncio.current_task()
+    assert main is not None
+
+    async def watch() -> None:
+        while True:
+            await asyncio.sleep(STOP_POLL)
+            with contextlib.suppress(Exception):  # a relay that doesn't answer: the runner's writes say so
+                if await relay.stop_requested.remote(run.spec.id):
+                    main.cancel()
+                    return
+
+    watcher = asyncio.create_task(watch())
+    try:
+        return await run.execute()
+    except asyncio.CancelledError:
+        return run.outcome  # it ended `interrupted`, logged
+    finally:
+        watcher.cancel()
 
 
 def _unreachable(address: str) -> str:
@@ -239,7 +270,6 @@ class RemoteRun:
             lock.release()
 
     async def _execute(self) -> RunOutcome:
-        import ray
         from ray.exceptions import RayError, RayTaskError, TaskCancelledError
 
         log_path = self.run_dir / EVENTS_FILE
@@ -268,9 +298,7 @@ class RemoteRun:
         try:
             ended = await ref
         except asyncio.CancelledError:
-            ray.cancel(ref)
-            with contextlib.suppress(Exception, asyncio.CancelledError):
-                await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(ref.future())), CANCEL_WAIT)
+            await self._stop(ref)
             raise
         except TaskCancelledError:  # cancelled by someone else (`ray job stop`, a dashboard)
             outcome.reason = TerminationReason.INTERRUPTED
@@ -298,6 +326,22 @@ class RemoteRun:
             outcome.skipped, outcome.resumed = bool(ended["skipped"]), bool(ended["resumed"])
             outcome.resent, outcome.detail = int(ended["resent"]), str(ended["detail"])
         return outcome
+
+    async def _stop(self, ref: Any) -> None:
+        """Ctrl-C: ask the run to stop (through the relay, which its node polls), and wait at
+        most CANCEL_WAIT for its task to end — by then it logged `interrupted` and ended its
+        agent. A task that doesn't end in time is cancelled by Ray (and its agent's guard ends
+        the agent when its worker goes)."""
+        import ray
+
+        with contextlib.suppress(Exception):
+            await self.cluster.relay.request_stop.remote(self.spec.id)
+        try:
+            await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(ref.future())), CANCEL_WAIT)
+        except TimeoutError:
+            ray.cancel(ref)
+        except Exception:  # it ended, with an error of its own: nothing more to stop
+            return
 
     async def _follow(self, log_path: Path) -> None:
         """Feed the progress board from the log on this disk, once the run's task opened it

@@ -45,6 +45,7 @@ class LogRelay:
         self.open_runs: dict[str, _OpenRun] = {}
         self.attempts: dict[str, int] = {}
         self.nodes: dict[str, str] = {}
+        self.stops: set[str] = set()
 
     def open(self, run_id: str, header: Header, fresh: bool, node: str) -> tuple[int, int, RunLog | None]:
         """Open the run's log for an attempt running on `node`: (lease, the next sequence
@@ -89,6 +90,13 @@ class LogRelay:
         with open(folder / AGENT_LOG, "ab") as out:
             out.write(f"--- marathonbench: the agent's log on node {node} ---\n".encode())
             out.write(text)
+
+    def request_stop(self, run_id: str) -> None:
+        """The driver's Ctrl-C: the run's node sees it (`stop_requested`) and stops the run."""
+        self.stops.add(run_id)
+
+    def stop_requested(self, run_id: str) -> bool:
+        return run_id in self.stops
 
     def where(self) -> dict[str, str]:
         """The node each run was last opened on."""
