@@ -426,9 +426,8 @@ def cmd_chat(
     chosen = agent_settings(config, only, profile, sets, recordings)
     if isinstance(chosen, int):
         return chosen
-    settings, recordings = chosen
     try:
-        asyncio.run(chat(settings, recordings.resolve(), sys.stdin, print))
+        asyncio.run(chat(chosen.settings, chosen.recordings.resolve(), sys.stdin, print))
     except (ValueError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

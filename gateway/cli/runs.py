@@ -15,7 +15,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from adapters.profiles import with_overrides
 from gateway.cli.scheduling import choose_executor, run_all
@@ -368,15 +368,23 @@ def cmd_replay(
     return _run_and_report(specs, (recordings or run.parent).resolve(), fresh)
 
 
+class ChosenAgent(NamedTuple):
+    settings: dict[str, Any]
+    recordings: Path
+    run: RunSpec | None  # the config's run it came from (None for a profile)
+    config: Path | None
+
+
 def agent_settings(
     config: Path | None, only: str | None, profile: str | None, sets: list[str], recordings: Path
-) -> tuple[dict[str, Any], Path] | int:
+) -> ChosenAgent | int:
     """The agent a command points at — a config's run (`--only ID` picks it) or a profile —
     with `--set` overrides applied; an exit code (after saying why) when that is unclear."""
     if (config is None) == (profile is None):
         print("error: give --agent PROFILE, or a config (and --only ID)", file=sys.stderr)
         return 2
     settings: dict[str, Any] = {"profile": profile}
+    run = None
     if config is not None:
         try:
             loaded = load_config(config)
@@ -389,9 +397,9 @@ def agent_settings(
             names = ", ".join(sorted({str(s.meta.get("id") or s.id) for s in loaded.runs}))
             print(f"error: pick one run with --only (the config's runs: {names})", file=sys.stderr)
             return 2
-        settings, recordings = next(iter(agents.values())), loaded.recordings
+        settings, recordings, run = next(iter(agents.values())), loaded.recordings, runs[0]
     try:
-        return with_overrides(settings, sets), recordings
+        return ChosenAgent(with_overrides(settings, sets), recordings, run, config)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -406,16 +414,15 @@ def cmd_probe(
     chosen = agent_settings(config, only, profile, sets, recordings)
     if isinstance(chosen, int):
         return chosen
-    settings, recordings = chosen
     try:
-        check_agent_settings(settings)
+        check_agent_settings(chosen.settings)
         print("probing: a greeting with a marker, then a new session asking for it — the agent's replies:")
-        run_dir, checks = asyncio.run(probe(settings, recordings.resolve()))
+        run_dir, checks = asyncio.run(probe(chosen.settings, chosen.recordings.resolve()))
     except (ValueError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    if config is not None:  # the run needs its benchmark too: better told now than at `marathon run`
-        checks.append(_benchmark_check(config, only, settings))
+    if chosen.run is not None:  # the run needs its benchmark too: better told now than at `marathon run`
+        checks.append(_benchmark_check(chosen))
     print()
     for check in checks:
         print(check.line())
@@ -423,16 +430,16 @@ def cmd_probe(
     return 1 if any(c.failed for c in checks) else 0
 
 
-def _benchmark_check(config: Path, only: str | None, settings: dict[str, Any]) -> Check:
+def _benchmark_check(chosen: ChosenAgent) -> Check:
     name = "the run's benchmark loads"
-    spec = next(s for s in load_config(config).runs if only in (None, s.id, s.meta.get("id")))
+    assert chosen.run is not None and chosen.config is not None
+    spec = chosen.run
     try:
         benchmark = benchmark_for(spec.benchmark, spec.rung, spec.pool)
-        check_agent_can_play(settings, benchmark)
+        check_agent_can_play(chosen.settings, benchmark)
     except BenchmarkErrors as exc:
-        return Check(
-            name, False, str(exc.errors[0]), f"`benchmark` paths are relative to {config.parent.resolve()}"
-        )
+        where = chosen.config.parent.resolve()
+        return Check(name, False, str(exc.errors[0]), f"`benchmark` paths are relative to {where}")
     except ValueError as exc:
         return Check(name, False, str(exc), "see the message")
     return Check(

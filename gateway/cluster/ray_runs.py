@@ -140,7 +140,7 @@ class RayCluster:
         self.recordings = recordings
         self.relay: Any = None
         self._task: Any = None
-        self._benchmarks: dict[tuple[str, str, str], Any] = {}
+        self._benchmarks: dict[tuple[str, str, str], tuple[Benchmark, Any]] = {}
         self.runs: list[RemoteRun] = []
 
     def connect(self) -> None:
@@ -218,10 +218,10 @@ class RayCluster:
         import ray
 
         key = (str(spec.benchmark), spec.rung, str(spec.pool or ""))
-        benchmark = benchmark_for(spec.benchmark, spec.rung, spec.pool)
         if key not in self._benchmarks:
-            self._benchmarks[key] = ray.put(benchmark)
-        return benchmark, self._benchmarks[key]
+            benchmark = benchmark_for(spec.benchmark, spec.rung, spec.pool)
+            self._benchmarks[key] = (benchmark, ray.put(benchmark))
+        return self._benchmarks[key]
 
     def affinity(self, node_id: str) -> Any:
         """A soft preference for `node_id` when it is alive (None otherwise): a resumed run goes

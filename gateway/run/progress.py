@@ -47,6 +47,12 @@ class RunProgress:
     last_ts: float = 0.0
     node: str = ""  # where the run executes, when not in this process (a Ray cluster's node)
 
+    @property
+    def node_short(self) -> str:
+        """`IP/node id` with the id cut to 6 characters, for a line of the board."""
+        ip, _, node_id = self.node.partition("/")
+        return f"{ip}/{node_id[:6]}"
+
     def restart(self) -> None:
         """Forget what was observed: the log was started over (`--fresh`)."""
         fresh = RunProgress(self.run_id, self.phases, self.questions, self.stand_in, node=self.node)
@@ -115,7 +121,7 @@ class RunProgress:
         return (
             f"[{self.run_id}] {self.status:<11} {phase} {self.phase_title[:24]:<24} "
             f"facts {self.facts_told:>4}  graded {self.graded:>3}/{self.questions:<3} "
-            f"tokens {self.tokens:>9,}  {self.cost}" + (f"  @{self.node[: self.node.find('/') + 7]}" if self.node else "")
+            f"tokens {self.tokens:>9,}  {self.cost}" + (f"  @{self.node_short}" if self.node else "")
         )
 
 

@@ -11,7 +11,6 @@ import os
 import signal
 import subprocess
 import sys
-import textwrap
 import time
 from pathlib import Path
 
@@ -25,40 +24,11 @@ from gateway.run.runner import run_spec
 from gateway.traffic.hub import free_port
 from tests.conftest import REPO, BenchFactory
 from tests.marathon_cli import count_records, explain, marathon, spawn_marathon
+from tests.process_agent import AGENT
 
 BOT = REPO / "tests" / "adapters" / "bots" / "ptb_memory_bot.py"
 WRONG_TOKEN = "987654321:WRONG-token-for-this-bot-000000000000"
 
-# an HTTP chat agent as a process: remembers statements, answers questions from them;
-# DIE_AFTER=N makes it exit (code 3) on its Nth message, after printing why
-AGENT = textwrap.dedent(
-    """
-    import json, os, sys, http.server
-    notes, count = [], 0
-    class H(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):
-            self.send_response(200); self.end_headers(); self.wfile.write(b"ok")
-        def do_POST(self):
-            global count
-            count += 1
-            if count == int(os.environ.get("DIE_AFTER", "0")):
-                print("fatal: the agent's database is gone", flush=True)
-                os._exit(3)
-            text = json.loads(self.rfile.read(int(self.headers["Content-Length"])))["message"]
-            if text.rstrip().endswith("?"):
-                words = {w.lower().strip("?.,") for w in text.split() if len(w) > 3}
-                reply = max(notes, key=lambda n: len(words & set(n.lower().split())), default="never told")
-            else:
-                notes.extend(l.strip("- ") for l in text.splitlines() if l.strip())
-                reply = "Noted."
-            body = json.dumps({"reply": reply}).encode()
-            self.send_response(200); self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body))); self.end_headers(); self.wfile.write(body)
-        def log_message(self, *a): pass
-    print("agent pid", os.getpid(), flush=True)
-    http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
-    """
-)
 
 
 def http_process_agent(tmp_path: Path, port: int, **env: str) -> dict[str, object]:

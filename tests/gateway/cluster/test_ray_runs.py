@@ -31,36 +31,10 @@ from gateway.log.events import AGENT_STATE_LOST, ErrorEvent, Evaluation, Event, 
 from gateway.log.runlog import EVENTS_FILE, read_log
 from tests.conftest import REPO
 from tests.marathon_cli import count_records, spawn_marathon
+from tests.process_agent import AGENT
 
 SLOT = {"num_cpus": 0.5, "custom": {"agent_slot": 1}}
 DEMO_QUESTIONS = 15
-
-# an HTTP chat agent as a process, slow on purpose (DELAY s a message) so a test can act while
-# runs are under way; it writes its pid where the test finds it
-AGENT = textwrap.dedent(
-    """
-    import json, os, sys, time, http.server
-    notes = []
-    open(os.path.join(os.environ["PIDS"], str(os.getpid())), "w").close()
-    class H(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):
-            self.send_response(200); self.end_headers(); self.wfile.write(b"ok")
-        def do_POST(self):
-            time.sleep(float(os.environ["DELAY"]))
-            text = json.loads(self.rfile.read(int(self.headers["Content-Length"])))["message"]
-            if text.rstrip().endswith("?"):
-                words = {w.lower().strip("?.,") for w in text.split() if len(w) > 3}
-                reply = max(notes, key=lambda n: len(words & set(n.lower().split())), default="never told")
-            else:
-                notes.extend(l.strip("- ") for l in text.splitlines() if l.strip())
-                reply = "Noted."
-            body = json.dumps({"reply": reply}).encode()
-            self.send_response(200); self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body))); self.end_headers(); self.wfile.write(body)
-        def log_message(self, *a): pass
-    http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
-    """
-)
 
 
 @pytest.fixture(scope="module")
@@ -142,6 +116,11 @@ def agents_alive(tmp_path: Path) -> list[int]:
     ]
 
 
+def under_way(run_dir: Path) -> bool:
+    """The run's log holds more than its start: its persona is well into the conversation."""
+    return count_records(run_dir / EVENTS_FILE) > 30
+
+
 def wait_until(condition: object, seconds: float, what: str) -> None:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
@@ -206,11 +185,7 @@ def test_ctrl_c_on_the_driver_ends_every_agent_and_the_runs_resume(cluster: Clus
     path = process_agents(tmp_path, runs=2, delay=0.05)
     driver = spawn_marathon("run", str(path), "--address", cluster.address, cwd=tmp_path)
     rec = tmp_path / "rec"
-    wait_until(
-        lambda: all(count_records(rec / f"slow.r{k}" / EVENTS_FILE) > 30 for k in (1, 2)),
-        90,
-        "both runs under way",
-    )
+    wait_until(lambda: all(under_way(rec / f"slow.r{k}") for k in (1, 2)), 90, "both runs under way")
     assert len(agents_alive(tmp_path)) == 2
     driver.send_signal(signal.SIGINT)
     _, err = driver.communicate(timeout=90)
@@ -240,11 +215,7 @@ def test_a_killed_driver_stops_the_cluster_s_runs_and_the_same_command_resumes_t
     path = process_agents(tmp_path, runs=2, delay=0.05)
     driver = spawn_marathon("run", str(path), "--address", cluster.address, cwd=tmp_path)
     rec = tmp_path / "rec"
-    wait_until(
-        lambda: all(count_records(rec / f"slow.r{k}" / EVENTS_FILE) > 30 for k in (1, 2)),
-        90,
-        "both runs under way",
-    )
+    wait_until(lambda: all(under_way(rec / f"slow.r{k}") for k in (1, 2)), 90, "both runs under way")
     driver.kill()
     driver.wait()
     wait_until(lambda: not agents_alive(tmp_path), 30, "the cluster ended the runs' agents")
@@ -273,7 +244,7 @@ def test_a_worker_node_that_dies_mid_run_loses_no_run(cluster: Cluster, tmp_path
     def on_doomed_node_and_under_way() -> bool:
         for run, events in _readable_logs(rec).items():
             starts = [e for e in events if isinstance(e, RunStart)]
-            if starts and starts[0].node.endswith(doomed_id) and count_records(rec / run / EVENTS_FILE) > 30:
+            if starts and starts[0].node.endswith(doomed_id) and under_way(rec / run):
                 return True
         return False
 

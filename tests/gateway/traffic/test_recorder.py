@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from gateway.log.events import Blob, ErrorEvent, EvidenceCheck, LLMExchange
 from gateway.traffic.profile import load_profile
@@ -9,13 +10,17 @@ from persona.grading.exact import contains_expected
 from tests.gateway.traffic.conftest import MemoryLog
 
 
-def raw(messages: list[dict[str, str]], reply: str = "ok") -> RawExchange:
+def raw(
+    messages: list[dict[str, Any]], reply: str = "ok", tool_calls: list[dict[str, Any]] | None = None
+) -> RawExchange:
+    """An Anthropic exchange: the request's `messages`, answered with `reply` — or with
+    `tool_calls` (tool_use blocks) when given."""
     body = json.dumps({"model": "m", "max_tokens": 10, "system": "sys", "messages": messages}).encode()
     response = json.dumps(
         {
             "type": "message",
-            "content": [{"type": "text", "text": reply}],
-            "stop_reason": "end_turn",
+            "content": tool_calls if tool_calls is not None else [{"type": "text", "text": reply}],
+            "stop_reason": "tool_use" if tool_calls else "end_turn",
             "usage": {},
         }
     ).encode()
@@ -100,22 +105,6 @@ def test_a_failed_model_call_is_an_agent_llm_error_and_fails_the_turn_until_one_
     assert recorder.turn_failure() is None
 
 
-def _tool_exchange(messages: list[dict[str, object]], calls: list[dict[str, object]]) -> RawExchange:
-    body = json.dumps({"model": "m", "max_tokens": 10, "system": "sys", "messages": messages}).encode()
-    response = json.dumps(
-        {"type": "message", "content": calls, "stop_reason": "tool_use", "usage": {}}
-    ).encode()
-    return RawExchange(
-        "POST",
-        "/v1/messages",
-        {"Content-Type": "application/json"},
-        body,
-        200,
-        {"content-type": "application/json"},
-        response,
-    )
-
-
 def test_a_memory_write_the_tool_refused_is_logged_as_failed() -> None:
     """Hermes' memory full: the write was called, its result says it stored nothing — the
     report must not count it as stored."""
@@ -130,14 +119,15 @@ def test_a_memory_write_the_tool_refused_is_logged_as_failed() -> None:
         {"type": "tool_use", "id": "t2", "name": "memory", "input": {**add, "content": "I live in Porto"}},
     ]
     told = [{"role": "user", "content": "My cat is Miso. I live in Porto."}]
-    recorder.record(_tool_exchange(told, calls))
+    recorder.record(raw(told, tool_calls=calls))
     results = [
         {"type": "tool_result", "tool_use_id": "t1", "content": '{"success": true}'},
         {"type": "tool_result", "tool_use_id": "t2", "content": HERMES_FULL},
     ]
     recorder.record(
-        _tool_exchange(
-            [*told, {"role": "assistant", "content": calls}, {"role": "user", "content": results}], []
+        raw(
+            [*told, {"role": "assistant", "content": calls}, {"role": "user", "content": results}],
+            tool_calls=[],
         )
     )
     seen = [e for e in log.events if isinstance(e, MemoryCallSeen)]

@@ -1,0 +1,43 @@
+"""An HTTP chat agent run as a process of its own, for tests of agents we start: it remembers
+statements and answers questions from them (`POST /chat`, `{"message"}` → `{"reply"}`).
+
+Its environment steers it: DIE_AFTER=N exits (code 3) on the Nth message after printing why;
+DELAY=S waits S seconds a message (so a test can act while runs are under way); PIDS=DIR gets
+a file named by its pid (so a test can check it is gone). It prints "agent pid N" at start.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+AGENT = textwrap.dedent(
+    """
+    import json, os, sys, time, http.server
+    notes, count = [], 0
+    if os.environ.get("PIDS"):
+        open(os.path.join(os.environ["PIDS"], str(os.getpid())), "w").close()
+    class H(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(200); self.end_headers(); self.wfile.write(b"ok")
+        def do_POST(self):
+            global count
+            count += 1
+            if count == int(os.environ.get("DIE_AFTER", "0")):
+                print("fatal: the agent's database is gone", flush=True)
+                os._exit(3)
+            time.sleep(float(os.environ.get("DELAY", "0")))
+            text = json.loads(self.rfile.read(int(self.headers["Content-Length"])))["message"]
+            if text.rstrip().endswith("?"):
+                words = {w.lower().strip("?.,") for w in text.split() if len(w) > 3}
+                reply = max(notes, key=lambda n: len(words & set(n.lower().split())), default="never told")
+            else:
+                notes.extend(l.strip("- ") for l in text.splitlines() if l.strip())
+                reply = "Noted."
+            body = json.dumps({"reply": reply}).encode()
+            self.send_response(200); self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body))); self.end_headers(); self.wfile.write(body)
+        def log_message(self, *a): pass
+    print("agent pid", os.getpid(), flush=True)
+    http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
+    """
+)
