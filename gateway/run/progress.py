@@ -36,7 +36,7 @@ class RunProgress:
     stand_in: bool = False
     phase: int = -1
     phase_title: str = ""
-    facts_told: int = 0
+    told: set[tuple[str, str]] = field(default_factory=set)  # (file, fact id): a re-sent fact once
     graded: int = 0
     status: str = "waiting"
     agent: RoleCost = field(default_factory=RoleCost)
@@ -46,6 +46,10 @@ class RunProgress:
     segment_start: float | None = None
     last_ts: float = 0.0
     node: str = ""  # where the run executes, when not in this process (a Ray cluster's node)
+
+    @property
+    def facts_told(self) -> int:
+        return len(self.told)
 
     @property
     def node_short(self) -> str:
@@ -78,7 +82,7 @@ class RunProgress:
                 self.phase, self.phase_title = event.index, event.title
                 self.status = "running"
             case FactTold():
-                self.facts_told += 1
+                self.told.add((event.file, event.fact_id))
             case Evaluation():
                 self.graded += 1
             case LLMExchange() if event.kind != "probe":

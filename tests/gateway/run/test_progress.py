@@ -34,3 +34,14 @@ def test_the_board_prints_only_changed_lines_off_a_terminal() -> None:
     board.draw()
     lines = out.getvalue().splitlines()
     assert len(lines) == 1 and "[a] running" in lines[0] and "phase 1/3" in lines[0]
+
+
+def test_a_fact_told_again_after_a_crash_counts_once() -> None:
+    """A resumed run logs the facts of a message it re-sends again: the board counts facts, not records."""
+    from gateway.log.events import FactTold
+
+    progress = RunProgress("r", 3, 2)
+    for event in (FactTold(file="family", fact_id="1.1"), FactTold(file="family", fact_id="1.1")):
+        progress.observe(event)
+    progress.observe(FactTold(file="home", fact_id="1.1"))
+    assert progress.facts_told == 2 and "facts    2" in progress.line()
