@@ -5,6 +5,7 @@ log holds so far (`count_records`), to wait for a run to reach a point."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -15,26 +16,42 @@ from tests.conftest import REPO
 MARATHON_ENV = {**os.environ, "PYTHONPATH": str(REPO)}
 
 
-def marathon(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+def marathon(
+    *args: str, cwd: Path, stdin: str | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "gateway.cli", *args],
         cwd=cwd,
+        input=stdin,
         capture_output=True,
         text=True,
         timeout=120,
-        env=MARATHON_ENV,
+        env={**MARATHON_ENV, **(env or {})},
     )
 
 
-def spawn_marathon(*args: str, cwd: Path, stdout: int = subprocess.PIPE) -> subprocess.Popen[str]:
-    """`marathon ARGS` started and left running (to signal, kill or watch); stderr piped."""
+def spawn_marathon(
+    *args: str,
+    cwd: Path,
+    stdout: int = subprocess.PIPE,
+    stdin: int | None = None,
+    sigint_ignored: bool = False,
+) -> subprocess.Popen[str]:
+    """`marathon ARGS` started and left running (to signal, kill or watch); stderr piped.
+    `sigint_ignored`: started as a script's background job is (`marathon run cfg &`, nohup)."""
+
+    def ignore_sigint() -> None:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
     return subprocess.Popen(
         [sys.executable, "-m", "gateway.cli", *args],
         cwd=cwd,
+        stdin=stdin,
         stdout=stdout,
         stderr=subprocess.PIPE,
         text=True,
         env=MARATHON_ENV,
+        preexec_fn=ignore_sigint if sigint_ignored else None,
     )
 
 

@@ -112,10 +112,22 @@ def cmd_state(run: Path, as_json: bool) -> int:
     phase = state.phase
     print(f"run {state.run_id}: {state.status}")
     print(f"phase {phase['index']} of {phase['of']}: {phase['title']} ({phase['chapter']})")
-    print(f"persona messages: {len(state.messages)}; facts told: {len(state.told)}; graded: {len(state.grades)}")
-    for message in state.messages[-3:]:
+    print(
+        f"persona messages: {len(state.messages)}; facts told: {len(state.told)}; graded: {len(state.grades)}"
+    )
+    shown = state.messages[-3:]
+    if shown:
+        more = (
+            f" (all {len(state.messages)}: marathon state {run} --json)"
+            if len(state.messages) > len(shown)
+            else ""
+        )
+        print(f"the last {len(shown)} persona messages{more}:")
+    for message in shown:
         text = message["text"].replace("\n", " ")
         print(f"  [{message['purpose']}] {text[:117] + '...' if len(text) > 120 else text}")
+    if state.grades:
+        print("grades:")
     for qid, grade in state.grades.items():
         print(f"  {qid}: {grade['score']:g}/10 — {grade['reason']}")
     print(f"live facts files: {', '.join(str(p) for p in written) or 'none'}")

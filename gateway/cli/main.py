@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import signal
 import sys
 from collections import Counter
 from collections.abc import Sequence
@@ -28,6 +27,7 @@ from gateway.cli.runs import (
     cmd_run,
     print_errors,
 )
+from gateway.cli.stopping import run_until_stopped, stop_signals_interrupt
 from gateway.log.runlog import RunLogFormatError
 from persona.benchmark.errors import BenchmarkErrors
 from persona.benchmark.ladder import apply_rung
@@ -103,8 +103,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = sub.add_parser(
         "chat", help="type as the persona to an agent, through the gateway, recorded (for trying a profile)"
     )
-    p.add_argument("--agent", required=True, help="an agent profile name (see `marathon profiles`)")
-    p.add_argument("--recordings", type=Path, default=Path("recordings"))
+    p.add_argument("--agent", help="an agent profile name (see `marathon profiles`)")
+    p.add_argument("--config", type=Path, help="a config.jsonc: chat with one of its runs' agent (--only ID)")
+    p.add_argument("--only", help="which run of the config")
+    p.add_argument(
+        "--set", action="append", default=[], metavar="KEY=VALUE", help="override a setting (llm.port=8799)"
+    )
+    p.add_argument(
+        "--recordings", type=Path, help="where the chat is recorded (default: the config's, else recordings/)"
+    )
     p = sub.add_parser(
         "probe",
         help="a one-minute preflight of a run's agent: replies, sessions, recorded LLM calls, memory tools",
@@ -117,7 +124,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument(
         "--set", action="append", default=[], metavar="KEY=VALUE", help="override a setting (llm.port=8799)"
     )
-    p.add_argument("--recordings", type=Path, default=Path("recordings"))
+    p.add_argument(
+        "--recordings", type=Path, help="where the probe is recorded (default: the config's, else recordings/)"
+    )
     p = sub.add_parser(
         "report", help="rebuild the cross-run report (budget tables, A/B, report.html) from recordings"
     )
@@ -176,7 +185,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # recordings hold people's conversations and agents' memories: files 0600, folders 0700,
     # for everything this process (and the agents it starts) creates
     os.umask(0o077)
-    _stop_signals_interrupt()
+    stop_signals_interrupt()
     try:
         if args.command == "check":
             return cmd_check(args.benchmark)
@@ -224,18 +233,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("\ninterrupted; the run log is intact — run the same command again to resume", file=sys.stderr)
         return 130
-
-
-def _stop_signals_interrupt() -> None:
-    """SIGTERM (`kill`) and SIGHUP (a closed terminal) end a run as Ctrl-C does: every run is
-    cancelled, its agent's process group ended, its log closed with `interrupted`, and the same
-    command resumes it — instead of dying at once and leaving the agent running."""
-
-    def as_ctrl_c(signum: int, frame: object) -> None:
-        signal.raise_signal(signal.SIGINT)
-
-    for sig in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, as_ctrl_c)
 
 
 # -- check -----------------------------------------------------------------------------------
@@ -362,7 +359,7 @@ def cmd_view(recordings: Path, host: str, port: int) -> int:
             await served.stop()
 
     try:
-        asyncio.run(go())
+        run_until_stopped(go())
     except KeyboardInterrupt:
         print("viewer: stopped")
     return 0
@@ -375,7 +372,7 @@ def cmd_proxy(upstream: str, profile: str | None, port: int, recordings: Path) -
     from gateway.traffic.watch import watch  # mitmproxy loads only for this command
 
     try:
-        asyncio.run(
+        run_until_stopped(
             watch(
                 upstream,
                 recordings.resolve(),
@@ -390,6 +387,8 @@ def cmd_proxy(upstream: str, profile: str | None, port: int, recordings: Path) -
     except OSError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:  # the log is closed and says how many calls it holds: nothing to resume
+        return 0
     return 0
 
 
@@ -419,7 +418,7 @@ def cmd_profiles() -> int:
 
 
 def cmd_chat(
-    config: Path | None, only: str | None, profile: str | None, sets: list[str], recordings: Path
+    config: Path | None, only: str | None, profile: str | None, sets: list[str], recordings: Path | None
 ) -> int:
     from gateway.run.chat import chat
 
@@ -427,10 +426,13 @@ def cmd_chat(
     if isinstance(chosen, int):
         return chosen
     try:
-        asyncio.run(chat(chosen.settings, chosen.recordings.resolve(), sys.stdin, print))
+        run_until_stopped(chat(chosen.settings, chosen.recordings.resolve(), sys.stdin, print))
     except (ValueError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:  # the chat's log ends `interrupted`; a chat is not resumed
+        print("\nchat: stopped; what was said is recorded", file=sys.stderr)
+        return 130
     return 0
 
 
@@ -468,7 +470,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
                 await client.close()
 
     try:
-        return asyncio.run(go())
+        return run_until_stopped(go())
     except (OSError, RunLogFormatError, BenchmarkErrors, KeyError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

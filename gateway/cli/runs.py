@@ -19,6 +19,7 @@ from typing import Any, NamedTuple
 
 from adapters.profiles import with_overrides
 from gateway.cli.scheduling import choose_executor, run_all
+from gateway.cli.stopping import run_until_stopped
 from gateway.cluster.ray_runs import ExecutorUnavailable
 from gateway.log.events import TerminationReason
 from gateway.log.lock import RunInUse
@@ -69,7 +70,11 @@ def _print_outcome(outcome: RunOutcome, brief: bool = False) -> bool:
     print(
         f"[{outcome.run_id}] {outcome.reason}: mean {mean}, graded {len(s.evaluations)}/{len(s.planned)}, "
         f"coverage {'complete' if s.coverage_complete else 'incomplete'}"
-        + (f", resumed ({outcome.resent} re-sent)" if outcome.resumed else "")
+        + (
+            f", resumed ({outcome.resent} message(s) re-sent now, {s.resent} over the run, as its report counts)"
+            if outcome.resumed
+            else ""
+        )
     )
     _print_why(outcome)
     if s.stand_in:
@@ -196,6 +201,25 @@ def _write_plan(experiment: Experiment, recordings: Path, fresh: bool) -> None:
     path.write_text(json.dumps(plan, indent=1) + "\n", encoding="utf-8")
 
 
+def preflight(specs: Sequence[RunSpec]) -> int | None:
+    """A bad benchmark, agent or persona setting (a missing key too) fails before any run
+    starts: the exit code after saying why, else None."""
+    try:
+        for spec in specs:
+            benchmark = benchmark_for(spec.benchmark, spec.rung, spec.pool)
+            check_agent_settings(spec.agent)
+            check_agent_can_play(spec.agent, benchmark)
+            check_persona_settings(spec.persona, benchmark)
+            resources_for(spec.resources, spec.agent)
+    except BenchmarkErrors as exc:
+        print_errors(exc)
+        return 1
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return None
+
+
 def _run_and_report(
     specs: Sequence[RunSpec],
     recordings: Path,
@@ -206,13 +230,9 @@ def _run_and_report(
 ) -> int:
     """Run the specs; print each ending and the cross-run report. `charts`: also (re)write
     `recordings/report.html` after a single run (a matrix always does)."""
+    if (failed := preflight(specs)) is not None:
+        return failed
     try:
-        for spec in specs:  # a bad benchmark or agent setting fails before any run starts
-            benchmark = benchmark_for(spec.benchmark, spec.rung, spec.pool)
-            check_agent_settings(spec.agent)
-            check_agent_can_play(spec.agent, benchmark)
-            check_persona_settings(spec.persona, benchmark)
-            resources_for(spec.resources, spec.agent)
         results = run_all(specs, recordings, fresh, parallel, executor)
     except BenchmarkErrors as exc:
         print_errors(exc)
@@ -253,6 +273,8 @@ def cmd_demo(recordings: Path, fresh: bool, persona: str = "scripted", surface: 
     spec = RunSpec(
         "demo" if surface == "http" else f"demo-{surface}", DEMO_BENCHMARK, agent, {"driver": persona}
     )
+    if (failed := preflight([spec])) is not None:
+        return failed
     log_path = recordings / spec.id / EVENTS_FILE
     if not fresh and log_path.exists():
         try:
@@ -260,11 +282,19 @@ def cmd_demo(recordings: Path, fresh: bool, persona: str = "scripted", surface: 
         except RunLogFormatError:
             status = TerminationReason.COMPLETED  # unreadable: nothing to resume, start over
         fresh = status == TerminationReason.COMPLETED
-        if not fresh:
+        if fresh:  # unlike `marathon run`, which never runs a finished run again without --fresh
+            print(f"demo: the demo in {log_path.parent} had completed; starting a new one in its place")
+        else:
             print("demo: resuming the unfinished demo run")
-    print(
-        f"demo: {persona} persona × reference agent on the offline rule-based model stand-in (no network, no key)"
-    )
+    if persona == "scripted":
+        print(
+            "demo: scripted persona × reference agent on the offline rule-based model stand-in (no network, no key)"
+        )
+    else:
+        print(
+            f"demo: the persona on {persona} (a live model: network and its key needed) × the reference "
+            "agent on the offline rule-based model stand-in"
+        )
     started = time.monotonic()
     code = _run_and_report([spec], recordings.resolve(), fresh, charts=False)  # written just below
     try:
@@ -376,10 +406,12 @@ class ChosenAgent(NamedTuple):
 
 
 def agent_settings(
-    config: Path | None, only: str | None, profile: str | None, sets: list[str], recordings: Path
+    config: Path | None, only: str | None, profile: str | None, sets: list[str], recordings: Path | None
 ) -> ChosenAgent | int:
     """The agent a command points at — a config's run (`--only ID` picks it) or a profile —
-    with `--set` overrides applied; an exit code (after saying why) when that is unclear."""
+    with `--set` overrides applied; an exit code (after saying why) when that is unclear.
+    Where it records: `recordings` when given (`--recordings`), else the config's, else
+    `recordings/`."""
     if (config is None) == (profile is None):
         print("error: give --agent PROFILE, or a config (and --only ID)", file=sys.stderr)
         return 2
@@ -397,16 +429,17 @@ def agent_settings(
             names = ", ".join(sorted({str(s.meta.get("id") or s.id) for s in loaded.runs}))
             print(f"error: pick one run with --only (the config's runs: {names})", file=sys.stderr)
             return 2
-        settings, recordings, run = next(iter(agents.values())), loaded.recordings, runs[0]
+        settings, run = next(iter(agents.values())), runs[0]
+        recordings = recordings or loaded.recordings
     try:
-        return ChosenAgent(with_overrides(settings, sets), recordings, run, config)
+        return ChosenAgent(with_overrides(settings, sets), recordings or Path("recordings"), run, config)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
 
 
 def cmd_probe(
-    config: Path | None, only: str | None, profile: str | None, sets: list[str], recordings: Path
+    config: Path | None, only: str | None, profile: str | None, sets: list[str], recordings: Path | None
 ) -> int:
     """Probe one agent and print the checklist; exit 1 when any check failed."""
     from gateway.run.probe import probe
@@ -417,10 +450,13 @@ def cmd_probe(
     try:
         check_agent_settings(chosen.settings)
         print("probing: a greeting with a marker, then a new session asking for it — the agent's replies:")
-        run_dir, checks = asyncio.run(probe(chosen.settings, chosen.recordings.resolve()))
+        run_dir, checks = run_until_stopped(probe(chosen.settings, chosen.recordings.resolve()))
     except (ValueError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:  # its agent is stopped; a probe is short and not resumed: run it again
+        print("\nprobe: stopped before its checks were done; run it again for the checklist", file=sys.stderr)
+        return 130
     if chosen.run is not None:  # the run needs its benchmark too: better told now than at `marathon run`
         checks.append(_benchmark_check(chosen))
     print()

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
+from gateway.cli.stopping import run_until_stopped
 from gateway.cluster.ray_runs import RayCluster, RemoteRun
 from gateway.run.agents import shared_resources
 from gateway.run.config import RunSpec
@@ -44,7 +45,7 @@ def run_all(
         finally:
             cluster.close()
 
-    return asyncio.run(go())
+    return run_until_stopped(go())
 
 
 async def schedule(

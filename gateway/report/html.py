@@ -13,6 +13,7 @@ import html
 import json
 import time
 from collections import defaultdict
+from datetime import datetime
 from pathlib import Path
 from string import Template
 from typing import Any
@@ -21,7 +22,7 @@ import plotly.graph_objects as go
 from plotly.offline import get_plotlyjs
 
 from gateway import __version__
-from gateway.log.events import Asked, CompactionSeen, LLMExchange
+from gateway.log.events import Asked, CompactionSeen, LLMExchange, SessionChanged
 from gateway.report.budget import Ladder, render_ladder
 from gateway.report.comparison import Comparison, render_comparison
 from gateway.report.markdown import render_markdown
@@ -61,21 +62,38 @@ def score_by_tag(run: RecordedRun) -> dict[str, Any]:
     return _figure(fig, "Score by question tag")
 
 
+def _clock(ts: float) -> str:
+    """A log timestamp as plotly's date axis reads it (local time, as the transcript shows it)."""
+    return datetime.fromtimestamp(ts).isoformat(timespec="milliseconds")
+
+
+SESSION_LABELS = {"new_session": "new session", "compact": "compaction asked"}
+# a clock in 24-hour form at every zoom: milliseconds for a run of seconds, minutes for hours
+CLOCK_TICKS = [
+    {"dtickrange": [None, 1000], "value": "%H:%M:%S.%L"},
+    {"dtickrange": [1000, 60000], "value": "%H:%M:%S"},
+    {"dtickrange": [60000, None], "value": "%H:%M"},
+]
+
+
 def context_over_time(run: RecordedRun) -> dict[str, Any]:
-    """The agent's LLM input size per call, with compactions and questions marked."""
+    """The agent's LLM input size per call, with compactions and questions marked, over the
+    time of day (24-hour, as in the transcript: a short run's axis is seconds, not 0.045 min);
+    each new session is a dotted line, so the drop in context size after it is explained."""
     events = run.log.events
-    start = next((e.ts for e in events if e.ts), 0.0)
     calls = [e for e in events if isinstance(e, LLMExchange) and e.kind != "probe"]
-    minutes = [(e.ts - start) / 60 for e in calls]
     fig = go.Figure(
         go.Scatter(
-            x=minutes, y=[e.input_tokens for e in calls], mode="lines+markers", name="input tokens per call"
+            x=[_clock(e.ts) for e in calls],
+            y=[e.input_tokens for e in calls],
+            mode="lines+markers",
+            name="input tokens per call",
         )
     )
     compactions = [e for e in events if isinstance(e, CompactionSeen)]
     fig.add_trace(
         go.Scatter(
-            x=[(e.ts - start) / 60 for e in compactions],
+            x=[_clock(e.ts) for e in compactions],
             y=[e.tokens_before for e in compactions],
             mode="markers",
             marker={"symbol": "x", "size": 12, "color": "crimson"},
@@ -86,7 +104,7 @@ def context_over_time(run: RecordedRun) -> dict[str, Any]:
     asked = [e for e in events if isinstance(e, Asked)]
     fig.add_trace(
         go.Scatter(
-            x=[(e.ts - start) / 60 for e in asked],
+            x=[_clock(e.ts) for e in asked],
             y=[0] * len(asked),
             mode="markers",
             marker={"symbol": "triangle-up", "size": 10, "color": "seagreen"},
@@ -94,9 +112,34 @@ def context_over_time(run: RecordedRun) -> dict[str, Any]:
             text=[e.question_id for e in asked],
         )
     )
-    fig.update_xaxes(title="minutes since the run started")
+    for change in (e for e in events if isinstance(e, SessionChanged)):
+        at = _clock(change.ts)
+        fig.add_shape(
+            type="line", xref="x", yref="paper", x0=at, x1=at, y0=0, y1=1,
+            line={"dash": "dot", "width": 1, "color": "#667"},
+        )  # fmt: skip
+        fig.add_annotation(
+            x=at, xref="x", y=1, yref="paper", yanchor="bottom", showarrow=False,
+            text=SESSION_LABELS.get(change.action, change.action), font={"size": 10, "color": "#556"},
+        )  # fmt: skip
+    fig.update_xaxes(type="date", tickformatstops=CLOCK_TICKS, title="time of day (24-hour)")
     fig.update_yaxes(title="tokens")
     return _figure(fig, "Agent context size over time" + ("" if calls else " (LLM traffic not recorded)"))
+
+
+def _empty(fig: go.Figure, text: str) -> None:
+    """A panel with nothing to plot says so in words, not with a bare axis of −1…1."""
+    fig.add_annotation(
+        text=text,
+        xref="paper",
+        yref="paper",
+        x=0.5,
+        y=0.5,
+        showarrow=False,
+        font={"size": 15, "color": "#555"},
+    )
+    fig.update_xaxes(visible=False)
+    fig.update_yaxes(visible=False)
 
 
 def memory_calls_per_question(run: RecordedRun) -> dict[str, Any]:
@@ -105,22 +148,37 @@ def memory_calls_per_question(run: RecordedRun) -> dict[str, Any]:
     calls = [run.summary.memory_calls_for(q) for q in qids] if run.observed else []
     fig = go.Figure(go.Bar(x=qids if run.observed else [], y=calls, name="memory calls"))
     fig.update_yaxes(title="memory calls")
+    if not run.observed:
+        _empty(fig, "not observable: the agent's LLM traffic was not recorded")
+    elif not any(calls):
+        _empty(fig, "no memory calls" + (" while questions were asked" if qids else " (no question graded)"))
     title = "Memory calls per question" + ("" if run.observed else " (not observable: traffic not recorded)")
     return _figure(fig, title)
+
+
+# Pass@1, @2, @4 often coincide on a rung: each budget its own dash and marker, drawn wider
+# first, so a line under another still shows
+BUDGET_STYLES = [
+    ("solid", "circle", 4), ("dash", "square", 3), ("dot", "diamond", 2.5), ("dashdot", "triangle-up", 2),
+]  # fmt: skip
 
 
 def pass_at_b(ladder: Ladder) -> dict[str, Any]:
     fig = go.Figure()
     names = [r.name for r in ladder.rungs if r.observable]
-    for b in ladder.budgets:
+    drawn: list[list[float]] = []
+    for n, b in enumerate(ladder.budgets):
         cells = [r.cells[b] for r in ladder.rungs if r.observable]
         rates = [c.pass_rate for c in cells]
+        dash, symbol, width = BUDGET_STYLES[n % len(BUDGET_STYLES)]
         fig.add_trace(
             go.Scatter(
                 x=names,
                 y=rates,
                 mode="lines+markers",
                 name=f"Pass@{b}",
+                line={"dash": dash, "width": width},
+                marker={"symbol": symbol, "size": 11 - 1.5 * (n % len(BUDGET_STYLES))},
                 error_y={
                     "type": "data",
                     "symmetric": False,
@@ -129,10 +187,15 @@ def pass_at_b(ladder: Ladder) -> dict[str, Any]:
                 },
             )
         )
+        drawn.append(rates)
     fig.add_hline(y=ladder.target, line_dash="dash", annotation_text=f"target ρ = {ladder.target:g}")
     fig.update_yaxes(range=[0, 1.05], title="Pass@B (95 % CI, bootstrap by question)")
     fig.update_xaxes(title="rung")
-    return _figure(fig, f"Pass@B by rung — {ladder.label}")
+    title = f"Pass@B by rung — {ladder.label}"
+    if len(drawn) > 1 and all(rates == drawn[0] for rates in drawn):
+        budgets = " = ".join(f"Pass@{b}" for b in ladder.budgets)
+        title += f"<br><sub>{budgets} on every rung: the lines lie on one another</sub>"
+    return _figure(fig, title)
 
 
 def ab_plot(c: Comparison) -> dict[str, Any]:

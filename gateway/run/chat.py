@@ -3,12 +3,13 @@ is recorded like a run's (header, `say`, `reply`, `error`, LLM traffic when the 
 where the agent's model is). For trying a profile before a long run.
 
 Lines starting with `/new-session` start a new session the way the profile does; an empty
-line or end of input ends the chat.
+line or end of input ends the chat (`completed`); a stop signal ends it `interrupted`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -44,12 +45,15 @@ async def chat(settings: dict[str, Any], recordings: Path, lines: TextIO, out: C
             writer.append(RunStart(session_id=session, llm_url=handle.llm_url or ""))
             if handle.llm_url:
                 out(f"(the agent's LLM traffic is recorded at {handle.llm_url})")
-            out(
-                f"chatting with {settings.get('profile')} — empty line to stop, /new-session for a new session"
-            )
+            if header.agent.get("offline_stand_in"):
+                out("(the agent runs on the offline rule-based model stand-in, not an LLM)")
+            name = settings.get("profile") or header.agent.get("adapter", "the agent")
+            out(f"chatting with {name} — empty line to stop, /new-session for a new session")
+            ended = "completed"
+            incoming = _lines_of(lines)
             try:
                 while True:
-                    text = (await asyncio.to_thread(lines.readline)).rstrip("\n")
+                    text = (await incoming.get()).rstrip("\n")
                     if not text.strip():
                         break
                     if text.strip() == "/new-session":
@@ -67,7 +71,34 @@ async def chat(settings: dict[str, Any], recordings: Path, lines: TextIO, out: C
                         continue
                     writer.append(Replied(text=reply, elapsed=round(time.monotonic() - started, 3)))
                     out(f"agent> {reply}")
+            except asyncio.CancelledError:
+                ended = "interrupted"
+                raise
             finally:  # the adapter closes with the agent (open_agent), after its process stopped
-                writer.append(RunEnded(reason="completed", detail="chat ended"))
+                writer.append(RunEnded(reason=ended, detail="chat ended"))
     out(f"recorded in {run_dir}")
     return run_dir
+
+
+def _lines_of(stream: TextIO) -> asyncio.Queue[str]:
+    """The stream's lines as they come ("" at its end), read by a daemon thread: a chat stopped
+    while the person hasn't typed anything must not wait for a `readline` that never returns
+    (asyncio's default executor is joined at exit; a daemon thread is not)."""
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[str] = asyncio.Queue()
+
+    def read() -> None:
+        while True:
+            try:
+                line = stream.readline()
+            except (OSError, ValueError):
+                line = ""
+            try:
+                loop.call_soon_threadsafe(queue.put_nowait, line)
+            except RuntimeError:  # the loop is closed: the chat is over
+                return
+            if not line:
+                return
+
+    threading.Thread(target=read, name="chat-input", daemon=True).start()
+    return queue

@@ -102,8 +102,10 @@ def check_persona_settings(settings: dict[str, Any], benchmark: Benchmark) -> No
         ReplayDriver(source, without_distractors(benchmark))  # a recording of another benchmark fails here
         return
     if name != "scripted":
-        from persona.llm.select import parse_llm_spec
+        from persona.llm.select import missing_key
 
-        parse_llm_spec(name)
+        key_env = settings.get("api_key_env")
+        if problem := missing_key(name, str(key_env) if key_env else None):
+            raise ValueError(problem)
     if name == "scripted" or benchmark.rung:  # the scripted words, or a rung's distractor intros
         phrases_for(benchmark.language)  # UnknownLanguage (a ValueError) names the files there are

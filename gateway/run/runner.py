@@ -25,6 +25,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from adapters.base import (
     AdapterError,
@@ -265,6 +266,19 @@ class Run:
             raise ResumeError(
                 f"{self.journal.location}: the benchmark {self.spec.benchmark} changed since this run started; "
                 "resuming would mix two benchmarks — use --fresh to start over"
+            )
+        logged, wanted = (
+            previous.header.persona,
+            {**self.spec.persona, "driver": driver_name(self.spec.persona)},
+        )
+        if logged != wanted:
+            self.writer.close()
+            differ = sorted(k for k in {*logged, *wanted} if logged.get(k) != wanted.get(k))
+            raise ResumeError(
+                f"{self.journal.location}: this run was started with the persona {_persona_words(logged)}, "
+                f"not {_persona_words(wanted)} (they differ in {', '.join(differ)}); resuming would mix two "
+                f"personas in one run — resume it with the same persona (--persona {logged.get('driver')}), "
+                "or use --fresh to start over"
             )
         return previous
 
@@ -540,3 +554,8 @@ class Run:
 
 async def run_spec(spec: RunSpec, recordings: Path, *, fresh: bool = False) -> RunOutcome:
     return await Run(spec, recordings, fresh=fresh).execute()
+
+
+def _persona_words(settings: dict[str, Any]) -> str:
+    extra = ", ".join(f"{k}={v}" for k, v in sorted(settings.items()) if k != "driver")
+    return f"{settings.get('driver')}" + (f" ({extra})" if extra else "")

@@ -152,7 +152,8 @@ def make_app(recordings: Path, host: str = "127.0.0.1") -> web.Application:
 
     async def stream(request: web.Request) -> web.StreamResponse:
         """Server-sent events: new transcript items as the run logs them; a `status` event
-        when the run's status changes. The client reconnects with `after` = the last seq."""
+        whenever the run's summary (status, phase, graded, mean, cost) changes. The client
+        reconnects with `after` = the last seq."""
         watch = await needs(request)
         after = _int(request, "after", -1)
         response = web.StreamResponse(
@@ -163,16 +164,18 @@ def make_app(recordings: Path, host: str = "127.0.0.1") -> web.Application:
         assert task is not None
         streams.add(task)
         watch.streams += 1
-        status = ""
+        described = ""
         pending = [i for i in watch.items if i["seq"] > after]
         try:
             while True:
                 if pending:
                     await response.write(f"event: items\ndata: {json.dumps(pending)}\n\n".encode())
                     after = pending[-1]["seq"]
-                if watch.status != status:
-                    status = watch.status
-                    await response.write(f"event: status\ndata: {json.dumps(watch.summary())}\n\n".encode())
+                # the header (phase, graded, mean, cost) moves with the run, not only its status
+                summary = json.dumps(watch.summary())
+                if summary != described:
+                    described = summary
+                    await response.write(f"event: status\ndata: {summary}\n\n".encode())
                 await asyncio.sleep(POLL_SECONDS)
                 pending = [i for i in await watch.refresh() if i["seq"] > after]
                 if watch.follower.restarted:

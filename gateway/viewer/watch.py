@@ -251,7 +251,7 @@ class RunWatch:
 
     def series(self) -> dict[str, list[list[Any]]]:
         """The context-size chart's data for the whole run (the transcript itself is paged)."""
-        out: dict[str, list[list[Any]]] = {"calls": [], "compactions": [], "questions": []}
+        out: dict[str, list[list[Any]]] = {"calls": [], "compactions": [], "questions": [], "sessions": []}
         for i in self.items:
             if i["kind"] == "llm":
                 out["calls"].append([i["ts"], i["input_tokens"]])
@@ -259,6 +259,8 @@ class RunWatch:
                 out["compactions"].append([i["ts"], i["tokens_before"]])
             elif i["kind"] == "question" and not i["resent"]:
                 out["questions"].append([i["ts"], i["question_id"]])
+            elif i["kind"] == "session":  # a drop in context size right after one is explained
+                out["sessions"].append([i["ts"], i["action"]])
         return out
 
     def exchange(self, seq: int) -> dict[str, Any] | None:

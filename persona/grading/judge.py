@@ -119,6 +119,8 @@ class ExactJudge:
 def make_judge(spec: str, base_url: str | None = None) -> Judge:
     if spec == "exact":
         return ExactJudge()
-    from persona.llm.select import make_client
+    from persona.llm.select import make_client, missing_key
 
+    if problem := missing_key(spec, who="the judge"):
+        raise ValueError(problem)  # said before any grading, not as the SDK's traceback
     return LLMJudge(make_client(spec, base_url=base_url))

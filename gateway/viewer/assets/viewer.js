@@ -28,8 +28,8 @@ async function getJSON(url) {
   return response.json();
 }
 
-function clock(ts) {
-  return ts ? new Date(ts * 1000).toLocaleTimeString() : "";
+function clock(ts) {  // 24-hour, as the chart's time axis
+  return ts ? new Date(ts * 1000).toLocaleTimeString([], {hour: "2-digit", minute: "2-digit", second: "2-digit", hour12: false}) : "";
 }
 
 function fmtMean(mean) {
@@ -69,7 +69,10 @@ async function showList() {
 
 // ---- one run ----------------------------------------------------------------------------
 
+const SESSION_LABELS = {new_session: "new session", compact: "compaction asked"};
+
 function chartFigure(series, recorded) {
+  const sessions = series.sessions || [];
   return {
     data: [
       {x: series.calls.map((p) => new Date(p[0] * 1000)), y: series.calls.map((p) => p[1]), mode: "lines+markers", name: "input tokens per call"},
@@ -81,6 +84,13 @@ function chartFigure(series, recorded) {
     layout: {
       title: {text: "Agent context size over time" + (recorded ? "" : " — not observable: no LLM call of the agent reached the recorder")},
       margin: {l: 60, r: 20, t: 40, b: 40}, yaxis: {title: {text: "tokens"}}, template: "plotly_white",
+      xaxis: {type: "date", title: {text: "time of day (24-hour)"}, tickformatstops: [  // as the transcript's clock
+        {dtickrange: [null, 1000], value: "%H:%M:%S.%L"}, {dtickrange: [1000, 60000], value: "%H:%M:%S"}, {dtickrange: [60000, null], value: "%H:%M"}]},
+      // a new session (or an asked compaction) explains the drop after it: a dotted line, labelled
+      shapes: sessions.map((p) => ({type: "line", xref: "x", yref: "paper", x0: new Date(p[0] * 1000), x1: new Date(p[0] * 1000), y0: 0, y1: 1,
+        line: {dash: "dot", width: 1, color: "#667"}})),
+      annotations: sessions.map((p) => ({x: new Date(p[0] * 1000), xref: "x", y: 1, yref: "paper", yanchor: "bottom", showarrow: false,
+        text: SESSION_LABELS[p[1]] || p[1], font: {size: 10, color: "#556"}})),
     },
   };
 }
@@ -89,6 +99,7 @@ function addToSeries(series, item) {
   if (item.kind === "llm") series.calls.push([item.ts, item.input_tokens]);
   else if (item.kind === "compaction") series.compactions.push([item.ts, item.tokens_before]);
   else if (item.kind === "question" && !item.resent) series.questions.push([item.ts, item.question_id]);
+  else if (item.kind === "session") (series.sessions = series.sessions || []).push([item.ts, item.action]);
   else return false;
   return true;
 }

@@ -3,10 +3,11 @@ agents said stays text (in the viewer too)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from aiohttp import web
-from playwright.async_api import Browser
+from playwright.async_api import Browser, Locator
 
 from adapters.http_server import serve
 from gateway.report.matrix import write_matrix_report
@@ -69,12 +70,40 @@ async def test_the_report_draws_every_chart_offline(browser: Browser, tmp_path: 
         assert marks > 0
     context = page.locator("#run-chart-2")
     assert await context.locator(".scatterlayer .trace").count() == 3  # calls, compactions, questions
+    # a clock a person reads beside the transcript (24-hour), not "minutes since start" 0…0.045
+    ticks = await svg_texts(context.locator(".xtick text"))
+    assert ticks and all(re.fullmatch(r"\d\d:\d\d(:\d\d(\.\d{1,3})?)?", t) for t in ticks), ticks
+    # the exam's new session is marked where the context drops
+    assert "new session" in await svg_texts(context.locator(".annotation"))
+    # Pass@1/2/4 coincide on these rungs: each line its own dash, said in the title too
+    ladder = page.locator("#ladder0-0")
+    dashes = await ladder.locator(".scatterlayer .trace path.js-line").evaluate_all(
+        "ps => ps.map(p => p.style.strokeDasharray || 'solid')"
+    )
+    assert len(dashes) == 3 and len(set(dashes)) == 3, dashes
+    assert "the lines lie on one another" in " ".join(await svg_texts(ladder.locator(".gtitle")))
     # picking another run redraws the run charts with its data
     before = await page.locator("#run-facts").inner_text()
     await page.select_option("#run-select", index=3)
     await page.wait_for_function("document.querySelector('#run-chart-0 .main-svg') !== null")
     assert await page.locator("#run-facts").inner_text() != before
     await page.screenshot(path=str(artifact("html-report.png")), full_page=True)
+    await page.locator("#run-charts").screenshot(path=str(artifact("html-report-run-charts.png")))
+    await ladder.screenshot(path=str(artifact("html-report-pass-at-b.png")))
+    # a run whose agent keeps no memory: its panel says so instead of an empty axis of −1…1
+    labels = await page.locator("#run-select option").all_inner_texts()
+    await page.select_option("#run-select", index=next(n for n, t in enumerate(labels) if "mem.t0.B" in t))
+    memory = page.locator("#run-chart-3")
+    await memory.locator(".main-svg").first.wait_for()
+    assert "no memory calls" in " ".join(await svg_texts(memory.locator(".annotation")))
+    assert await memory.locator(".ytick").count() == 0
+    await memory.screenshot(path=str(artifact("html-report-no-memory.png")))
+
+
+async def svg_texts(found: Locator) -> list[str]:
+    """The text of SVG elements (they have no innerText)."""
+    texts: list[str] = await found.evaluate_all("els => els.map(e => e.textContent)")
+    return texts
 
 
 HOSTILE = '</script><img src="x" id="pwned" onerror="document.title=\'pwned\'"><b>bold</b>'

@@ -304,7 +304,7 @@ async def test_the_page_shows_the_runs_the_transcript_and_the_chart(browser: Bro
     await expect(row).to_contain_text("15/15")
     await row.click()
     await expect(page.locator("#run-status")).to_have_text("finished")
-    await expect(page.locator(".bubble.persona").first).to_contain_text("please remember them")
+    await expect(page.locator(".bubble.persona").first).to_contain_text("Some things to remember, please — ")
     await expect(page.locator(".bubble.agent").first).to_be_visible()
     await expect(page.locator(".grade").first).to_contain_text("expected:")
     await expect(page.locator("#chart .main-svg").first).to_be_visible()
@@ -320,6 +320,18 @@ async def test_the_page_shows_the_runs_the_transcript_and_the_chart(browser: Bro
     await page.locator("a.inspect").first.click()
     await expect(page.locator("#inspector")).to_contain_text("Request: system")
     await page.screenshot(path=str(artifact("viewer-run.png")), full_page=False)
+    # the transcript is paged: scrolled to its end, every item is there and "load more" is gone
+    _, listed = await get(f"{viewer}/api/runs/demo/items?limit=5000")
+    assert isinstance(listed, dict)
+    shown_kinds = {"phase", "session", "persona", "question", "agent", "grade", "compaction", "memory", "end"}
+    last = max(i["seq"] for i in listed["items"] if i["kind"] in shown_kinds)
+    for _ in range(20):
+        if await page.locator("#load-more").is_hidden():
+            break
+        await page.locator("#load-more").scroll_into_view_if_needed()
+        await page.wait_for_timeout(200)
+    await expect(page.locator("#load-more")).to_be_hidden()
+    assert int(await page.locator("#transcript > *").last.get_attribute("data-seq") or -1) == last
     assert not errors
     assert all(u.startswith(viewer) or u.startswith("data:") for u in requests)  # no CDN, no network
 
@@ -334,12 +346,27 @@ async def test_the_page_of_a_live_run_appends_messages_without_reload(
     await expect(page.locator("#run-status")).to_have_text("running")
     await expect(page.locator(".bubble.persona")).to_have_count(1)
     assert await page.locator(".bubble.agent").count() == 0
+    meta = page.locator("#run-meta")
+    await expect(meta).to_contain_text("phase 1/3 · graded 0/3")
     for n in range(1, 4):  # each answer the agent gives appears on the open page
         agent.permits.put_nowait(None)
         await expect(page.locator(".bubble.agent")).to_have_count(n, timeout=15000)
     await expect(page.locator(".bubble.agent").nth(2)).to_contain_text("reply 3")
     title = await page.eval_on_selector("#chart .gtitle", "e => e.textContent")
     assert "not observable" in title  # an HTTP agent without `llm.upstream`
+    # the header moves with the run, not only when its status changes kind
+    await expect(meta).not_to_contain_text("phase 1/3", timeout=15000)
+    assert await page.locator("#run-status").inner_text() == "running"
+    answered = 3
+    while "graded 0/3" in await meta.inner_text() and answered < 40:
+        agent.permits.put_nowait(None)
+        answered += 1
+        await expect(page.locator(".bubble.agent")).to_have_count(answered, timeout=15000)
+        await page.wait_for_timeout(300)  # a poll of the stream
+    await expect(meta).to_contain_text("phase 3/3 · graded 1/3")
+    assert await page.locator("#run-status").inner_text() == "running"
+    await expect(page.locator("#load-more")).to_be_hidden()  # live: items arrive by themselves
+    await page.screenshot(path=str(artifact("viewer-live-header.png")), clip={"x": 0, "y": 0, "width": 1200, "height": 160})
     await page.screenshot(path=str(artifact("viewer-live.png")))
     for _ in range(60):
         agent.permits.put_nowait(None)

@@ -166,3 +166,20 @@ async def test_facts_that_never_got_through_stay_untold(make_benchmark: BenchFac
             reply = AgentReply("", error="HTTP 500")
     assert not driver.facts.told
     assert sends < 100  # gave up on each message after a few attempts instead of looping
+
+
+async def test_a_facts_heading_is_never_put_inside_a_sentence_with_its_capital() -> None:
+    """`Some things about The flat` read as a slip: the heading stands where its capital fits."""
+    from tests.conftest import DEMO
+
+    bench = load_benchmark(DEMO)
+    driver = ScriptedDriver(bench)
+    played = await play(driver, lambda text: "Noted.")
+    intros = [a.text.split("\n", 1)[0] for a, _ in played if isinstance(a, Say) and a.purpose == "fact"]
+    titles = set(driver.facts.titles.values())
+    assert intros and titles
+    for intro in intros:
+        title = next(t for t in titles if t in intro)
+        before = intro[: intro.index(title)]
+        if title[:1].isupper() and title[1:2].islower():  # a capitalised heading: not after a word
+            assert not before or before.endswith(("— ", ": ", ". ")), intro

@@ -1,0 +1,72 @@
+"""How every `marathon` command stops when told: Ctrl-C, `kill` (SIGTERM) and a closed terminal
+(SIGHUP) all end it the same clean way, however it was started.
+
+Why not `asyncio.run`: it turns SIGINT into a cancellation of the main task only when SIGINT
+has its default handler. A command started in the background from a script (`marathon run
+cfg.jsonc &`, `nohup`, many CI runners) inherits SIGINT as *ignored* — rightly, a Ctrl-C in the
+script's terminal is not meant for it — and then nothing stopped it but SIGKILL: our SIGTERM
+handler re-raised SIGINT, which was ignored. Here SIGTERM and SIGHUP cancel the main task
+themselves, and SIGINT does too unless it was ignored when the command started.
+
+What a caller may rely on: `run_until_stopped(coro)` returns what `coro` returns; the first stop
+signal cancels it (its `finally` blocks run: runs log `interrupted`, agents are ended, servers
+closed) and then raises KeyboardInterrupt; a second signal raises KeyboardInterrupt at once.
+Outside of it (the synchronous parts of a command) a stop signal raises KeyboardInterrupt.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from collections.abc import Coroutine
+from types import FrameType
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+
+
+def stop_signals_interrupt() -> None:
+    """For the synchronous parts of a command: SIGTERM and SIGHUP raise KeyboardInterrupt, as
+    Ctrl-C does (whatever SIGINT's disposition, which is left as it is)."""
+
+    def as_ctrl_c(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt
+
+    for sig in STOP_SIGNALS:
+        signal.signal(sig, as_ctrl_c)
+
+
+def sigint_ignored() -> bool:
+    return signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+
+
+def run_until_stopped[T](coro: Coroutine[Any, Any, T]) -> T:
+    """`asyncio.run(coro)` that SIGTERM, SIGHUP and (unless ignored) SIGINT stop cleanly."""
+    with asyncio.Runner() as runner:
+        loop = runner.get_loop()
+        task = loop.create_task(coro)
+        stops = 0
+
+        def on_stop(signum: int, frame: FrameType | None) -> None:
+            nonlocal stops
+            stops += 1
+            if stops == 1 and not task.done():
+                task.cancel()
+                loop.call_soon_threadsafe(lambda: None)  # wake a loop asleep in select()
+                return
+            raise KeyboardInterrupt
+
+        wanted = STOP_SIGNALS if sigint_ignored() else (signal.SIGINT, *STOP_SIGNALS)
+        previous = {sig: signal.signal(sig, on_stop) for sig in wanted}
+        try:
+            return loop.run_until_complete(task)
+        except asyncio.CancelledError:
+            if stops and task.uncancel() == 0:
+                raise KeyboardInterrupt from None
+            raise
+        finally:
+            for sig, handler in previous.items():
+                if signal.getsignal(sig) is on_stop:
+                    signal.signal(sig, handler)
