@@ -105,12 +105,18 @@ def test_demo_killed_with_sigkill_resumes_and_grades_each_question_once(tmp_path
     assert len([e for e in log.events if isinstance(e, Evaluation)]) == 15
     resent = [e for e in log.events if isinstance(e, (Said, Asked)) and e.resent]
     assert len(resent) <= 1
+    # the console and the report count the same re-sends
+    said = re.search(r"resumed \((\d+) message\(s\) re-sent now, (\d+) over the run", result.stdout)
+    report = re.search(r"re-sent after a crash: (\d+)", (log_path.parent / "report.md").read_text())
+    assert said and report and said.group(2) == report.group(1) == str(len(resent)), result.stdout
 
 
 def test_demo_runs_again_fresh_after_it_finished(tmp_path: Path) -> None:
     assert marathon("demo", cwd=tmp_path).returncode == 0
     again = marathon("demo", cwd=tmp_path)
     assert again.returncode == 0 and "resuming" not in again.stdout
+    # unlike `marathon run`, the demo starts a finished run over — and says so
+    assert "had completed; starting a new one in its place" in again.stdout
     report = (tmp_path / "recordings" / "report.md").read_text()
     assert report.count("— demo: demo-en @") == 2
     run_report = (tmp_path / "recordings" / "demo" / "report.md").read_text()
