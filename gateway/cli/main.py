@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import sys
 from collections import Counter
@@ -92,9 +93,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("run", type=Path, help="a run folder")
     p.add_argument("--grader", default="exact", help="exact | anthropic:MODEL | openai:URL#MODEL")
     p.add_argument("--base-url", help="the judge model's base URL (Anthropic)")
-    p = sub.add_parser("judge-check", help="a grader's recall and specificity on the calibration set")
+    p = sub.add_parser(
+        "judge-check", help="how right a grader is: on the calibration set, or your own labelled answers"
+    )
     p.add_argument("--grader", default="exact", help="exact | anthropic:MODEL | openai:URL#MODEL")
     p.add_argument("--base-url", help="the judge model's base URL (Anthropic)")
+    p.add_argument(
+        "--set",
+        dest="sets",
+        action="append",
+        type=Path,
+        metavar="FILE.jsonl",
+        help="a set of labelled answers (repeatable; docs/grading.md has the format)",
+    )
+    p.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     p = sub.add_parser("import", help="convert another benchmark format into marathonbench benchmarks")
     p.add_argument("format", choices=["longmemeval"])
     p.add_argument("file", type=Path)
@@ -125,7 +137,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--set", action="append", default=[], metavar="KEY=VALUE", help="override a setting (llm.port=8799)"
     )
     p.add_argument(
-        "--recordings", type=Path, help="where the probe is recorded (default: the config's, else recordings/)"
+        "--recordings",
+        type=Path,
+        help="where the probe is recorded (default: the config's, else recordings/)",
     )
     p = sub.add_parser(
         "report", help="rebuild the cross-run report (budget tables, A/B, report.html) from recordings"
@@ -437,6 +451,7 @@ def cmd_chat(
 
 
 def cmd_grade(args: argparse.Namespace) -> int:
+    from gateway.report.judge_check import SetError, check_sets, render_set_result
     from gateway.report.rescore import judge_check, rescore
     from persona.grading.judge import make_judge
 
@@ -451,6 +466,16 @@ def cmd_grade(args: argparse.Namespace) -> int:
 
     async def go() -> int:
         try:
+            if args.command == "judge-check" and args.sets:
+                checked = await check_sets(judge, args.sets)
+                print(
+                    json.dumps(checked.to_json(), ensure_ascii=False, indent=1)
+                    if args.json
+                    else render_set_result(checked)
+                )
+                for reason in checked.unscored if args.json else []:
+                    print(f"unscored: {reason}", file=sys.stderr)
+                return 1 if checked.unscored else 0
             if args.command == "judge-check":
                 result = await judge_check(judge)
                 print(
@@ -460,7 +485,9 @@ def cmd_grade(args: argparse.Namespace) -> int:
                 )
                 for miss in result.misses:
                     print(f"  miss: {miss}")
-                return 0
+                for reason in result.unscored_reasons:
+                    print(f"  unscored: {reason}")
+                return 1 if result.unscored else 0
             results, out = await rescore(args.run, judge)
             print(f"{judge.name}: re-graded {len(results)} questions; report: {out}")
             return 0
@@ -471,6 +498,9 @@ def cmd_grade(args: argparse.Namespace) -> int:
 
     try:
         return run_until_stopped(go())
+    except SetError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     except (OSError, RunLogFormatError, BenchmarkErrors, KeyError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

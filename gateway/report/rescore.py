@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -175,6 +175,7 @@ class CheckResult:
     unscored: int
     total: int
     misses: list[str]
+    unscored_reasons: list[str] = field(default_factory=list)
 
 
 async def judge_check(judge: Judge, calibration: Path | None = None) -> CheckResult:
@@ -182,6 +183,7 @@ async def judge_check(judge: Judge, calibration: Path | None = None) -> CheckRes
     data: list[dict[str, Any]] = json5.loads(path.read_text(encoding="utf-8"))
     positives = negatives = true_pos = true_neg = unscored = 0
     misses = []
+    reasons = []
     for n, entry in enumerate(data, 1):
         q = Question(
             f"cal{n}",
@@ -196,6 +198,7 @@ async def judge_check(judge: Judge, calibration: Path | None = None) -> CheckRes
         )
         if verdict.score is None:
             unscored += 1
+            reasons.append(f"item {n} ({entry['answer'][:60]!r}): {verdict.reason}")
             continue
         said_correct = verdict.score >= CORRECT_AT
         if entry["correct"]:
@@ -214,4 +217,5 @@ async def judge_check(judge: Judge, calibration: Path | None = None) -> CheckRes
         unscored,
         len(data),
         misses,
+        reasons,
     )

@@ -36,9 +36,13 @@ PASS_SCORE = 5.0
 
 @dataclass(frozen=True)
 class Grade:
+    """`certain` False: the grader can't be sure (the reason says why) and `score` is only its
+    best guess — a judge decides, or the question stays unresolved; never a confident figure."""
+
     score: float
     reason: str
     never_told: bool = False
+    certain: bool = True
 
     @property
     def correct(self) -> bool:

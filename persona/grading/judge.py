@@ -36,6 +36,7 @@ class ExamItem:
 class Verdict:
     score: float | None  # None: unscored (the reason says why)
     reason: str
+    certain: bool = True  # False: the grader's best guess, not a verdict (the reason says why)
 
 
 class Judge(Protocol):
@@ -113,7 +114,7 @@ class ExactJudge:
 
     async def judge(self, item: ExamItem) -> Verdict:
         grade = self.grader.grade(item.question, item.expected, item.answers[-1] if item.answers else "")
-        return Verdict(grade.score, grade.reason)
+        return Verdict(grade.score, grade.reason, grade.certain)
 
 
 def make_judge(spec: str, base_url: str | None = None) -> Judge:

@@ -32,6 +32,7 @@ class _Phrasings:
     claims: re.Pattern[str]
     connector: re.Pattern[str]
     request: re.Pattern[str]
+    stall: re.Pattern[str]
 
 
 @cache
@@ -48,6 +49,7 @@ def _phrasings() -> tuple[_Phrasings, ...]:
                 claims=re.compile("|".join(f"(?:{p})" for p in claims), re.IGNORECASE),
                 connector=re.compile(after.get("connector", r"(?!)"), re.IGNORECASE),
                 request=re.compile(after.get("request", r"\?"), re.IGNORECASE),
+                stall=re.compile("|".join(f"(?:{p})" for p in table.get("stall", [])) or r"(?!)", re.IGNORECASE),
             )
         )
     return tuple(out)
@@ -70,6 +72,20 @@ def claims_never_told(answer: str) -> bool:
     one"). For abstention questions, where that claim is the answer."""
     text = _unquoted(answer)
     return any(lang.claims.search(text) for lang in _phrasings())
+
+
+# a stall is short: a promise, not an answer with a promise at its end
+_STALL_WORDS = 40
+
+
+def is_stall(reply: str) -> bool:
+    """True when `reply` only promises to look ("Let me check my notes — one moment!",
+    «Секунду, проверю») and gives nothing yet: no number, no claim of not knowing, a few words.
+    Such a reply is not graded: the persona says go ahead once and grades what follows."""
+    text = _unquoted(reply)
+    if len(_WORD.findall(text)) > _STALL_WORDS or _DIGIT.search(text) or says_never_told(reply):
+        return False
+    return any(lang.stall.search(text) for lang in _phrasings())
 
 
 def _unquoted(answer: str) -> str:

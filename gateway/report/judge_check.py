@@ -1,0 +1,322 @@
+"""`marathon judge-check`: how right a grader is, on a set of labelled answers — the shipped
+calibration set or a user's own.
+
+A set is JSON Lines, one item a line, of three kinds:
+- an answer to a benchmark's question: `{"benchmark": DIR, "question_id": ID, "answer": TEXT, "gold": SCORE}`
+  (DIR relative to the set's file, or to the working folder);
+- an answer to a question given in full: `{"language": L, "question": TEXT, "expected": TEXT,
+  "tags": [...], "answer": TEXT, "gold": SCORE}`;
+- a reply to test the never-told detector on: `{"language": L, "question": TEXT, "reply": TEXT,
+  "never_told": BOOL}` (and `"stall": true` for a reply that only promises to look).
+
+What a caller may rely on: every item is graded or counted `unscored` with its reason (a judge
+that can't be reached is unscored, never a silent 0); an uncertain verdict (the exact grader
+abstaining) is counted apart from the certain ones, so `accuracy_certain` is the share of
+*certain* verdicts equal to gold and `coverage` the share of graded answers that got one; a
+bad line is a `SetError` naming the file and line. `false_pass`: gold below the pass mark
+(5) but a certain verdict at or above it; `false_fail`: gold 10 but a certain verdict below
+10. Never-told figures are the detector the scripted persona uses, per language.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from persona.benchmark.errors import BenchmarkErrors
+from persona.benchmark.loader import load_benchmark
+from persona.benchmark.model import DELETED_MARKERS, Benchmark, FactUpdate, Question
+from persona.grading.exact import PASS_SCORE, contains_expected
+from persona.grading.judge import ExamItem, Judge
+from persona.grading.never_told import is_stall, says_never_told
+
+
+class SetError(ValueError):
+    """A set that can't be read: the file, the line and what was expected."""
+
+
+@dataclass(frozen=True)
+class AnswerItem:
+    line: int
+    language: str
+    item: ExamItem
+    gold: float
+    shape: str = ""
+
+
+@dataclass(frozen=True)
+class ReplyItem:
+    line: int
+    language: str
+    question: str
+    reply: str
+    never_told: bool
+    stall: bool
+    shape: str = ""
+
+
+@dataclass
+class Tally:
+    items: int = 0
+    certain: int = 0
+    uncertain: int = 0
+    unscored: int = 0
+    right: int = 0  # certain and equal to gold
+    false_pass: int = 0
+    false_fail: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        graded = self.items - self.unscored
+        return {
+            "items": self.items,
+            "certain": self.certain,
+            "uncertain": self.uncertain,
+            "unscored": self.unscored,
+            "accuracy_certain": self.right / self.certain if self.certain else None,
+            "coverage": self.certain / graded if graded else None,
+            "false_pass": self.false_pass,
+            "false_fail": self.false_fail,
+        }
+
+
+@dataclass
+class NeverToldTally:
+    claims: int = 0
+    detected: int = 0
+    answers: int = 0
+    false_positive: int = 0
+    stalls: int = 0
+    stalls_seen: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "claims": self.claims,
+            "answers": self.answers,
+            "stalls": self.stalls,
+            "recall": self.detected / self.claims if self.claims else None,
+            "false_positive": self.false_positive / self.answers if self.answers else None,
+            "stalls_recognised": self.stalls_seen / self.stalls if self.stalls else None,
+        }
+
+
+@dataclass
+class SetResult:
+    grader: str
+    sets: list[str]
+    total: Tally = field(default_factory=Tally)
+    by_language: dict[str, Tally] = field(default_factory=lambda: defaultdict(Tally))
+    by_tag: dict[str, Tally] = field(default_factory=lambda: defaultdict(Tally))
+    never_told: dict[str, NeverToldTally] = field(default_factory=lambda: defaultdict(NeverToldTally))
+    unscored: list[str] = field(default_factory=list)
+    misses: list[str] = field(default_factory=list)  # certain and wrong: what to look at first
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "grader": self.grader,
+            "sets": self.sets,
+            **self.total.to_json(),
+            "by_language": {k: v.to_json() for k, v in sorted(self.by_language.items())},
+            "by_tag": {k: v.to_json() for k, v in sorted(self.by_tag.items())},
+            "never_told": {k: v.to_json() for k, v in sorted(self.never_told.items())},
+            "unscored_items": self.unscored,
+            "misses": self.misses,
+        }
+
+
+def read_set(path: Path) -> list[AnswerItem | ReplyItem]:
+    """Every item of a set file, or SetError at the first bad line."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SetError(f"{path}: can't read the set: {exc}") from None
+    out: list[AnswerItem | ReplyItem] = []
+    for n, raw in enumerate(text.splitlines(), 1):
+        if not raw.strip() or raw.lstrip().startswith("//"):
+            continue
+        try:
+            data = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise SetError(f"{path}:{n}: not a JSON object on one line ({exc.msg})") from None
+        if not isinstance(data, dict):
+            raise SetError(f"{path}:{n}: expected a JSON object, got {type(data).__name__}")
+        out.append(_item(path, n, data))
+    return out
+
+
+def _item(path: Path, n: int, data: dict[str, Any]) -> AnswerItem | ReplyItem:
+    where = f"{path}:{n}"
+    shape = str(data.get("shape", ""))
+    if "reply" in data:
+        if not isinstance(data.get("never_told"), bool):
+            raise SetError(f'{where}: a reply item needs "never_told": true or false')
+        return ReplyItem(
+            n, str(data.get("language", "")), str(data.get("question", "")), str(data["reply"]),
+            data["never_told"], bool(data.get("stall", False)), shape,
+        )  # fmt: skip
+    gold = data.get("gold")
+    if isinstance(gold, bool) or not isinstance(gold, (int, float)) or not 0 <= gold <= 10:
+        raise SetError(f'{where}: "gold" must be a score in 0–10, got {gold!r}')
+    if not isinstance(data.get("answer"), str):
+        raise SetError(f'{where}: an answer item needs "answer": TEXT (or "reply" for a never-told item)')
+    if "benchmark" in data:
+        bench = _benchmark(_resolve(path, str(data["benchmark"])), where)
+        question = next((q for q in bench.questions if q.id == data.get("question_id")), None)
+        if question is None:
+            raise SetError(f"{where}: no question {data.get('question_id')!r} in {bench.root}")
+        item = ExamItem(question, question.expected, [data["answer"]], superseded_values(bench, question))
+        return AnswerItem(n, bench.language, item, float(gold), shape)
+    if not isinstance(data.get("question"), str) or not isinstance(data.get("expected", ""), str):
+        raise SetError(f'{where}: expected "benchmark" and "question_id", or "question" and "expected"')
+    tags = data.get("tags", [])
+    if not isinstance(tags, list):
+        raise SetError(f'{where}: "tags" must be a list of strings')
+    q = Question(f"line{n}", data["question"], data.get("expected", ""), tuple(map(str, tags)), path.name, n)
+    superseded = [str(s) for s in data.get("superseded", [])]
+    return AnswerItem(
+        n,
+        str(data.get("language", "")),
+        ExamItem(q, q.expected, [data["answer"]], superseded),
+        float(gold),
+        shape,
+    )
+
+
+def _resolve(path: Path, folder: str) -> Path:
+    beside = path.parent / folder
+    return beside if beside.is_dir() else Path(folder)
+
+
+@cache
+def _benchmark_at(root: Path) -> Benchmark:
+    return load_benchmark(root)
+
+
+def _benchmark(root: Path, where: str) -> Benchmark:
+    try:
+        return _benchmark_at(root.resolve())
+    except BenchmarkErrors as exc:
+        raise SetError(f"{where}: the benchmark {root} doesn't load: {exc.errors[0]}") from None
+
+
+def superseded_values(bench: Benchmark, question: Question) -> list[str]:
+    """The values replaced before `question` was asked, of the facts that now hold its expected
+    answer (what the judge is shown as "earlier values, no longer true")."""
+    current = {(f.file, f.id): f.text for ff in bench.facts.values() for f in ff.facts.values()}
+    earlier: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for phase in bench.phases:
+        for item in phase.items:
+            if item is question:
+                break
+            if isinstance(item, FactUpdate):
+                key = (item.file, item.fact_id)
+                if key in current:
+                    earlier[key].append(current[key])
+                current[key] = item.text
+        else:
+            continue
+        break
+    if not question.expected:
+        return []
+    return [
+        old
+        for key, olds in earlier.items()
+        if current[key].strip() not in DELETED_MARKERS and contains_expected(question.expected, current[key])
+        for old in olds
+    ]
+
+
+async def check_sets(judge: Judge, paths: list[Path]) -> SetResult:
+    result = SetResult(judge.name, [str(p) for p in paths])
+    for path in paths:
+        for item in read_set(path):
+            if isinstance(item, ReplyItem):
+                _count_reply(result, item)
+            else:
+                await _count_answer(result, judge, path, item)
+    return result
+
+
+def _count_reply(result: SetResult, item: ReplyItem) -> None:
+    tally = result.never_told[item.language or "?"]
+    if item.stall:
+        tally.stalls += 1
+        tally.stalls_seen += is_stall(item.reply)
+        return
+    detected = says_never_told(item.reply)
+    if item.never_told:
+        tally.claims += 1
+        tally.detected += detected
+    else:
+        tally.answers += 1
+        tally.false_positive += detected
+    if detected != item.never_told:
+        said = "taken for never-told" if detected else "never-told missed"
+        result.misses.append(f"{item.language}: {said}: {item.reply[:160]!r}")
+
+
+async def _count_answer(result: SetResult, judge: Judge, path: Path, item: AnswerItem) -> None:
+    tallies = [result.total, result.by_language[item.language or "?"]]
+    tallies += [result.by_tag[t] for t in item.item.question.tags or ("untagged",)]
+    verdict = await judge.judge(item.item)
+    for t in tallies:
+        t.items += 1
+    where = f"{path.name}:{item.line}"
+    if verdict.score is None:
+        for t in tallies:
+            t.unscored += 1
+        result.unscored.append(f"{where}: {verdict.reason}")
+        return
+    if not verdict.certain:
+        for t in tallies:
+            t.uncertain += 1
+        return
+    right = round(verdict.score) == round(item.gold)
+    false_pass = item.gold < PASS_SCORE <= verdict.score
+    false_fail = item.gold >= 10 and verdict.score < 10
+    for t in tallies:
+        t.certain += 1
+        t.right += right
+        t.false_pass += false_pass
+        t.false_fail += false_fail
+    if not right:
+        q = item.item.question
+        result.misses.append(
+            f"{where} {q.id} (gold {item.gold:g}, graded {verdict.score:g}: {verdict.reason}): {item.item.answers[-1][:160]!r}"
+        )
+
+
+def render_set_result(result: SetResult) -> str:
+    """The figures a person reads: per language, then per tag, then what went wrong."""
+
+    def pct(v: float | None) -> str:
+        return "—" if v is None else f"{v:.0%}"
+
+    def line(name: str, t: Tally) -> str:
+        j = t.to_json()
+        return (
+            f"  {name:<14} {t.items:>4} answers: certain {t.certain} (coverage {pct(j['coverage'])}), right when "
+            f"certain {pct(j['accuracy_certain'])}; uncertain {t.uncertain}; unscored {t.unscored}; "
+            f"false pass {t.false_pass}, false fail {t.false_fail}"
+        )
+
+    lines = [f"{result.grader} on {', '.join(result.sets)}:", line("all", result.total)]
+    lines += [line(lang, t) for lang, t in sorted(result.by_language.items())]
+    if result.by_tag:
+        lines.append("by tag:")
+        lines += [line(tag, t) for tag, t in sorted(result.by_tag.items())]
+    for lang, nt in sorted(result.never_told.items()):
+        j = nt.to_json()
+        lines.append(
+            f"never-told detector ({lang}): recall {pct(j['recall'])} of {nt.claims} claims, false positives "
+            f"{pct(j['false_positive'])} of {nt.answers} answers"
+            + (f", stalls recognised {pct(j['stalls_recognised'])} of {nt.stalls}" if nt.stalls else "")
+        )
+    lines += [f"  unscored: {u}" for u in result.unscored]
+    lines += [f"  miss: {m}" for m in result.misses[:40]]
+    if len(result.misses) > 40:
+        lines.append(f"  … and {len(result.misses) - 40} more misses (--json lists them all)")
+    return "\n".join(lines)
