@@ -154,6 +154,24 @@ def extract_identifiers(text: str) -> set[str]:
         if glued and glued.group(1).lower() in UNIT_WORDS:
             continue
         out.add(token.replace("-", "").upper())
+    out |= _spaced_codes(text)
+    return out
+
+
+# a code written in groups: "BA 362", "P 772 3914", «КЗН 7781», «054 Г» (upper-case letters and
+# digits only, so words around it don't join in)
+_CODE_GROUP = re.compile(r"(?<![\w-])(?:[A-ZА-ЯЁ]{1,4}|\d{1,7})(?:[ \u00a0](?:[A-ZА-ЯЁ]{1,4}|\d{1,7})(?![\w-])){1,3}")
+
+
+def _spaced_codes(text: str) -> set[str]:
+    out = set()
+    for m in _CODE_GROUP.finditer(text):
+        groups = m.group(0).split()
+        for i in range(len(groups)):
+            for j in range(i + 2, len(groups) + 1):
+                joined = "".join(groups[i:j])
+                if re.search(r"\d", joined) and re.search(r"[A-ZА-ЯЁ]", joined):
+                    out.add(joined.upper())
     return out
 
 

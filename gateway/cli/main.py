@@ -451,8 +451,8 @@ def cmd_chat(
 
 
 def cmd_grade(args: argparse.Namespace) -> int:
-    from gateway.report.judge_check import SetError, check_sets, render_set_result
-    from gateway.report.rescore import judge_check, rescore
+    from gateway.report.judge_check import SetError, calibration_sets, check_sets, render_set_result
+    from gateway.report.rescore import rescore
     from persona.grading.judge import make_judge
 
     try:
@@ -466,8 +466,8 @@ def cmd_grade(args: argparse.Namespace) -> int:
 
     async def go() -> int:
         try:
-            if args.command == "judge-check" and args.sets:
-                checked = await check_sets(judge, args.sets)
+            if args.command == "judge-check":
+                checked = await check_sets(judge, args.sets or calibration_sets())
                 print(
                     json.dumps(checked.to_json(), ensure_ascii=False, indent=1)
                     if args.json
@@ -476,18 +476,6 @@ def cmd_grade(args: argparse.Namespace) -> int:
                 for reason in checked.unscored if args.json else []:
                     print(f"unscored: {reason}", file=sys.stderr)
                 return 1 if checked.unscored else 0
-            if args.command == "judge-check":
-                result = await judge_check(judge)
-                print(
-                    f"{judge.name}: recall {pct(result.recall)} (correct answers judged correct), "
-                    f"specificity {pct(result.specificity)} (wrong answers judged wrong), "
-                    f"unscored {result.unscored} of {result.total}"
-                )
-                for miss in result.misses:
-                    print(f"  miss: {miss}")
-                for reason in result.unscored_reasons:
-                    print(f"  unscored: {reason}")
-                return 1 if result.unscored else 0
             results, out = await rescore(args.run, judge)
             print(f"{judge.name}: re-graded {len(results)} questions; report: {out}")
             return 0

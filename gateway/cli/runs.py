@@ -59,7 +59,7 @@ def _print_outcome(outcome: RunOutcome, brief: bool = False) -> bool:
         print(f"[{outcome.run_id}] already ended ({outcome.reason}); use --fresh to run it again")
         return False
     s = load_run(outcome.run_dir).summary
-    mean = "—" if s.mean is None else f"{s.mean:.2f}/10"
+    mean = s.describe_mean(str(outcome.run_dir))
     if brief:
         print(
             f"[{outcome.run_id}]{'*' if s.stand_in else ''} {outcome.reason}: mean {mean}, "

@@ -149,6 +149,9 @@ class Evaluation(Event):
     first_score: float = 0.0
     answer: str = ""
     grader: str = ""
+    # False: `score` is the grader's best guess, not a verdict (the exact grader abstained, the
+    # reason says why): the question is unresolved and no report states a confident mean over it
+    certain: bool = True
 
 
 @dataclass

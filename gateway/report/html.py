@@ -236,7 +236,7 @@ def render_html(
         "runs": [
             {
                 "label": f"{r.summary.run_id} — {r.summary.status}, mean "
-                + ("—" if r.summary.mean is None else f"{r.summary.mean:.2f}"),
+                + r.summary.describe_mean(),
                 "summary": render_markdown(r.summary),
                 "charts": [
                     score_by_chapter(r),

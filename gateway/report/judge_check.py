@@ -30,9 +30,16 @@ from typing import Any
 from persona.benchmark.errors import BenchmarkErrors
 from persona.benchmark.loader import load_benchmark
 from persona.benchmark.model import DELETED_MARKERS, Benchmark, FactUpdate, Question
-from persona.grading.exact import PASS_SCORE, contains_expected
+from persona.grading.exact import PASS_SCORE, contains_expected, with_evidence
 from persona.grading.judge import ExamItem, Judge
 from persona.grading.never_told import is_stall, says_never_told
+
+CALIBRATION = Path(__file__).resolve().parents[2] / "persona" / "grading" / "calibration"
+
+
+def calibration_sets() -> list[Path]:
+    """The shipped calibration sets (the grader's tuning sets; the held-out ones are apart)."""
+    return sorted(CALIBRATION.glob("*.jsonl"))
 
 
 class SetError(ValueError):
@@ -167,7 +174,8 @@ def _item(path: Path, n: int, data: dict[str, Any]) -> AnswerItem | ReplyItem:
         question = next((q for q in bench.questions if q.id == data.get("question_id")), None)
         if question is None:
             raise SetError(f"{where}: no question {data.get('question_id')!r} in {bench.root}")
-        item = ExamItem(question, question.expected, [data["answer"]], superseded_values(bench, question))
+        olds, now = facts_at(bench, question)
+        item = ExamItem(with_evidence(question, now), question.expected, [data["answer"]], olds)
         return AnswerItem(n, bench.language, item, float(gold), shape)
     if not isinstance(data.get("question"), str) or not isinstance(data.get("expected", ""), str):
         raise SetError(f'{where}: expected "benchmark" and "question_id", or "question" and "expected"')
@@ -202,9 +210,10 @@ def _benchmark(root: Path, where: str) -> Benchmark:
         raise SetError(f"{where}: the benchmark {root} doesn't load: {exc.errors[0]}") from None
 
 
-def superseded_values(bench: Benchmark, question: Question) -> list[str]:
-    """The values replaced before `question` was asked, of the facts that now hold its expected
-    answer (what the judge is shown as "earlier values, no longer true")."""
+def facts_at(bench: Benchmark, question: Question) -> tuple[list[str], list[str]]:
+    """When `question` is asked: the values replaced before, of the facts that now hold its
+    expected answer (what the judge is shown as "earlier values, no longer true"), and every
+    fact's current text."""
     current = {(f.file, f.id): f.text for ff in bench.facts.values() for f in ff.facts.values()}
     earlier: dict[tuple[str, str], list[str]] = defaultdict(list)
     for phase in bench.phases:
@@ -220,13 +229,14 @@ def superseded_values(bench: Benchmark, question: Question) -> list[str]:
             continue
         break
     if not question.expected:
-        return []
-    return [
+        return [], list(current.values())
+    olds = [
         old
         for key, olds in earlier.items()
         if current[key].strip() not in DELETED_MARKERS and contains_expected(question.expected, current[key])
         for old in olds
     ]
+    return olds, list(current.values())
 
 
 async def check_sets(judge: Judge, paths: list[Path]) -> SetResult:
@@ -246,7 +256,7 @@ def _count_reply(result: SetResult, item: ReplyItem) -> None:
         tally.stalls += 1
         tally.stalls_seen += is_stall(item.reply)
         return
-    detected = says_never_told(item.reply)
+    detected = says_never_told(item.reply, item.question)
     if item.never_told:
         tally.claims += 1
         tally.detected += detected

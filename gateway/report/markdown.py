@@ -124,8 +124,43 @@ class RunSummary:
         return [e.score for e in self.evaluations.values()]
 
     @property
+    def unresolved(self) -> list[Evaluation]:
+        """Questions whose grader was not sure (`certain` false): their scores are guesses."""
+        return [e for e in self.evaluations.values() if not e.certain]
+
+    @property
     def mean(self) -> float | None:
+        """The mean score — None while any question is unresolved: one confident figure over
+        guesses would be wrong; `mean_range` gives what it can be."""
+        if self.unresolved:
+            return None
         return sum(self.scores) / len(self.scores) if self.scores else None
+
+    @property
+    def mean_range(self) -> tuple[float, float] | None:
+        """(every unresolved question wrong, every one right — a retried one at most 5)."""
+        if not self.evaluations:
+            return None
+        low = high = 0.0
+        for e in self.evaluations.values():
+            if e.certain:
+                low += e.score
+                high += e.score
+            else:
+                high += 10.0 * (0.5 if e.attempts > 1 else 1.0)
+        n = len(self.evaluations)
+        return low / n, high / n
+
+    def describe_mean(self, resolve: str = "") -> str:
+        """The mean as a person should read it: a figure, or the range and why."""
+        if self.mean is not None:
+            return f"{self.mean:.2f}/10"
+        span = self.mean_range
+        if span is None:
+            return "—"
+        ids = ", ".join(e.question_id for e in self.unresolved)
+        how = f"; resolve: marathon rescore {resolve} --grader anthropic:MODEL | openai:URL#MODEL" if resolve else ""
+        return f"{span[0]:.2f}–{span[1]:.2f}/10 ({len(self.unresolved)} unresolved: {ids}{how})"
 
     @property
     def ungraded(self) -> list[Question]:
@@ -334,7 +369,14 @@ def render_markdown(s: RunSummary) -> str:
     out += [
         f"- status: {s.status}; persona: {s.persona}; starts: {s.starts}; re-sent after a crash: {s.resent}",
         f"- run time: {s.active_seconds:.1f} s; phases: {s.phases_entered}/{s.phases_planned}",
-        f"- **mean score: {_fmt(s.mean)} / 10** over {len(s.evaluations)} graded questions",
+        (
+            f"- **mean score: {_fmt(s.mean)} / 10** over {len(s.evaluations)} graded questions"
+            if not s.unresolved
+            else f"- **mean score: between {_fmt((s.mean_range or (0, 0))[0])} and {_fmt((s.mean_range or (0, 0))[1])} / 10** "
+            f"over {len(s.evaluations)} graded questions — {len(s.unresolved)} unresolved (the grader was not "
+            f"sure): {', '.join(e.question_id for e in s.unresolved)}; the range is all of them wrong … all "
+            f"right. Resolve them with `marathon rescore RUN --grader anthropic:MODEL` (or `openai:URL#MODEL`)"
+        ),
         f"- first-try accuracy: {len(first_try)}/{len(s.evaluations)}; post-nudge accuracy: {after_nudge}/{len(nudged)} "
         "(the mean above blends them, a retry counting ×0.5)",
         "",

@@ -70,6 +70,10 @@ def exam_items(run_dir: Path) -> tuple[list[ExamItem], dict[str, float]]:
                 awaiting = q.id
             case Said() if event.purpose == "nudge" and event.question_id in items:
                 awaiting = event.question_id
+            case Said() if event.purpose == "go_ahead" and event.question_id in items:
+                if items[event.question_id].answers:  # the stall ("let me check") is no answer
+                    items[event.question_id].answers.pop()
+                awaiting = event.question_id
             case Replied() if awaiting is not None:
                 items[awaiting].answers.append(event.text)
                 awaiting = None

@@ -148,6 +148,8 @@ class ReplayDriver:
             self._first[self._last.question_id] = answer
         elif isinstance(self._last, Say) and self._last.purpose == "nudge" and self._last.question_id:
             self._nudged[self._last.question_id] = answer
+        elif isinstance(self._last, Say) and self._last.purpose == "go_ahead" and self._last.question_id:
+            self._first[self._last.question_id] = answer  # after a stall, what follows is the answer
         while self._position < len(self.events):
             event = self.events[self._position]
             self._position += 1

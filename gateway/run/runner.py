@@ -444,6 +444,7 @@ class Run:
                         first_score=action.first_score,
                         answer=action.answer,
                         grader=action.grader,
+                        certain=action.certain,
                     )
                 )
         return None

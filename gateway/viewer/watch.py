@@ -64,6 +64,7 @@ class RunWatch:
     evidence: dict[str, bool] = field(default_factory=dict)
     progress: RunProgress = field(init=False)
     scores: dict[str, float] = field(default_factory=dict)
+    unresolved: dict[str, int] = field(default_factory=dict)  # question → attempts, where the grader was not sure
     last_start: RunStart | None = None
     last_end: RunEnded | None = None
     last_seq: int = -1
@@ -119,6 +120,8 @@ class RunWatch:
                 self.last_end = event
             case Evaluation():
                 self.scores[event.question_id] = event.score
+                if not event.certain:
+                    self.unresolved[event.question_id] = event.attempts
             case LLMExchange() if event.kind != "probe":
                 self.traffic = True
         self.last_seq = event.seq
@@ -242,12 +245,22 @@ class RunWatch:
             "phase_title": p.phase_title,
             "graded": len(self.scores),
             "questions": p.questions,
-            "mean": sum(self.scores.values()) / len(self.scores) if self.scores else None,
+            # never one confident mean over unresolved grades: the range instead (all wrong … all right)
+            "mean": sum(self.scores.values()) / len(self.scores) if self.scores and not self.unresolved else None,
+            "mean_range": self._mean_range(),
+            "unresolved": sorted(self.unresolved),
             "cost": p.cost,
             "tokens": p.tokens,
             "created": h.created if h else 0,
             "events": self.last_seq + 1,
         }
+
+    def _mean_range(self) -> list[float] | None:
+        if not self.scores or not self.unresolved:
+            return None
+        sure = sum(v for k, v in self.scores.items() if k not in self.unresolved)
+        best = sum(10.0 * (0.5 if attempts > 1 else 1.0) for attempts in self.unresolved.values())
+        return [sure / len(self.scores), (sure + best) / len(self.scores)]
 
     def series(self) -> dict[str, list[list[Any]]]:
         """The context-size chart's data for the whole run (the transcript itself is paged)."""

@@ -68,6 +68,10 @@ class Question:
     tags: tuple[str, ...]
     chapter: str
     line: int
+    # the facts' texts holding the expected answer when it is asked ("rent is £1,210 a month"):
+    # filled in by whoever grades (the persona knows the live facts), so a grader can tell
+    # "£1,210 a week" from the value as told; empty when unknown
+    evidence: tuple[str, ...] = ()
 
     @property
     def abstain(self) -> bool:

@@ -81,6 +81,7 @@ class Evaluate:
     attempts: int = 1
     first_score: float = 0.0
     grader: str = "exact"
+    certain: bool = True  # False: the grader's best guess; the question is unresolved until a judge decides
 
 
 @dataclass(frozen=True)

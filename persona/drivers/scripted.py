@@ -27,7 +27,8 @@ from persona.drivers.actions import (
     Say,
 )
 from persona.drivers.live_facts import LiveFacts
-from persona.grading.exact import ExactGrader, Grade, Grader
+from persona.grading.exact import ExactGrader, Grade, Grader, with_evidence
+from persona.grading.never_told import is_stall
 from persona.phrases import phrases_for
 
 type Script = Generator[PersonaAction, AgentReply | None, None]
@@ -135,10 +136,15 @@ class ScriptedDriver:
 
     def _examine(self, q: Question) -> Script:
         reply = yield from self._deliver(Ask(q.id, q.text, q.expected, q.tags))
+        if reply is not None and reply.error is None and is_stall(reply.text):
+            # "let me check — one moment": not an answer yet; go ahead once, grade what follows
+            reply = yield from self._deliver(Say(self.phrases["go_ahead"], "go_ahead", question_id=q.id))
         first = self._grade(q, reply)
         answer = reply.text if reply else ""
         if first.correct or not first.never_told or q.abstain:
-            yield Evaluate(q.id, first.score, first.reason, answer, 1, first.score, self._grader_name)
+            yield Evaluate(
+                q.id, first.score, first.reason, answer, 1, first.score, self._grader_name, first.certain
+            )
             return
         nudge = self.phrases["nudge"].format(question=q.text)
         second_reply = yield from self._deliver(Say(nudge, "nudge", question_id=q.id))
@@ -146,7 +152,14 @@ class ScriptedDriver:
         score = round(second.score * RETRY_WEIGHT, 2)
         reason = f"after a search-memory nudge: {second.reason} (×{RETRY_WEIGHT}); first try: {first.reason}"
         yield Evaluate(
-            q.id, score, reason, second_reply.text if second_reply else "", 2, first.score, self._grader_name
+            q.id,
+            score,
+            reason,
+            second_reply.text if second_reply else "",
+            2,
+            first.score,
+            self._grader_name,
+            second.certain,
         )
 
     @property
@@ -157,4 +170,5 @@ class ScriptedDriver:
         if reply is None or reply.error is not None:
             why = reply.error if reply else "no reply"
             return Grade(0.0, f"agent error: {why}")
-        return self.grader.grade(q, q.expected, reply.text)
+        live = with_evidence(q, (t for facts in self.facts.files.values() for t in facts.values()))
+        return self.grader.grade(live, q.expected, reply.text)

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
 from functools import cache
 from typing import Protocol
 
-from persona.benchmark.model import Question
+from persona.benchmark.model import DELETED_MARKERS, Question
 from persona.grading.never_told import claims_never_told, says_never_told
 from persona.languages import known_languages, language_table
 from persona.terms import (
@@ -73,22 +74,36 @@ class ExactGrader:
             return Grade(0.0, f"exact grader could not read the answer ({type(exc).__name__}); scored 0")
 
     def _grade(self, question: Question, expected: str, answer: str) -> Grade:
-        never = says_never_told(answer)
+        never = says_never_told(answer, question.text)
         if question.abstain:
-            claimed = claims_never_told(answer) and not _cues().guess.search(answer)
-            if never or claimed:
+            guessed = _cues().guess.search(answer)
+            if (never or claims_never_told(answer)) and guessed:  # "not sure — maybe shellfish?"
+                return Grade(
+                    0.0,
+                    f"said it doesn't know, then guessed ({guessed.group(0)!r})",
+                    never_told=True,
+                    certain=False,
+                )
+            if never or claims_never_told(answer):
                 return Grade(10.0, "correctly said it was never told", never_told=True)
             return Grade(0.0, "should have said it was never told; answered instead", never_told=False)
         if question.deleted:
             forgot = _cues().forget.search(answer)
+            if forgot and _TOLD_ANYWAY.search(" " + answer[: forgot.start()].split(" ", 1)[-1]):
+                # "That was Daniel …, though I know you asked me to forget him": told first
+                return Grade(0.0, "told it, then said it was asked to forget it")
             if forgot and not _TOLD_ANYWAY.search(answer[forgot.end() :]):
                 return Grade(10.0, "said it was asked to forget it")
             if forgot:
                 return Grade(0.0, "said it was asked to forget it, then told it anyway")
+            if claims_never_told(answer) and not _TOLD_ANYWAY.search(_unquoted_claim_tail(answer)):
+                # the seeds: on a deleted fact, "you never told me" is as right as "forgotten as asked"
+                return Grade(10.0, "said it doesn't know it (the fact was deleted)", never_told=True)
             if claims_never_told(answer):
                 return Grade(
-                    0.0, "said it was never told, but it was told (and then asked to forget)", never_told=True
-                )
+                    0.0, "said it doesn't know, then went on with something that may be the deleted content",
+                    never_told=True, certain=False,
+                )  # fmt: skip
             return Grade(0.0, "did not say it was asked to forget it")
         if not answer.strip():
             return Grade(0.0, "empty answer", never_told=never)
@@ -101,6 +116,8 @@ class ExactGrader:
         missing: list[str] = []
         for item in items:
             (found if _item_found(item, answer_qty, answer_terms, answer_ids) else missing).append(item)
+        if found and (wrong := _other_period(question, answer)):
+            return Grade(0.0, wrong, never_told=never)
         if (
             self.superseded_rule
             and len(items) == 1
@@ -111,6 +128,9 @@ class ExactGrader:
                 0.0, f"gives {items[0]!r} as an old value, another as the current one", never_told=never
             )
         score = round(10.0 * len(found) / len(items), 1)
+        doubt = _doubt(question, items, found, answer, never)
+        if doubt:
+            return Grade(score, f"not sure: {doubt}", never_told=never and score < 10, certain=False)
         if not missing:
             reason = "all expected found" if len(items) > 1 else f"found {items[0]!r}"
         elif not found:
@@ -120,6 +140,132 @@ class ExactGrader:
         else:
             reason = f"{len(found)} of {len(items)} items; missing {'; '.join(repr(m) for m in missing)}"
         return Grade(score, reason, never_told=never and score < 10)
+
+
+_MARKUP = re.compile(r"[*_`#>|]+|\s+[-•]\s+")
+_LIST_SPLIT = re.compile(r"\s*;\s*|,\s+(?!\d{3}\b)|\s+(?:and|и)\s+", re.IGNORECASE)
+_SENTENCES = re.compile(r"(?<=[.!?…])\s+|\n+")
+_ALTERNATIVE = re.compile(r"(?<!\w)(?:or|или|либо)(?!\w)", re.IGNORECASE)
+
+
+def _periods(text: str) -> set[str]:
+    return {name for name, pattern in _cues().periods.items() if pattern.search(text)}
+
+
+def _other_period(question: Question, answer: str) -> str | None:
+    """ "£1,210 a week" when the fact says "a month": the figure with another period is wrong.
+    Only when the facts (`question.evidence`) name a period and the question doesn't ask for one."""
+    told = set().union(*(_periods(t) for t in question.evidence)) if question.evidence else set()
+    if not told or _periods(question.text):
+        return None
+    given = _periods(answer)
+    if given and not given & told:
+        return f"gives the figure per {', '.join(sorted(given))}; it is per {', '.join(sorted(told))}"
+    return None
+
+
+def _unquoted_claim_tail(answer: str) -> str:
+    """What follows the first sentence of an answer (where a "you never told me" is usually
+    followed by anything it goes on to say)."""
+    _, _, tail = answer.partition(".")
+    return tail if tail.strip() else ""
+
+
+def _same_kind(wanted: list[Quantity], q: Quantity) -> bool:
+    """A value that could stand for the expected one: a time for a time, a number for a number
+    with no other unit."""
+    return any(
+        isinstance(w.value, str) == isinstance(q.value, str)
+        and (w.unit is None or q.unit is None or w.unit == q.unit)
+        for w in wanted
+    )
+
+
+def _rivals(wanted: list[Quantity], q: Quantity) -> bool:
+    """Another value that competes with the expected one: of its kind and of its size (within
+    ×10: "8150" for "8320", "6400" for "4000" — not "two bedrooms" beside "72 square metres")."""
+    if not _same_kind(wanted, q) or any(w.matches(q) for w in wanted):
+        return False
+    if isinstance(q.value, str):
+        return True
+    return any(
+        isinstance(w.value, float) and w.value and q.value and 0.1 <= abs(q.value / w.value) <= 10
+        for w in wanted
+    )
+
+
+def _doubt(question: Question, items: list[str], found: list[str], answer: str, never: bool) -> str | None:
+    """Why the exact grader can't be sure of its score, or None. Being sure must mean being
+    right: a value merely present is not a value given as the answer."""
+    if "rule" in question.tags:
+        return "a rule question: whether the reply follows the rule is an action, not a value"
+    if "conflict" in question.tags and found:
+        return "a conflict: whether it is told as still open takes reading, not matching"
+    cues = _cues()
+    if not found:
+        wanted = [w for item in items for w in extract_quantities(item)]
+        given = [a for a in extract_quantities(answer) if _same_kind(wanted, a)]
+        if wanted and not given and not never:
+            return "no value of the expected kind recognised in the answer (another notation?)"
+        return None
+    if hedged := cues.hedge.search(answer):
+        return f"a hedged answer ({hedged.group(0)!r})"
+    plain = _MARKUP.sub(" ", answer).strip()
+    parts = [p for p in _LIST_SPLIT.split(plain.splitlines()[0] if plain else "") if p.strip(" .!")]
+    if len(parts) > len(items) and all(len(p.split()) <= 3 for p in parts):
+        return f"{len(parts)} items given for {len(items)} expected"
+    for sentence in _SENTENCES.split(answer):
+        if _ALTERNATIVE.search(sentence) and any(
+            _item_found(i, extract_quantities(sentence), key_terms(sentence), extract_identifiers(sentence))
+            for i in found
+        ):
+            return "the expected value is given as one of alternatives"
+    if len(items) != 1:
+        return None
+    wanted = extract_quantities(items[0])
+    if wanted:
+        same = [
+            a for a in extract_quantities(answer) if any(w.matches(a) for w in wanted) or _rivals(wanted, a)
+        ]
+        others = [a for a in same if _rivals(wanted, a)]
+        if others and not _others_told_as_past(items[0], answer):
+            listed = ", ".join(f"{o.value:g}" if isinstance(o.value, float) else o.value for o in others[:3])
+            return f"other values of its kind ({listed}) beside the expected one"
+        if same and _rivals(wanted, same[-1]):
+            return (
+                f"the last figure given ({same[-1].value:g}) is not the expected one"
+                if isinstance(same[-1].value, float)
+                else f"the last figure given ({same[-1].value}) is not the expected one"
+            )
+    else:  # words: a name, a place — every part of it, or not sure
+        terms = [t for t in key_terms(items[0]) if t not in UNIT_WORDS]
+        answer_terms = key_terms(answer)
+        hits = sum(1 for t in terms if any(terms_match(t, a) for a in answer_terms))
+        if terms and hits < len(terms):
+            return f"only {hits} of the {len(terms)} words of {items[0]!r}"
+    return None
+
+
+def _others_told_as_past(item: str, answer: str) -> bool:
+    """Every other value of the expected kind sits in a clause marked as past ("it was 8150
+    before"), and the expected one in a clause that is not: history beside the current value."""
+    cues = _cues()
+    wanted = extract_quantities(item)
+    for clause in (c for c in _CLAUSE.split(answer) if c and c.strip()):
+        values = extract_quantities(clause)
+        holds = any(any(w.matches(a) for w in wanted) for a in values)
+        other = any(_rivals(wanted, a) for a in values)
+        if not holds and not other:
+            continue
+        if holds and other:
+            return False  # "from 8150 to 8320" in one clause: can't tell which is meant
+        if other and cues.rejected.search(clause) and not holds:
+            continue  # "…, not 950"
+        if other and not (cues.past.search(clause) and not cues.current.search(clause)):
+            return False
+        if holds and cues.past.search(clause) and not cues.current.search(clause):
+            return False
+    return True
 
 
 def _item_found(item: str, answer_qty: list[Quantity], answer_terms: list[str], answer_ids: set[str]) -> bool:
@@ -147,31 +293,45 @@ _AUXILIARIES = frozenset({"was", "were", "был", "была", "было", "бы
 @dataclass(frozen=True)
 class _Cues:
     months: dict[int, str]  # month number → the form dates take in the expected answers
+    months_ambiguous: dict[int, str]  # English: "05/10" is May or October — converted only when unambiguous
     month_words: frozenset[str]
     past: re.Pattern[str]
     current: re.Pattern[str]
     forget: re.Pattern[str]  # "you asked me to forget": a [deleted] question's right answer
     guess: re.Pattern[str]  # "I think", "кажется": a guess, not an abstention
+    hedge: re.Pattern[str]  # guess words and "not sure", «то ли»: a value given so is no verdict
+    rejected: re.Pattern[str]  # "not 950", «а не 950»: a value ruled out, no rival
+    periods: dict[str, re.Pattern[str]]  # "a week", «в месяц»: a figure's period
 
 
 @cache
 def _cues() -> _Cues:
     months: dict[int, str] = {}
+    ambiguous: dict[int, str] = {}
     words: set[str] = set()
     past: list[str] = []
     current: list[str] = []
     forget: list[str] = []
     guess: list[str] = []
+    hedge: list[str] = []
+    rejected: list[str] = []
+    periods: dict[str, list[str]] = {}
     for code in known_languages():
         grading = language_table(code).get("grading", {})
         for n, name in enumerate(grading.get("months", []), start=1):
             words.add(name)
             if code == "ru":  # "05.10" meets "5 октября"; English numeric dates are ambiguous (US/EU)
                 months[n] = name
+            else:
+                ambiguous[n] = name
         past += grading.get("past", [])
         current += grading.get("current", [])
         forget += grading.get("asked_to_forget", [])
         guess += grading.get("guess", [])
+        hedge += grading.get("guess", []) + grading.get("hedge", [])
+        rejected += grading.get("rejected", [])
+        for name, words_of in grading.get("periods", {}).items():
+            periods.setdefault(name, []).extend(words_of)
 
     def cue(words: list[str]) -> re.Pattern[str]:
         """Whole words (a trailing * marks a stem); "was"/"был" not as a passive's auxiliary
@@ -187,7 +347,14 @@ def _cues() -> _Cues:
         return re.compile(r"(?<!\w)(?:" + "|".join(alternatives) + ")", re.IGNORECASE)
 
     forget_re = re.compile("|".join(f"(?:{p})" for p in forget) or r"(?!)", re.IGNORECASE)
-    return _Cues(months, frozenset(words), cue(past), cue(current), forget_re, cue(guess))
+    period_res = {
+        name: re.compile(r"(?<!\w)(?:" + "|".join(re.escape(w) for w in ws) + r")(?!\w)", re.IGNORECASE)
+        for name, ws in periods.items()
+    }
+    return _Cues(
+        months, ambiguous, frozenset(words), cue(past), cue(current), forget_re,
+        cue(guess), cue(hedge), cue(rejected), period_res,
+    )  # fmt: skip
 
 
 _NUMERIC_DATE = re.compile(r"(?<![\w.,])(\d{1,2})[./](\d{1,2})(?:[./](?:\d{4}|\d{2}))?(?![\d,]|\.\d)")
@@ -212,6 +379,21 @@ def _in_expected_forms(expected: str, answer: str) -> str:
             return f"{day} {cues.months[month]}" if 1 <= day <= 31 and month in cues.months else m.group(0)
 
         answer = _NUMERIC_DATE.sub(as_words, answer)
+    elif cues.months_ambiguous and any(m in lowered for m in cues.months_ambiguous.values()):
+
+        def unambiguous(m: re.Match[str]) -> str:
+            """ "26/09" can only be 26 September, "09/26" only September 26; "05/10" stays as it is."""
+            a, b = int(m.group(1)), int(m.group(2))
+            unit = _UNIT_AFTER.match(m.string, m.end())
+            if unit and unit.group(1).lower() in UNIT_WORDS:
+                return m.group(0)
+            if 12 < a <= 31 and 1 <= b <= 12:
+                return f"{a} {cues.months_ambiguous[b]}"
+            if 12 < b <= 31 and 1 <= a <= 12:
+                return f"{b} {cues.months_ambiguous[a]}"
+            return m.group(0)
+
+        answer = _NUMERIC_DATE.sub(unambiguous, answer)
     if _EXPECTED_TIME.search(expected):
         answer = _HOURS.sub(lambda m: f"{m.group(1)}:00", answer)
         answer = _DOTTED_TIME.sub(
@@ -250,6 +432,16 @@ def _given_as_old(item: str, answer: str, question: str) -> bool:
     if wanted:  # another value of the same kind stated without a past word
         return any(not any(q.matches(w) for w in wanted) for c in others for q in extract_quantities(c))
     return any(cues.current.search(c) for c in others)  # words: something else said to be current
+
+
+def with_evidence(question: Question, facts: Iterable[str]) -> Question:
+    """`question` with `evidence`: those of the live facts' texts that hold its expected answer."""
+    if not question.expected or question.abstain or question.deleted:
+        return question
+    held = tuple(
+        t for t in facts if t.strip() not in DELETED_MARKERS and contains_expected(question.expected, t)
+    )
+    return replace(question, evidence=held)
 
 
 def contains_expected(expected: str, text: str) -> bool:

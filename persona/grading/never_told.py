@@ -33,6 +33,11 @@ class _Phrasings:
     connector: re.Pattern[str]
     request: re.Pattern[str]
     stall: re.Pattern[str]
+    negation: re.Pattern[str]
+    knowing: re.Pattern[str]
+    other_knowledge: re.Pattern[str]
+    guess: re.Pattern[str]
+    forget: re.Pattern[str]  # "you asked me to forget": a deletion honoured, not a never-told claim
 
 
 @cache
@@ -49,21 +54,105 @@ def _phrasings() -> tuple[_Phrasings, ...]:
                 claims=re.compile("|".join(f"(?:{p})" for p in claims), re.IGNORECASE),
                 connector=re.compile(after.get("connector", r"(?!)"), re.IGNORECASE),
                 request=re.compile(after.get("request", r"\?"), re.IGNORECASE),
-                stall=re.compile("|".join(f"(?:{p})" for p in table.get("stall", [])) or r"(?!)", re.IGNORECASE),
+                stall=re.compile(
+                    "|".join(f"(?:{p})" for p in table.get("stall", [])) or r"(?!)", re.IGNORECASE
+                ),
+                negation=_words(table.get("not_known", {}).get("negation", [])),
+                knowing=_words(table.get("not_known", {}).get("knowing", [])),
+                other_knowledge=_words(table.get("not_known", {}).get("other_knowledge", [])),
+                guess=_words(table.get("grading", {}).get("guess", [])),
+                forget=re.compile(
+                    "|".join(f"(?:{p})" for p in table.get("grading", {}).get("asked_to_forget", []))
+                    or r"(?!)",
+                    re.IGNORECASE,
+                ),
             )
         )
     return tuple(out)
 
 
-def says_never_told(answer: str) -> bool:
+def _words(words: list[str]) -> re.Pattern[str]:
+    """Whole words or phrases; a trailing * marks a stem; "n't" glues to its verb."""
+    alternatives = []
+    for w in words:
+        body = re.escape(w[:-1]) + r"\w*" if w.endswith("*") else re.escape(w)
+        alternatives.append(body if w.startswith("n'") else r"(?<!\w)" + body + r"(?!\w)")
+    return re.compile("|".join(alternatives) or r"(?!)", re.IGNORECASE)
+
+
+_WINDOW = 6  # words between a negation and a knowing word ("I don't, as far as I can see, have it")
+
+
+def _claims_in(text: str, lang: _Phrasings) -> list[re.Match[str]]:
+    """Where `text` says it doesn't know: a phrasing of the language, or a negation within a
+    few words of a knowing word in one sentence; markdown marks are no words. Each match ends
+    where the claim does (what follows it may still answer)."""
+    found = list(lang.claims.finditer(text))
+    plain = _MARKDOWN.sub(" ", text)
+    for sentence in _SENTENCE_SPAN.finditer(plain):
+        body = sentence.group(0)
+        starts = [w.start() for w in _WORD.finditer(body)]
+
+        def index(pos: int, starts: list[int] = starts) -> int:
+            return sum(1 for st in starts if st <= pos)
+
+        negations = [(index(m.start()), m) for m in lang.negation.finditer(body)]
+        knowing = [(index(m.start()), m) for m in lang.knowing.finditer(body)]
+        pairs = [(n, k) for n in negations for k in knowing if abs(n[0] - k[0]) <= _WINDOW]
+        if pairs:  # the claim ends with the later word of its first pair: what follows may answer
+            n, k = pairs[0]
+            end = sentence.start() + max(n[1].end(), k[1].end())
+            claim = _AT.match(plain, end)
+            if claim is not None:
+                found.append(claim)
+    return found
+
+
+_AT = re.compile(r"")  # an empty match at a position: where a claim ends
+
+
+_SENTENCE_SPAN = re.compile(r"[^.!?…\n]+[.!?…]*")
+_MARKDOWN = re.compile(r"[*_`#>|]+")
+
+
+def says_never_told(answer: str, question: str = "") -> bool:
     """True when `answer` claims the agent was never told, doesn't know or found nothing —
-    and does not then give an answer all the same."""
+    and does not then give an answer all the same (a value after the claim, or a guess: "not
+    sure — maybe Thursday?"). With the `question`, a number or name that only repeats it ("I
+    have nothing about your 10 km time") is no answer."""
     text = _unquoted(answer)
+    if question:  # the question's own numbers and names are its topic, not an answer
+        for token in set(re.findall(r"\d+(?:[.,]\d+)?|[A-ZА-ЯЁ][\w-]+", question)):
+            text = re.sub(rf"(?<!\w){re.escape(token)}(?!\w)", "…", text)
     for lang in _phrasings():
-        for claim in lang.claims.finditer(text):
-            if not _answers_after(text[claim.end() :], lang):
-                return True
+        claims = _claims_in(text, lang)
+        if not claims or lang.forget.search(text):
+            continue
+        if _guesses(text, lang) or _answered_before(text, lang, claims):
+            return False
+        if any(not _answers_after(text[claim.end() :], lang) for claim in claims):
+            return True
     return False
+
+
+def _guesses(text: str, lang: _Phrasings) -> bool:
+    """ "Not sure — probably Thursday?", «возможно, Барсик?»: a guess is an answer."""
+    return any(
+        lang.guess.search(s)
+        and not _claims_in(s, lang)
+        and (_DIGIT.search(s) or s.rstrip().endswith("?") or re.search(r"(?<=\w)\s+[A-ZА-ЯЁ]\w+", s))
+        for s in _SENTENCE_END.split(text)
+        if s.strip()
+    )  # a guess word that only softens the claim ("вы, кажется, не рассказывали") is no guess
+
+
+def _answered_before(text: str, lang: _Phrasings, claims: list[re.Match[str]]) -> bool:
+    """ "Dr Lindqvist. I don't have any other dentist noted.": the first sentence answers (a
+    number or a name) and the claim only follows it."""
+    first = next((s for s in _SENTENCE_END.split(text) if s.strip()), "")
+    if first.rstrip().endswith("?") or any(c.start() < len(first) for c in claims):
+        return False
+    return bool(_DIGIT.search(first) or re.search(r"(?<=\w)\s+[A-ZА-ЯЁ]\w+", first))
 
 
 def claims_never_told(answer: str) -> bool:
@@ -97,8 +186,16 @@ def _answers_after(rest: str, lang: _Phrasings) -> bool:
     """Whether the text after a claim gives an answer: a sentence that is no question or
     request and holds a number, or goes on after a connector with words of its own."""
     for sentence in _SENTENCE_END.split(rest):
-        if not sentence.strip() or sentence.rstrip().endswith("?") or lang.request.search(sentence):
+        if not sentence.strip() or lang.request.search(sentence):
             continue
+        if sentence.rstrip().endswith("?"):  # "… Елена Викторовна Шубина?": a guess, asked
+            if _DIGIT.search(sentence) or re.search(
+                r"(?<=\w)\s+[A-ZА-ЯЁ]\w+|^\s*[A-ZА-ЯЁ]\w+\s+[A-ZА-ЯЁ]", sentence
+            ):
+                return True
+            continue
+        if lang.other_knowledge.search(sentence) or _claims_in(sentence, lang):
+            continue  # "I only know she is 64", "… but not when her birthday is"
         if _DIGIT.search(sentence):
             return True
         joined = lang.connector.search(sentence)

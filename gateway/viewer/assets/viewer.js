@@ -32,7 +32,8 @@ function clock(ts) {  // 24-hour, as the chart's time axis
   return ts ? new Date(ts * 1000).toLocaleTimeString([], {hour: "2-digit", minute: "2-digit", second: "2-digit", hour12: false}) : "";
 }
 
-function fmtMean(mean) {
+function fmtMean(mean, run) {  // a range while grades are unresolved: never one confident figure over guesses
+  if (run && run.mean_range) return `${run.mean_range[0].toFixed(2)}–${run.mean_range[1].toFixed(2)} (${run.unresolved.length} unresolved)`;
   return mean === null || mean === undefined ? "—" : mean.toFixed(2);
 }
 
@@ -57,7 +58,7 @@ async function showList() {
         el("td", {text: r.persona}),
         el("td", {text: r.phases ? `phase ${Math.max(r.phase, 0)}/${r.phases}` : "—"}),
         el("td", {text: `${r.graded}/${r.questions}`}),
-        el("td", {text: fmtMean(r.mean)}),
+        el("td", {text: fmtMean(r.mean, r)}),
         el("td", {text: r.cost}),
       ));
     table.replaceChildren(head, ...rows);
@@ -110,7 +111,7 @@ async function showRun(runId) {
   const status = el("span", {class: `status ${run.status}`, text: run.status, id: "run-status"});
   const meta = el("p", {class: "meta", id: "run-meta"});
   const describe = (r) => {
-    meta.textContent = `${r.benchmark}${r.rung ? " @ " + r.rung : ""} · agent ${r.agent}${r.model ? " (" + r.model + ")" : ""} · persona ${r.persona} · phase ${Math.max(r.phase, 0)}/${r.phases} · graded ${r.graded}/${r.questions} · mean ${fmtMean(r.mean)} · ${r.cost}`;
+    meta.textContent = `${r.benchmark}${r.rung ? " @ " + r.rung : ""} · agent ${r.agent}${r.model ? " (" + r.model + ")" : ""} · persona ${r.persona} · phase ${Math.max(r.phase, 0)}/${r.phases} · graded ${r.graded}/${r.questions} · mean ${fmtMean(r.mean, r)} · ${r.cost}`;
     status.textContent = r.status;
     status.className = `status ${r.status}`;
   };

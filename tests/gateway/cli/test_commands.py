@@ -109,7 +109,8 @@ def test_rescore_and_judge_check_as_the_docs_show_them(demo_run: Path) -> None:
     assert "exact: re-graded 15 questions" in rescored.stdout and (demo_run / "rescore-exact.md").is_file()
     checked = marathon("judge-check", "--grader", "exact", cwd=demo_run.parent.parent)
     assert checked.returncode == 0, checked.stderr
-    assert re.search(r"exact: recall \d+% .* specificity \d+% .* unscored \d+ of \d+", checked.stdout)
+    assert re.search(r"^  all +\d+ answers: certain \d+ \(coverage \d+%\), right when certain \d+%", checked.stdout, re.M)
+    assert re.search(r"never-told detector \(ru\): recall \d+% of \d+ claims", checked.stdout)
 
 
 def test_an_llm_judge_without_a_key_is_refused_before_grading(demo_run: Path) -> None:
