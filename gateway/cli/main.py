@@ -245,7 +245,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - keep Python from failing at exit
         return 0
     except KeyboardInterrupt:
-        print("\ninterrupted; the run log is intact — run the same command again to resume", file=sys.stderr)
+        again = "the same command again" if not getattr(args, "fresh", False) else "it again without --fresh"
+        print(f"\ninterrupted; the run log is intact — run {again} to resume", file=sys.stderr)
         return 130
 
 

@@ -110,6 +110,12 @@ def check_agent_settings(settings: dict[str, Any]) -> None:
     if kind == "reference":
         if settings.get("surface", "http") not in SURFACES:
             raise AdapterConfigError(f"reference agent `surface` must be one of {', '.join(SURFACES)}")
+        key_env = str(settings.get("api_key_env", "ANTHROPIC_API_KEY"))
+        if settings.get("model_base_url") and not os.environ.get(key_env):
+            raise AdapterConfigError(
+                f"the reference agent on {settings['model_base_url']} needs its model's API key in ${key_env} "
+                "(or name another variable with api_key_env), which is not set"
+            )
         return
     make_adapter(settings)
 

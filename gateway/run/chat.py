@@ -59,6 +59,8 @@ async def chat(settings: dict[str, Any], recordings: Path, lines: TextIO, out: C
                     if text.strip() == "/new-session":
                         session = await handle.adapter.new_session()
                         writer.append(SessionChanged(action="new_session", detail=session))
+                        if recorder is not None:  # a smaller input next is the new session, no compaction
+                            recorder.session_changed()
                         out(f"(new session {session})")
                         continue
                     writer.append(Said(text=text, purpose="human"))

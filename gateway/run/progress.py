@@ -115,6 +115,12 @@ class RunProgress:
         return sum(self.agent.tokens.values()) + sum(self.persona.tokens.values())
 
     @property
+    def tokens_shown(self) -> str:
+        """The tokens, or "—" while none were counted: an agent whose model calls are not recorded
+        has no count, which is not a count of zero (the report says "not observable")."""
+        return f"{self.tokens:,}" if self.tokens else "—"
+
+    @property
     def cost(self) -> str:
         if self.agent.unpriced or self.persona.unpriced:
             return "price unknown"
@@ -125,7 +131,7 @@ class RunProgress:
         return (
             f"[{self.run_id}] {self.status:<11} {phase} {self.phase_title[:24]:<24} "
             f"facts {self.facts_told:>4}  graded {self.graded:>3}/{self.questions:<3} "
-            f"tokens {self.tokens:>9,}  {self.cost}" + (f"  @{self.node_short}" if self.node else "")
+            f"tokens {self.tokens_shown:>9}  {self.cost}" + (f"  @{self.node_short}" if self.node else "")
         )
 
 

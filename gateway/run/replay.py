@@ -75,14 +75,13 @@ def _errored(events: list[Event], index: int) -> bool:
 
 
 def persona_side(events: list[Event]) -> Iterator[Event]:
-    """The recorded persona's side, each message once."""
+    """The recorded persona's side, each message once: of a message sent again — after an
+    agent error, or re-sent on resume (`resent`) — the last sending, the one that was answered."""
     for n, event in enumerate(events):
         if isinstance(event, Said | Asked):
-            if event.resent:
-                continue
             later = next((e for e in events[n + 1 :] if isinstance(e, Said | Asked)), None)
             if later is not None and later.text == event.text and _errored(events, n):
-                continue  # the persona sent it again because the agent failed on it
+                continue  # sent again later (the agent failed on it, or the run stopped before its answer)
         if isinstance(
             event, PhaseEntered | Said | Asked | SessionChanged | FactEdited | FactsMarked | Evaluation
         ):

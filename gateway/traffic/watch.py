@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from gateway import __version__
-from gateway.log.events import Header
+from gateway.log.events import Header, RunEnded
 from gateway.log.redact import redact_text
 from gateway.log.runlog import EVENTS_FILE, RunLogWriter
 from gateway.traffic.hub import RecorderHub
@@ -55,5 +55,7 @@ async def watch(
             await asyncio.Event().wait()
         finally:
             await hub.close(listener)
+            # a proxy stopped on purpose is finished, not a run to resume
+            writer.append(RunEnded(reason="completed", detail=f"proxy stopped after {recorder.exchanges} LLM calls"))
             out(f"stopped after {recorder.exchanges} LLM calls; log: {log_path}")
     return log_path

@@ -228,10 +228,11 @@ def _doubt(question: Question, items: list[str], found: list[str], answer: str, 
             a for a in extract_quantities(answer) if any(w.matches(a) for w in wanted) or _rivals(wanted, a)
         ]
         others = [a for a in same if _rivals(wanted, a)]
-        if others and not _others_told_as_past(items[0], answer):
+        history = _others_told_as_past(items[0], answer)  # "it was 8150 before", "…, not 950"
+        if others and not history:
             listed = ", ".join(f"{o.value:g}" if isinstance(o.value, float) else o.value for o in others[:3])
             return f"other values of its kind ({listed}) beside the expected one"
-        if same and _rivals(wanted, same[-1]):
+        if same and _rivals(wanted, same[-1]) and not history:
             return (
                 f"the last figure given ({same[-1].value:g}) is not the expected one"
                 if isinstance(same[-1].value, float)

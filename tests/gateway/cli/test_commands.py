@@ -109,7 +109,9 @@ def test_rescore_and_judge_check_as_the_docs_show_them(demo_run: Path) -> None:
     assert "exact: re-graded 15 questions" in rescored.stdout and (demo_run / "rescore-exact.md").is_file()
     checked = marathon("judge-check", "--grader", "exact", cwd=demo_run.parent.parent)
     assert checked.returncode == 0, checked.stderr
-    assert re.search(r"^  all +\d+ answers: certain \d+ \(coverage \d+%\), right when certain \d+%", checked.stdout, re.M)
+    assert re.search(
+        r"^  all +\d+ answers: certain \d+ \(coverage \d+%\), right when certain \d+%", checked.stdout, re.M
+    )
     assert re.search(r"never-told detector \(ru\): recall \d+% of \d+ claims", checked.stdout)
 
 
@@ -233,15 +235,60 @@ def test_a_stop_signal_ends_a_command_started_with_sigint_ignored(
     assert proc.returncode == code and "Traceback" not in err, said
     assert words in said, said
     ended = {
-        "run": f"out/r/{EVENTS_FILE}",
-        "demo": f"recordings/demo/{EVENTS_FILE}",
-        "chat": f"out/chat-*/{EVENTS_FILE}",
+        "run": (f"out/r/{EVENTS_FILE}", "interrupted"),  # the same command resumes it
+        "demo": (f"recordings/demo/{EVENTS_FILE}", "interrupted"),
+        "chat": (f"out/chat-*/{EVENTS_FILE}", "interrupted"),
+        "proxy": (f"recordings/proxy-*/{EVENTS_FILE}", "completed"),  # stopped on purpose: nothing to resume
     }
-    if command in ended:  # a run's log ends `interrupted`: the same command resumes it
-        (log_path,) = tmp_path.glob(ended[command])
-        assert [e.reason for e in read_log(log_path).events if isinstance(e, RunEnded)] == ["interrupted"]
+    if command in ended:
+        pattern, reason = ended[command]
+        (log_path,) = tmp_path.glob(pattern)
+        assert [e.reason for e in read_log(log_path).events if isinstance(e, RunEnded)] == [reason]
     if command == "demo":
         again = marathon("demo", cwd=tmp_path)
         log = read_log(tmp_path / "recordings" / "demo" / EVENTS_FILE)
         assert again.returncode == 0 and "resuming the unfinished demo run" in again.stdout, again.stderr
         assert len([e for e in log.events if isinstance(e, Evaluation)]) == 15
+
+
+def test_judge_check_on_your_own_set(tmp_path: Path) -> None:
+    """`marathon judge-check --grader G --set FILE.jsonl [--json]`"""
+    own = tmp_path / "mine.jsonl"
+    own.write_text(
+        '{"language": "en", "question": "What is my cat called?", "expected": "Miso", "answer": "Miso.", "gold": 10}\n'
+        '{"language": "en", "question": "What is my cat called?", "expected": "Miso", "answer": "Mochi.", "gold": 0}\n'
+        '{"language": "en", "question": "Dog?", "reply": "You never told me about a dog.", "never_told": true}\n'
+    )
+    result = marathon("judge-check", "--grader", "exact", "--set", str(own), "--json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    figures = json.loads(result.stdout)
+    assert figures["items"] == 2 and figures["accuracy_certain"] == 1.0 and figures["coverage"] == 1.0
+    assert figures["never_told"]["en"]["recall"] == 1.0
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"language": "en", "question": "Q", "expected": "x", "answer": "x", "gold": 11}\n')
+    refused = marathon("judge-check", "--set", str(bad), cwd=tmp_path)
+    assert refused.returncode == 2 and f"{bad}:1:" in refused.stderr and "0–10" in refused.stderr
+    one = tmp_path / "one.jsonl"
+    one.write_text(own.read_text().splitlines()[0] + "\n")
+    unreachable = marathon(
+        "judge-check",
+        "--grader",
+        "openai:http://127.0.0.1:9/v1#m",
+        "--set",
+        str(one),
+        cwd=tmp_path,
+        env=NO_KEYS,
+    )
+    assert unreachable.returncode == 1 and "Traceback" not in unreachable.stderr
+    assert "unscored: one.jsonl:1: judge call failed" in unreachable.stdout
+
+
+def test_the_reference_agent_on_a_real_model_without_a_key_is_refused_before_starting(
+    make_benchmark: BenchFactory, tmp_path: Path
+) -> None:
+    agent = {"adapter": "reference", "model_base_url": "https://api.anthropic.com", "model": "claude-x"}
+    config = config_with(tmp_path, make_benchmark(), agent)
+    result = marathon("run", str(config), cwd=tmp_path, env=NO_KEYS)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "needs its model's API key in $ANTHROPIC_API_KEY" in result.stderr
+    assert not (tmp_path / "out").exists()

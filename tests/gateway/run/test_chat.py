@@ -3,7 +3,7 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
-from gateway.log.events import LLMExchange, Replied, Said, SessionChanged
+from gateway.log.events import CompactionSeen, LLMExchange, Replied, Said, SessionChanged
 from gateway.log.runlog import EVENTS_FILE, read_log
 from gateway.run.chat import chat
 from tests.marathon_cli import marathon
@@ -23,6 +23,8 @@ async def test_a_typed_chat_with_the_reference_profile_is_recorded(tmp_path: Pat
     ] == "From my notes: My cat is called Miso."
     assert any(isinstance(e, SessionChanged) for e in log.events)
     assert any(isinstance(e, LLMExchange) for e in log.events)
+    # the smaller model input after /new-session is the new session, not a compaction
+    assert not [e for e in log.events if isinstance(e, CompactionSeen)], [str(p) for p in printed]
     assert "agent> From my notes: My cat is called Miso." in printed
 
 

@@ -45,3 +45,10 @@ def test_a_fact_told_again_after_a_crash_counts_once() -> None:
         progress.observe(event)
     progress.observe(FactTold(file="home", fact_id="1.1"))
     assert progress.facts_told == 2 and "facts    2" in progress.line()
+
+
+def test_tokens_never_counted_are_not_a_zero() -> None:
+    """An HTTP agent whose model calls aren't recorded: the board says "—", as the report says
+    "not observable" — never `tokens 0`."""
+    progress = RunProgress("r", 3, 2)
+    assert "tokens         —" in progress.line() and "tokens 0" not in " ".join(progress.line().split())

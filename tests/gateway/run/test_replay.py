@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from pathlib import Path
 
 import pytest
@@ -139,3 +140,43 @@ def test_a_recording_that_did_not_complete_is_refused(tmp_path: Path, make_bench
     assert result.returncode == 1
     assert "the recorded run did not complete (agent_failed)" in result.stderr
     assert not (tmp_path / "orig.replay-reference").exists()
+
+
+async def test_a_replay_of_a_resumed_run_sends_the_message_it_re_sent_once(
+    make_benchmark: BenchFactory, tmp_path: Path
+) -> None:
+    """Stopped while a message was with the agent, the run re-sent it on resume (`resent`): the
+    replay must send it once — not drop it, which left a question unasked or facts untold."""
+    calls = 0
+    stuck = asyncio.Event()
+
+    async def chat(request: web.Request) -> web.Response:
+        nonlocal calls
+        calls += 1
+        text = (await request.json())["message"]
+        if calls == 3 and not stuck.is_set():
+            stuck.set()
+            await asyncio.Event().wait()  # never answers: the run is stopped meanwhile
+        return web.json_response({"reply": "Miso" if "cat" in text else "5" if "old" in text else "Noted."})
+
+    app = web.Application()
+    app.router.add_post("/chat", chat)
+    served = await serve(app)
+    bench = make_benchmark()
+    agent = {"adapter": "http", "url": f"{served.url}/chat", "timeout": 60}
+    try:
+        first = asyncio.create_task(run_spec(RunSpec("orig", bench, agent, {"driver": "scripted"}), tmp_path))
+        await asyncio.wait_for(stuck.wait(), 30)
+        first.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await first
+        resumed = await run_spec(RunSpec("orig", bench, agent, {"driver": "scripted"}), tmp_path)
+    finally:
+        await served.stop()
+    assert resumed.reason == TerminationReason.COMPLETED and resumed.resent == 1
+    result = marathon("replay", str(tmp_path / "orig"), "--agent", "reference", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr + result.stdout
+    summary = load_run(tmp_path / "orig.replay-reference").summary
+    assert summary.coverage_complete and set(summary.evaluations) == {"q1", "q2", "q3"}
+    sent = [t for _, t in persona_side(tmp_path / "orig.replay-reference")]
+    assert len(sent) == len(set(sent)) == len({t for _, t in persona_side(tmp_path / "orig")})

@@ -183,3 +183,22 @@ async def test_a_facts_heading_is_never_put_inside_a_sentence_with_its_capital()
         before = intro[: intro.index(title)]
         if title[:1].isupper() and title[1:2].islower():  # a capitalised heading: not after a word
             assert not before or before.endswith(("— ", ": ", ". ")), intro
+
+
+async def test_a_reply_that_only_promises_to_look_gets_go_ahead_once_and_what_follows_is_graded(
+    make_benchmark: BenchFactory,
+) -> None:
+    said: list[str] = []
+
+    def agent(text: str) -> str:
+        said.append(text)
+        if text.startswith("What is my cat called"):
+            return "Let me check my notes — one moment!"
+        if text == "Go ahead, I'm waiting.":
+            return "Your cat is Miso."
+        return "Noted."
+
+    played = await play(ScriptedDriver(load_benchmark(make_benchmark())), agent)
+    grade = next(a for a, _ in played if isinstance(a, Evaluate) and a.question_id == "q1")
+    assert grade.score == 10 and grade.attempts == 1 and grade.answer == "Your cat is Miso."
+    assert said.count("Go ahead, I'm waiting.") == 1
