@@ -174,8 +174,8 @@ def _item(path: Path, n: int, data: dict[str, Any]) -> AnswerItem | ReplyItem:
         question = next((q for q in bench.questions if q.id == data.get("question_id")), None)
         if question is None:
             raise SetError(f"{where}: no question {data.get('question_id')!r} in {bench.root}")
-        olds, now = facts_at(bench, question)
-        item = ExamItem(with_evidence(question, now), question.expected, [data["answer"]], olds)
+        graded, olds = _as_asked(bench.root.resolve(), question.id)
+        item = ExamItem(graded, question.expected, [data["answer"]], list(olds))
         return AnswerItem(n, bench.language, item, float(gold), shape)
     if not isinstance(data.get("question"), str) or not isinstance(data.get("expected", ""), str):
         raise SetError(f'{where}: expected "benchmark" and "question_id", or "question" and "expected"')
@@ -208,6 +208,15 @@ def _benchmark(root: Path, where: str) -> Benchmark:
         return _benchmark_at(root.resolve())
     except BenchmarkErrors as exc:
         raise SetError(f"{where}: the benchmark {root} doesn't load: {exc.errors[0]}") from None
+
+
+@cache
+def _as_asked(root: Path, question_id: str) -> tuple[Question, tuple[str, ...]]:
+    """The question with its evidence, and the values superseded before it (once per question)."""
+    bench = _benchmark_at(root)
+    question = next(q for q in bench.questions if q.id == question_id)
+    olds, now = facts_at(bench, question)
+    return with_evidence(question, now), tuple(olds)
 
 
 def facts_at(bench: Benchmark, question: Question) -> tuple[list[str], list[str]]:

@@ -86,6 +86,8 @@ class ExactGrader:
                 )
             if never or claims_never_told(answer):
                 return Grade(10.0, "correctly said it was never told", never_told=True)
+            if _cues().not_had.search(answer) and not guessed and not _DIGIT_OR_NAME.search(answer):
+                return Grade(10.0, "said there is none (which is why it was never told)")
             return Grade(0.0, "should have said it was never told; answered instead", never_told=False)
         if question.deleted:
             forgot = _cues().forget.search(answer)
@@ -142,6 +144,7 @@ class ExactGrader:
         return Grade(score, reason, never_told=never and score < 10)
 
 
+_DIGIT_OR_NAME = re.compile(r"\d")  # a number after "you don't have one" would be an invented answer
 _MARKUP = re.compile(r"[*_`#>|]+|\s+[-•]\s+")
 _LIST_SPLIT = re.compile(r"\s*;\s*|,\s+(?!\d{3}\b)|\s+(?:and|и)\s+", re.IGNORECASE)
 _SENTENCES = re.compile(r"(?<=[.!?…])\s+|\n+")
@@ -303,6 +306,7 @@ class _Cues:
     hedge: re.Pattern[str]  # guess words and "not sure", «то ли»: a value given so is no verdict
     rejected: re.Pattern[str]  # "not 950", «а не 950»: a value ruled out, no rival
     periods: dict[str, re.Pattern[str]]  # "a week", «в месяц»: a figure's period
+    not_had: re.Pattern[str]  # "you don't have a dog": on [abstain], a right answer
 
 
 @cache
@@ -317,6 +321,7 @@ def _cues() -> _Cues:
     hedge: list[str] = []
     rejected: list[str] = []
     periods: dict[str, list[str]] = {}
+    not_had: list[str] = []
     for code in known_languages():
         grading = language_table(code).get("grading", {})
         for n, name in enumerate(grading.get("months", []), start=1):
@@ -331,6 +336,7 @@ def _cues() -> _Cues:
         guess += grading.get("guess", [])
         hedge += grading.get("guess", []) + grading.get("hedge", [])
         rejected += grading.get("rejected", [])
+        not_had += grading.get("not_had", [])
         for name, words_of in grading.get("periods", {}).items():
             periods.setdefault(name, []).extend(words_of)
 
@@ -355,6 +361,7 @@ def _cues() -> _Cues:
     return _Cues(
         months, ambiguous, frozenset(words), cue(past), cue(current), forget_re,
         cue(guess), cue(hedge), cue(rejected), period_res,
+        re.compile("|".join(f"(?:{p})" for p in not_had) or r"(?!)", re.IGNORECASE),
     )  # fmt: skip
 
 

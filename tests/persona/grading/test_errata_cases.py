@@ -28,6 +28,12 @@ QUESTIONS = {
         ("э24", "Вы просили забыть о нём — не буду напоминать.", 10),
         ("э24", "Вы просили не напоминать, но его звали Вадим.", 0),
         ("э5", "По утрам теперь цикорий", 10),
+        # the second audit: the most accurate reply to a wish that is no pet, a key in one word
+        ("e11", "You don't have a dog yet — you said you'd like to adopt a rescue one day.", 10),
+        ("e11", "You don't have a dog — I think it would be called Rex.", 0),
+        ("э10", "Кошки у вас нет — аллергия на кошек у Веры.", 10),
+        ("э12", "Инженером на ГАЗе 🔧", 10),
+        ("e25", "That was Daniel, though I know you asked me to forget him.", 0),
     ],
 )
 def test_a_perfect_answer_scores_full_and_a_false_one_does_not(qid: str, answer: str, score: int) -> None:

@@ -1,0 +1,53 @@
+"""The exact grader and the never-told detector on the tuning (calibration) set and the frozen
+held-out set, side by side — the figures of docs/grading.md. Figures only; nothing is asserted
+here, and nothing but these summary figures may be read off the held-out set (no misses: the
+held-out set is never tuned on). Usage: `.venv/bin/python bench/grading_figures.py`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from gateway.report.judge_check import CALIBRATION, SetResult, check_sets  # noqa: E402
+from persona.grading.judge import ExactJudge  # noqa: E402
+
+HELD_OUT = ROOT / "tests" / "persona" / "grading" / "heldout"
+
+
+def pct(value: float | None) -> str:
+    return "—" if value is None else f"{value:.1%}"
+
+
+async def figures(folder: Path, language: str) -> SetResult:
+    return await check_sets(ExactJudge(), sorted(folder.glob(f"*-{language}.jsonl")))
+
+
+async def main() -> None:
+    rows = [
+        ("answers", lambda r, lang: str(r.by_language[lang].items)),
+        ("certain verdicts right", lambda r, lang: pct(r.by_language[lang].to_json()["accuracy_certain"])),
+        ("coverage (certain / graded)", lambda r, lang: pct(r.by_language[lang].to_json()["coverage"])),
+        ("false pass (certain)", lambda r, lang: str(r.by_language[lang].false_pass)),
+        ("false fail (certain)", lambda r, lang: str(r.by_language[lang].false_fail)),
+        ("never-told recall", lambda r, lang: pct(r.never_told[lang].to_json()["recall"])),
+        ("never-told false positives", lambda r, lang: pct(r.never_told[lang].to_json()["false_positive"])),
+        ("stalls recognised", lambda r, lang: pct(r.never_told[lang].to_json()["stalls_recognised"])),
+    ]
+    results = {
+        (name, lang): await figures(folder, lang)
+        for name, folder in (("tuning", CALIBRATION), ("held-out", HELD_OUT))
+        for lang in ("en", "ru")
+    }
+    print("| exact grader | " + " | ".join(f"{n} {lang}" for n, lang in results) + " |")
+    print("|---|" + "---|" * len(results))
+    for label, get in rows:
+        print(f"| {label} | " + " | ".join(get(r, lang) for (_, lang), r in results.items()) + " |")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

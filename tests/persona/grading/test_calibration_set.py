@@ -1,0 +1,28 @@
+"""The exact grader on the shipped calibration set (the set it was tuned on; the held-out
+figures are bench/grading_figures.py's): floors that keep a later change from quietly making
+grading worse, and the shape of what a set item is."""
+
+from __future__ import annotations
+
+import pytest
+
+from gateway.report.judge_check import calibration_sets, check_sets, read_set
+from persona.grading.judge import ExactJudge
+
+
+def test_the_calibration_set_is_large_and_covers_every_tag() -> None:
+    items = [item for path in calibration_sets() for item in read_set(path)]
+    answers = [i for i in items if hasattr(i, "gold")]
+    assert len(answers) >= 600 and len(items) - len(answers) >= 240
+    tags = {t for a in answers for t in a.item.question.tags}  # type: ignore[union-attr]
+    assert {"abstain", "aggregation", "conflict", "correction", "deleted", "rule", "temporal", "update"} <= tags
+
+
+@pytest.mark.parametrize("language", ["en", "ru"])
+async def test_certain_verdicts_are_mostly_right_and_claims_are_caught(language: str) -> None:
+    result = await check_sets(ExactJudge(), [p for p in calibration_sets() if p.stem.endswith(language)])
+    answers = result.by_language[language].to_json()
+    never = result.never_told[language].to_json()
+    assert answers["accuracy_certain"] >= 0.95 and answers["coverage"] >= 0.8, answers
+    assert never["recall"] >= 0.8 and never["false_positive"] <= 0.1, never
+    assert answers["unscored"] == 0
