@@ -152,7 +152,7 @@ def load_config(path: Path | str) -> Config:
 
 
 TOP_KEYS = ("recordings", "parallel", "runs", "experiment", "compaction", "executor")
-RUN_KEYS = ("id", "benchmark", "agent", "persona", "rung", "repeats", "pool", "limits", "resources")
+RUN_KEYS = ("id", "benchmark", "agent", "persona", "grading", "rung", "repeats", "pool", "limits", "resources")
 EXPERIMENT_KEYS = (
     "name",
     "seed",
@@ -303,6 +303,13 @@ def _expand_run(path: Path, raw: str, base: Path, n: int, run: dict[str, Any]) -
         raise ConfigError(path, line, f"run {run_id}: `benchmark` must be a folder path")
     agent = _agent(path, line, f"run {run_id}", run.get("agent"))
     persona = _persona(path, line, f"run {run_id}", run.get("persona", {"driver": "scripted"}))
+    grading = run.get("grading")
+    if grading is not None:  # `grading: {judge: …}`: who decides what the exact grader is not sure of
+        if not isinstance(grading, dict) or not isinstance(grading.get("judge", ""), str):
+            raise ConfigError(
+                path, line, f"run {run_id}: `grading` must be {{judge: \"anthropic:MODEL\" | \"openai:URL#MODEL\"}}"
+            )
+        persona = {**persona, "grading": grading}
     rungs = _names(path, line, f"run {run_id}", "rung", run.get("rung"))
     repeats = _repeats(path, line, f"run {run_id}", run.get("repeats", 1))
     limits = _limits(path, raw, f"run {run_id}", run.get("limits"))

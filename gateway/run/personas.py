@@ -17,6 +17,7 @@ from persona.drivers.ladder import LadderDriver
 from persona.drivers.llm import Compaction, LLMPersonaDriver
 from persona.drivers.protocol import PersonaDriver
 from persona.drivers.scripted import ScriptedDriver
+from persona.grading.judge import Judge, LLMJudge
 from persona.llm.select import make_client
 from persona.llm.types import LLMClient, LLMRequest, LLMResponse
 from persona.phrases import phrases_for
@@ -58,7 +59,11 @@ def build_driver(
     default for Anthropic, whose current API takes none), `compaction: {max_tokens, trim_to_tokens}`."""
     name = driver_name(settings)
     if name == "scripted":
-        return ScriptedDriver(benchmark, facts_per_message=int(settings.get("facts_per_message", 3)))
+        return ScriptedDriver(
+            benchmark,
+            facts_per_message=int(settings.get("facts_per_message", 3)),
+            judge=_live_judge(settings, log, replay),
+        )
     evidence: PersonaDriver
     if name == "replay":  # `marathon replay`: a recorded persona side, on any rung
         from gateway.run.replay import ReplayDriver
@@ -90,6 +95,30 @@ def _llm_driver(
     )
 
 
+def _judge_settings(settings: dict[str, Any]) -> dict[str, Any]:
+    grading = settings.get("grading") or {}
+    if not isinstance(grading, dict):
+        raise ValueError("persona `grading` must be an object: {judge: anthropic:MODEL | openai:URL#MODEL}")
+    return grading
+
+
+def _live_judge(settings: dict[str, Any], log: Log, replay: list[dict[str, Any]] | None) -> Judge | None:
+    """`grading: {judge: SPEC, base_url, api_key_env}`: the judge that decides, live, what the
+    exact grader is not sure of. Its responses are logged (`persona_llm`) and replayed on
+    resume, as an LLM persona's are, so a resumed run never asks it twice."""
+    import os
+
+    grading = _judge_settings(settings)
+    spec = grading.get("judge")
+    if not spec:
+        return None
+    key_env = grading.get("api_key_env")
+    client = make_client(
+        str(spec), base_url=grading.get("base_url"), api_key=os.environ.get(str(key_env)) if key_env else None
+    )
+    return LLMJudge(LoggedClient(client, log, replay))
+
+
 def check_persona_settings(settings: dict[str, Any], benchmark: Benchmark) -> None:
     """Raise ValueError for a persona that can't work on `benchmark`, before a run starts."""
     name = driver_name(settings)
@@ -101,6 +130,13 @@ def check_persona_settings(settings: dict[str, Any], benchmark: Benchmark) -> No
             raise ValueError(f"replay: no run log at {source}")
         ReplayDriver(source, without_distractors(benchmark))  # a recording of another benchmark fails here
         return
+    judge = _judge_settings(settings).get("judge")
+    if judge:
+        from persona.llm.select import missing_key
+
+        key_env = _judge_settings(settings).get("api_key_env")
+        if problem := missing_key(str(judge), str(key_env) if key_env else None, who="the judge"):
+            raise ValueError(problem)
     if name != "scripted":
         from persona.llm.select import missing_key
 

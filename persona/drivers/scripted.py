@@ -11,6 +11,7 @@ evidence utterances identical across runs.
 from __future__ import annotations
 
 from collections.abc import Generator
+from dataclasses import replace
 from typing import Any
 
 from persona.benchmark.model import Benchmark, FactUpdate, Phase, Question, Utterance
@@ -27,7 +28,8 @@ from persona.drivers.actions import (
     Say,
 )
 from persona.drivers.live_facts import LiveFacts
-from persona.grading.exact import ExactGrader, Grade, Grader, with_evidence
+from persona.grading.exact import ExactGrader, Grade, Grader, contains_expected, with_evidence
+from persona.grading.judge import ExamItem, Judge
 from persona.grading.never_told import is_stall
 from persona.phrases import phrases_for
 
@@ -42,12 +44,22 @@ class ScriptedDriver:
     deterministic = True
 
     def __init__(
-        self, benchmark: Benchmark, *, facts_per_message: int = 3, grader: Grader | None = None
+        self,
+        benchmark: Benchmark,
+        *,
+        facts_per_message: int = 3,
+        grader: Grader | None = None,
+        judge: Judge | None = None,
     ) -> None:
+        """`judge`: decides the questions the exact grader is not sure of, live (so the retry
+        rule still applies); without one they stay unresolved."""
         self.benchmark = benchmark
         self.facts_per_message = max(1, facts_per_message)
         self.grader = grader or ExactGrader()
+        self.judge = judge
         self.facts = LiveFacts(benchmark)
+        self._earlier: dict[tuple[str, str], list[str]] = {}  # a fact's values before its updates
+        self._answers: dict[str, list[str]] = {}  # a question's answers: first, after the nudge
         self.phrases = phrases_for(benchmark.language)
         self._script: Script = self._run()
         self._started = False
@@ -70,7 +82,32 @@ class ScriptedDriver:
             action = Finish()
         if isinstance(action, Finish):
             self._finished = True
+        if isinstance(action, Evaluate) and not action.certain and self.judge is not None:
+            action = await self._judged(action)
         return action
+
+    async def _judged(self, action: Evaluate) -> Evaluate:
+        """The judge's verdict in place of the exact grader's guess; unscored, it stays a guess."""
+        assert self.judge is not None
+        q = next(q for q in self.benchmark.questions if q.id == action.question_id)
+        live = {(f, i): t for f, facts in self.facts.files.items() for i, t in facts.items()}
+        superseded = [
+            old
+            for key, olds in self._earlier.items()
+            if q.expected and key in live and contains_expected(q.expected, live[key])
+            for old in olds
+        ]
+        verdict = await self.judge.judge(ExamItem(q, q.expected, self._answers.get(q.id, []), superseded))
+        if verdict.score is None:
+            return replace(action, reason=f"{action.reason}; the judge gave no verdict: {verdict.reason}")
+        weight = RETRY_WEIGHT if action.attempts > 1 else 1.0
+        return replace(
+            action,
+            score=round(verdict.score * weight, 2),
+            reason=f"judge: {verdict.reason} — for the exact grader, which was not sure ({action.reason})",
+            grader=self.judge.name,
+            certain=True,
+        )
 
     # -- the script ------------------------------------------------------------------------
 
@@ -125,6 +162,8 @@ class ScriptedDriver:
 
     def _update(self, update: FactUpdate) -> Script:
         old = self.facts.edit(update.file, update.fact_id, update.text)
+        if old is not None:
+            self._earlier.setdefault((update.file, update.fact_id), []).append(old)
         yield EditFact(update.file, update.fact_id, old, update.text)
         if not update.deletes:
             key = f"{update.file}:{update.fact_id}"
@@ -141,6 +180,7 @@ class ScriptedDriver:
             reply = yield from self._deliver(Say(self.phrases["go_ahead"], "go_ahead", question_id=q.id))
         first = self._grade(q, reply)
         answer = reply.text if reply else ""
+        self._answers[q.id] = [answer]
         if first.correct or not first.never_told or q.abstain:
             yield Evaluate(
                 q.id, first.score, first.reason, answer, 1, first.score, self._grader_name, first.certain
@@ -149,6 +189,7 @@ class ScriptedDriver:
         nudge = self.phrases["nudge"].format(question=q.text)
         second_reply = yield from self._deliver(Say(nudge, "nudge", question_id=q.id))
         second = self._grade(q, second_reply)
+        self._answers[q.id].append(second_reply.text if second_reply else "")
         score = round(second.score * RETRY_WEIGHT, 2)
         reason = f"after a search-memory nudge: {second.reason} (×{RETRY_WEIGHT}); first try: {first.reason}"
         yield Evaluate(

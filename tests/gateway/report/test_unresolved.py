@@ -4,15 +4,18 @@ resolve them."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+import pytest
 from aiohttp import web
 
 from adapters.http_server import serve
-from gateway.log.events import Evaluation
+from fakes.persona_model import FakePersonaModel
+from gateway.log.events import Evaluation, PersonaTurn
 from gateway.log.runlog import EVENTS_FILE, read_log
 from gateway.report.recordings import load_run
-from gateway.run.config import RunSpec
+from gateway.run.config import RunSpec, load_config
 from gateway.run.runner import run_spec
 from gateway.viewer.app import make_app
 from tests.conftest import BenchFactory
@@ -62,3 +65,49 @@ async def test_unresolved_grades_give_a_range_and_a_list(
         )
     finally:
         await viewer.stop()
+
+
+async def test_a_judge_decides_live_what_the_exact_grader_is_not_sure_of(
+    make_benchmark: BenchFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`grading: {judge: …}` on a scripted run: the uncertain answer goes to the judge (the
+    loopback fake provider, Anthropic's wire format) and the retry rule still applies."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    model = FakePersonaModel()
+    provider = await serve(model.app())
+    asked: list[str] = []
+
+    async def chat(request: web.Request) -> web.Response:
+        text = (await request.json())["message"]
+        asked.append(text)
+        if "cat called" in text:
+            first = sum("cat called" in t for t in asked) == 1
+            return web.json_response({"reply": "You never told me." if first else "Miso, I think — or Mochi?"})
+        return web.json_response({"reply": "Miso is 5." if "How old" in text else "Noted."})
+
+    app = web.Application()
+    app.router.add_post("/chat", chat)
+    served = await serve(app)
+    config = tmp_path / "config.jsonc"
+    config.write_text(
+        json.dumps({
+            "recordings": "out",
+            "runs": [{
+                "id": "j", "benchmark": str(make_benchmark()),
+                "agent": {"adapter": "http", "url": f"{served.url}/chat"},
+                "grading": {"judge": "anthropic:judge-model", "base_url": provider.url},
+            }],
+        })
+    )  # fmt: skip
+    try:
+        (spec,) = load_config(config).runs
+        await run_spec(spec, tmp_path / "out")
+    finally:
+        await served.stop()
+        await provider.stop()
+    log = read_log(tmp_path / "out" / "j" / EVENTS_FILE)
+    q1 = next(e for e in log.events if isinstance(e, Evaluation) and e.question_id == "q1")
+    assert q1.attempts == 2 and q1.score == 5.0 and q1.certain  # the nudge's ×0.5 on the judge's 10
+    assert q1.grader == "judge:anthropic:judge-model" and "for the exact grader, which was not sure" in q1.reason
+    assert [e for e in log.events if isinstance(e, PersonaTurn)], "the judge's answer is logged for resume"
+    assert load_run(tmp_path / "out" / "j").summary.mean is not None  # nothing left unresolved
