@@ -132,6 +132,7 @@ class Rung:
     observable: bool
     cells: dict[int, BudgetCell] = field(default_factory=dict)
     excluded: int = 0  # (rollout, question) pairs not reached: the run stopped before grading it
+    unresolved: int = 0  # (rollout, question) pairs left out: the grader was not sure of the answer
 
     @property
     def p90(self) -> float | None:
@@ -190,6 +191,8 @@ def outcomes_of(run: RecordedRun, rule: str) -> list[Outcome]:
     s = run.summary
     out = []
     for qid, ev in s.evaluations.items():
+        if not ev.certain:  # a guess is no outcome: left out of Pass@B (the rung says how many)
+            continue
         memory = s.memory_for(qid)
         out.append(
             Outcome(
@@ -229,13 +232,15 @@ def build_ladders(runs: list[RecordedRun]) -> list[Ladder]:
             outcomes = [o for r in at for o in outcomes_of(r, spec.correct)]
             planned = {q.id for r in at for q in r.benchmark.questions}
             observable = all(r.observed for r in at)
+            unresolved = sum(len(r.summary.unresolved) for r in at)
             rung = Rung(
                 name,
                 spec.ladder[name],
                 at,
                 outcomes,
                 observable,
-                excluded=len(at) * len(planned) - len(outcomes),
+                excluded=len(at) * len(planned) - len(outcomes) - unresolved,
+                unresolved=unresolved,
             )
             if observable:
                 rung.cells = {b: budget_cell(outcomes, b) for b in spec.budgets}
@@ -288,6 +293,13 @@ def render_ladder(ladder: Ladder) -> str:
                 f"| {_pct(cell.p_exh)} | {_pct(cell.p_wrong)} |"
             )
             head = "| | | | | | | | | "
+    unresolved = [f"{r.name}: {r.unresolved}" for r in ladder.rungs if r.unresolved]
+    if unresolved:
+        lines += [
+            "",
+            "Left out of Pass@B and accuracy, their grades unresolved (the grader was not sure; "
+            f"`marathon rescore RUN --grader …` resolves them): {'; '.join(unresolved)} (rollout, question) pairs.",
+        ]
     lines.append("")
     if any(r.excluded for r in ladder.rungs):
         lines.append(

@@ -135,6 +135,7 @@ def run_line(run: RecordedRun) -> dict[str, Any]:
         "questions": {
             qid: {
                 "score": ev.score,
+                "certain": ev.certain,  # False: unresolved (the grader was not sure): never paired
                 "correct": is_correct(CORRECT_RULE, ev.score, ev.attempts),
                 "tags": list(next((q.tags for q in s.planned if q.id == qid), ())),
                 "memory_calls": s.memory_calls_for(qid),
@@ -236,12 +237,13 @@ class Comparison:
     time: dict[str, tuple[float, float, float]]  # role → (median, p25, p75) seconds
     cost: dict[str, tuple[float, float, float] | None]
     chain: dict[str, int] = field(default_factory=dict)  # where B's wrong answers broke → how many
+    unresolved: list[str] = field(default_factory=list)  # pair:question left out: a grade unresolved
 
 
 Item = tuple[str, str, str, str, bool, bool, tuple[str, ...]]  # pair, cluster, group, question, A, B, tags
 
 
-def _paired_items(lines: list[dict[str, Any]]) -> tuple[list[Item], list[str]]:
+def _paired_items(lines: list[dict[str, Any]], unresolved: list[str] | None = None) -> tuple[list[Item], list[str]]:
     """One item for every question both runs of a pair graded."""
     pairs: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
     for line in lines:
@@ -259,6 +261,10 @@ def _paired_items(lines: list[dict[str, Any]]) -> tuple[list[Item], list[str]]:
         # a side that used up its limits is a failure, not a gap: what it didn't reach counts as wrong
         limited = any(side["status"] == "limit_reached" for side in (a, b))
         for qid in sorted(set(qa) | set(qb) if limited else set(qa) & set(qb)):
+            if qa.get(qid, {}).get("certain", True) is False or qb.get(qid, {}).get("certain", True) is False:
+                if unresolved is not None:  # a win or a loss on a guess is none: left out, and said
+                    unresolved.append(f"{pair}:{qid}")
+                continue
             tags = tuple((qa.get(qid) or qb[qid])["tags"]) or ("untagged",)
             items.append(
                 (
@@ -289,7 +295,8 @@ def compare(lines: list[dict[str, Any]], seed: int = 0, splits: tuple[str, ...] 
     least MIN_CLUSTERS of them."""
     everything = [line for line in lines if line.get("variant") in ("A", "B")]
     lines = [line for line in everything if line.get("split", "heldout") in splits]
-    items, incomplete = _paired_items(lines)
+    unresolved: list[str] = []
+    items, incomplete = _paired_items(lines, unresolved)
     groups: dict[str, GroupTally] = defaultdict(GroupTally)
     for item in items:
         groups["all"].add(item[4], item[5])
@@ -365,6 +372,7 @@ def compare(lines: list[dict[str, Any]], seed: int = 0, splits: tuple[str, ...] 
         time,
         cost,
         dict(chain),
+        unresolved,
     )
 
 
@@ -425,4 +433,10 @@ def render_comparison(c: Comparison) -> str:
         )
     if c.incomplete:
         lines.append(f"- left out (a side missing or not completed): {', '.join(c.incomplete)}")
+    if c.unresolved:
+        lines.append(
+            f"- left out, a grade unresolved (the grader was not sure; `marathon rescore` with a judge "
+            f"resolves it): {len(c.unresolved)} paired questions — {', '.join(c.unresolved[:12])}"
+            + (" …" if len(c.unresolved) > 12 else "")
+        )
     return "\n".join(lines) + "\n"

@@ -117,3 +117,12 @@ def test_a_state_folder_hash_changes_with_its_content_only(tmp_path: Path) -> No
     (b / "memory" / "notes.md").write_text("Miso is 4\n")
     assert folder_hash(a) != folder_hash(b)
     assert folder_hash(tmp_path / "missing") == "none"
+
+
+def test_a_question_whose_grade_is_unresolved_is_no_win_and_is_said() -> None:
+    lines = [line("t1", 1, "A", {"q1": False, "q2": True}), line("t1", 1, "B", {"q1": True, "q2": True})]
+    lines[1]["questions"]["q1"]["certain"] = False  # B's "win" on q1 is the exact grader's guess
+    c = compare(lines)
+    assert c.groups["all"].wins_b == 0 and c.groups["all"].n == 1
+    assert c.unresolved == ["e.t1.r1:q1"]
+    assert "left out, a grade unresolved" in render_comparison(c)
