@@ -57,10 +57,30 @@ _ORDINALS = {
     "девятнадцатого": 19,
     "двадцатого": 20,
     "тридцатого": 30,
-}  # fmt: skip (English ordinals are left alone: "first name", "a second attempt")
+    # the same days said "на второе октября", «семнадцатое ноября»
+    "первое": 1, "второе": 2, "третье": 3, "четвёртое": 4, "четвертое": 4, "пятое": 5, "шестое": 6,
+    "седьмое": 7, "восьмое": 8, "девятое": 9, "десятое": 10, "одиннадцатое": 11, "двенадцатое": 12,
+    "тринадцатое": 13, "четырнадцатое": 14, "пятнадцатое": 15, "шестнадцатое": 16, "семнадцатое": 17,
+    "восемнадцатое": 18, "девятнадцатое": 19, "двадцатое": 20, "тридцатое": 30,
+    # English days, only before "of MONTH" or after "MONTH (the)": "first name" stays a word
+    "first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7,
+    "eighth": 8, "ninth": 9, "tenth": 10, "eleventh": 11, "twelfth": 12, "thirteenth": 13,
+    "fourteenth": 14, "fifteenth": 15, "sixteenth": 16, "seventeenth": 17, "eighteenth": 18,
+    "nineteenth": 19, "twentieth": 20, "thirtieth": 30,
+}  # fmt: skip
+# a year said as an ordinal: «в две тысячи двенадцатом (году)»
+_YEAR_ORDINALS = {
+    "первом": 1, "втором": 2, "третьем": 3, "четвёртом": 4, "четвертом": 4, "пятом": 5, "шестом": 6,
+    "седьмом": 7, "восьмом": 8, "девятом": 9, "десятом": 10, "одиннадцатом": 11, "двенадцатом": 12,
+    "тринадцатом": 13, "четырнадцатом": 14, "пятнадцатом": 15, "шестнадцатом": 16, "семнадцатом": 17,
+    "восемнадцатом": 18, "девятнадцатом": 19, "двадцатом": 20,
+}  # fmt: skip
 _MONTHS_GENITIVE = frozenset(
     "января февраля марта апреля мая июня июля августа сентября октября ноября декабря числа".split()
 )  # an ordinal is a number only as a date's day ("восьмого марта"), not in "с десятого раза"
+_MONTHS_EN = frozenset(
+    "january february march april may june july august september october november december".split()
+)
 _THOUSANDS = {"тысяча": 1000, "тысячи": 1000, "тысяч": 1000, "thousand": 1000}
 _WORD = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)?")
 _MULTIPLIER = re.compile(
@@ -72,6 +92,18 @@ _MIN_SEC = re.compile(
     r"(\d+)\s*(?:мин(?:ут[аы]?|\.)?|minutes?|mins?)\s*(?:и\s+|and\s+)?(\d+)\s*(?:сек(?:унд[аы]?|\.)?|seconds?|secs?)",
     re.IGNORECASE,
 )
+
+
+_OF_MONTH = re.compile(r"of\s+(\w+)", re.IGNORECASE)
+_MONTH_BEFORE = re.compile(r"(\w+)(?:\s+the)?$")
+
+
+def _month_around(later: str, before: str) -> bool:
+    """An English ordinal is a day only as a date says it: "seventeenth of November",
+    "November (the) seventeenth"."""
+    of = _OF_MONTH.match(later)
+    month = _MONTH_BEFORE.search(before)
+    return bool(of and of.group(1).lower() in _MONTHS_EN) or bool(month and month.group(1) in _MONTHS_EN)
 
 
 def _place(value: int) -> int:
@@ -110,9 +142,13 @@ def _number_words(words: list[str]) -> tuple[int, int] | None:
             current, last_place = 0, 4
             used += 1
             continue
-        if w == "and" and used and current >= 100:  # "two hundred and five"
-            used += 1
+        if w == "and" and used and (current >= 100 or (total >= 1000 and not current)):
+            used += 1  # "two hundred and five", "two thousand and twelve"
             continue
+        if w in _YEAR_ORDINALS and total >= 1000:  # «две тысячи двенадцатом»: a year
+            current += _YEAR_ORDINALS[w]
+            used += 1
+            break
         break
     if used and words[used - 1].lower() == "and":
         used -= 1
@@ -139,9 +175,10 @@ def _spell_out(text: str) -> str:
             continue
         value, used = found
         after = words[used] if used < len(words) else following
-        if (
-            any(w.lower().replace("ё", "е") in _ORDINALS for w in words[:used])
-            and after.lower() not in _MONTHS_GENITIVE
+        later = text[matches[i + used - 1].end() :].lstrip()
+        before = text[: matches[i].start()].rstrip().lower()
+        if any(w.lower().replace("ё", "е") in _ORDINALS for w in words[:used]) and not (
+            after.lower() in _MONTHS_GENITIVE or _month_around(later, before)
         ):
             i += 1
             continue
@@ -160,10 +197,49 @@ def _multiply(m: re.Match[str]) -> str:
     return f"{value * factor:.0f}"
 
 
+_HALF_PAST = re.compile(r"\bhalf past (\d{1,2})\b", re.IGNORECASE)
+_QUARTER = re.compile(r"\b(?:a )?quarter (past|to) (\d{1,2})\b", re.IGNORECASE)
+_RU_HALF = re.compile(r"(?<!\w)(?:в\s+)?половин[еуаы]\s+([^\W\d_]+)", re.IGNORECASE)
+_RU_QUARTER_TO = re.compile(r"(?<!\w)без\s+четверти\s+(\d{1,2})(?!\d)", re.IGNORECASE)
+_EVENING = re.compile(r"(?<![\d:.,])(\d{1,2})(?::(\d{2}))?\s*(?:pm|p\.m\.|вечера|дня)(?!\w)", re.IGNORECASE)
+_MORNING = re.compile(r"(?<![\d:.,])(\d{1,2})(?::(\d{2}))?\s*(?:am|a\.m\.|утра)(?!\w)", re.IGNORECASE)
+_AND_A_HALF = re.compile(r"(?<![\d.,])(\d+)\s+(?:с половиной|and a half)(?!\w)", re.IGNORECASE)
+
+
+def _clock_words(text: str) -> str:
+    """Times as people say them, as a clock shows them: "half past nine" 9:30, «в половине
+    девятого» 8:30, "quarter to ten" 9:45, «8 вечера» / "8 pm" 20:00; «два с половиной» 2,5."""
+    text = _HALF_PAST.sub(lambda m: f"{int(m.group(1))}:30", text)
+
+    def quarter(m: re.Match[str]) -> str:
+        hour = int(m.group(2))
+        return f"{hour}:15" if m.group(1).lower() == "past" else f"{(hour - 1) or 12}:45"
+
+    text = _QUARTER.sub(quarter, text)
+
+    def ru_half(m: re.Match[str]) -> str:
+        hour = _ORDINALS.get(m.group(1).lower().replace("ё", "е"))
+        return f"{hour - 1 or 12}:30" if hour and hour <= 12 else m.group(0)
+
+    text = _RU_HALF.sub(ru_half, text)
+    text = _RU_QUARTER_TO.sub(lambda m: f"{(int(m.group(1)) - 1) or 12}:45", text)
+
+    def evening(m: re.Match[str]) -> str:
+        hour = int(m.group(1))
+        return f"{hour + 12 if hour < 12 else hour}:{m.group(2) or '00'}" if hour <= 12 else m.group(0)
+
+    text = _EVENING.sub(evening, text)
+    text = _MORNING.sub(
+        lambda m: f"{int(m.group(1))}:{m.group(2) or '00'}" if int(m.group(1)) <= 12 else m.group(0), text
+    )
+    return _AND_A_HALF.sub(lambda m: f"{m.group(1)},5", text)
+
+
 def digits_for_words(text: str) -> str:
     """`text` with spelled-out numbers, thousands abbreviations, "minus", ordinal endings on
-    digits and "N minutes M seconds" written as digits ("41", "19200", "-2,5", "5", "52:30")."""
-    text = _spell_out(text)
+    digits and "N minutes M seconds" written as digits ("41", "19200", "-2,5", "5", "52:30"),
+    and times and halves as a clock and a decimal write them ("9:30", "20:00", "2,5")."""
+    text = _clock_words(_spell_out(text))
     text = _MINUS.sub("-", text)
     text = _MULTIPLIER.sub(_multiply, text)
     text = _MIN_SEC.sub(lambda m: f"{m.group(1)}:{int(m.group(2)):02d}", text)

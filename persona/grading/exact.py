@@ -19,6 +19,7 @@ from typing import Protocol
 from persona.benchmark.model import DELETED_MARKERS, Question
 from persona.grading.never_told import claims_never_told, says_never_told
 from persona.languages import known_languages, language_table
+from persona.numerals import digits_for_words
 from persona.terms import (
     IDENTIFIER,
     UNIT_WORDS,
@@ -147,6 +148,7 @@ class ExactGrader:
 _DIGIT_OR_NAME = re.compile(r"\d")  # a number after "you don't have one" would be an invented answer
 _MARKUP = re.compile(r"[*_`#>|]+|\s+[-•]\s+")
 _LIST_SPLIT = re.compile(r"\s*;\s*|,\s+(?!\d{3}\b)|\s+(?:and|и)\s+", re.IGNORECASE)
+_AND = re.compile(r"\s+(?:and|и)\s+", re.IGNORECASE)
 _SENTENCES = re.compile(r"(?<=[.!?…])\s+|\n+")
 _ALTERNATIVE = re.compile(r"(?<!\w)(?:or|или|либо)(?!\w)", re.IGNORECASE)
 
@@ -213,8 +215,10 @@ def _doubt(question: Question, items: list[str], found: list[str], answer: str, 
         return None
     if hedged := cues.hedge.search(answer):
         return f"a hedged answer ({hedged.group(0)!r})"
-    plain = _MARKUP.sub(" ", answer).strip()
-    parts = [p for p in _LIST_SPLIT.split(plain.splitlines()[0] if plain else "") if p.strip(" .!")]
+    plain = digits_for_words(_MARKUP.sub(" ", answer)).strip()  # "two thousand and twelve" is one number
+    first_line = plain.splitlines()[0] if plain else ""
+    # a list answer is split at commas too; one value only at "and" ("penicillin and erythromycin")
+    parts = [p for p in (_LIST_SPLIT if len(items) > 1 else _AND).split(first_line) if p.strip(" .!")]
     if len(parts) > len(items) and all(len(p.split()) <= 3 for p in parts):
         return f"{len(parts)} items given for {len(items)} expected"
     for sentence in _SENTENCES.split(answer):
