@@ -29,9 +29,9 @@ from typing import Any
 
 from persona.benchmark.errors import BenchmarkErrors
 from persona.benchmark.loader import load_benchmark
-from persona.benchmark.model import DELETED_MARKERS, Benchmark, FactUpdate, Question
-from persona.grading.exact import PASS_SCORE, contains_expected, with_evidence
-from persona.grading.judge import ExamItem, Judge
+from persona.benchmark.model import Benchmark, FactUpdate, Question
+from persona.grading.exact import PASS_SCORE, with_evidence
+from persona.grading.judge import ExamItem, Judge, superseded_values
 from persona.grading.never_told import is_stall, says_never_told
 
 CALIBRATION = Path(__file__).resolve().parents[2] / "persona" / "grading" / "calibration"
@@ -220,32 +220,19 @@ def _as_asked(root: Path, question_id: str) -> tuple[Question, tuple[str, ...]]:
 
 
 def facts_at(bench: Benchmark, question: Question) -> tuple[list[str], list[str]]:
-    """When `question` is asked: the values replaced before, of the facts that now hold its
-    expected answer (what the judge is shown as "earlier values, no longer true"), and every
+    """When `question` is asked: the values superseded before (`superseded_values`), and every
     fact's current text."""
     current = {(f.file, f.id): f.text for ff in bench.facts.values() for f in ff.facts.values()}
     earlier: dict[tuple[str, str], list[str]] = defaultdict(list)
-    for phase in bench.phases:
-        for item in phase.items:
-            if item is question:
-                break
-            if isinstance(item, FactUpdate):
-                key = (item.file, item.fact_id)
-                if key in current:
-                    earlier[key].append(current[key])
-                current[key] = item.text
-        else:
-            continue
-        break
-    if not question.expected:
-        return [], list(current.values())
-    olds = [
-        old
-        for key, olds in earlier.items()
-        if current[key].strip() not in DELETED_MARKERS and contains_expected(question.expected, current[key])
-        for old in olds
-    ]
-    return olds, list(current.values())
+    for item in (i for phase in bench.phases for i in phase.items):
+        if item is question:
+            break
+        if isinstance(item, FactUpdate):
+            key = (item.file, item.fact_id)
+            if key in current:
+                earlier[key].append(current[key])
+            current[key] = item.text
+    return superseded_values(question.expected, earlier, current), list(current.values())
 
 
 async def check_sets(judge: Judge, paths: list[Path]) -> SetResult:

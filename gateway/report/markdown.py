@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -138,18 +139,7 @@ class RunSummary:
 
     @property
     def mean_range(self) -> tuple[float, float] | None:
-        """(every unresolved question wrong, every one right — a retried one at most 5)."""
-        if not self.evaluations:
-            return None
-        low = high = 0.0
-        for e in self.evaluations.values():
-            if e.certain:
-                low += e.score
-                high += e.score
-            else:
-                high += 10.0 * (0.5 if e.attempts > 1 else 1.0)
-        n = len(self.evaluations)
-        return low / n, high / n
+        return mean_range((e.score, e.certain, e.attempts) for e in self.evaluations.values())
 
     def describe_mean(self, resolve: str = "") -> str:
         """The mean as a person should read it: a figure, or the range and why."""
@@ -178,6 +168,18 @@ class RunSummary:
             and not self.graded_twice
             and not self.unplayed_prose
         )
+
+
+def mean_range(grades: Iterable[tuple[float, bool, int]]) -> tuple[float, float] | None:
+    """The mean over (score, certain, attempts): every unresolved question wrong, every one right
+    (a retried one at most 5, the nudge's ×0.5) — what a mean over guesses can be."""
+    low = high = 0.0
+    n = 0
+    for score, certain, attempts in grades:
+        n += 1
+        low += score if certain else 0.0
+        high += score if certain else 10.0 * (0.5 if attempts > 1 else 1.0)
+    return (low / n, high / n) if n else None
 
 
 def summarize(log: RunLog, benchmark: Benchmark) -> RunSummary:

@@ -23,9 +23,9 @@ from gateway.log.runlog import EVENTS_FILE, read_log
 from gateway.report.cost import RoleCost
 from gateway.report.markdown import refresh_run_report
 from gateway.report.recordings import benchmark_of
-from persona.benchmark.model import DELETED_MARKERS, Question
-from persona.grading.exact import PASS_SCORE, contains_expected
-from persona.grading.judge import CALIBRATION, ExamItem, Judge, Verdict
+from persona.benchmark.model import Question
+from persona.grading.exact import PASS_SCORE
+from persona.grading.judge import CALIBRATION, ExamItem, Judge, Verdict, superseded_values
 
 RETRY_WEIGHT = 0.5
 CORRECT_AT = PASS_SCORE
@@ -47,26 +47,17 @@ def exam_items(run_dir: Path) -> tuple[list[ExamItem], dict[str, float]]:
     questions = {q.id: q for q in bench.questions}
     items: dict[str, ExamItem] = {}
     persona: dict[str, float] = {}
-    history: dict[
-        tuple[str, str], tuple[list[str], str]
-    ] = {}  # fact → (its earlier values, its current value)
+    earlier: dict[tuple[str, str], list[str]] = {}  # fact → its earlier values
+    current: dict[tuple[str, str], str] = {}  # fact → its value now (of the facts edited)
     awaiting: str | None = None
     for event in log.events:
         match event:
             case FactEdited() if event.old:
-                earlier, _ = history.get((event.file, event.fact_id), ([], ""))
-                history[(event.file, event.fact_id)] = ([*earlier, event.old], event.new)
+                earlier.setdefault((event.file, event.fact_id), []).append(event.old)
+                current[(event.file, event.fact_id)] = event.new
             case Asked() if event.question_id in questions and event.question_id not in items:
                 q = questions[event.question_id]
-                olds = [
-                    old
-                    for earlier, current in history.values()
-                    if current.strip() not in DELETED_MARKERS
-                    and q.expected
-                    and contains_expected(q.expected, current)
-                    for old in earlier
-                ]
-                items[q.id] = ExamItem(q, q.expected, [], olds)
+                items[q.id] = ExamItem(q, q.expected, [], superseded_values(q.expected, earlier, current))
                 awaiting = q.id
             case Said() if event.purpose == "nudge" and event.question_id in items:
                 awaiting = event.question_id

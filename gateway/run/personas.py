@@ -78,12 +78,7 @@ def build_driver(
 def _llm_driver(
     name: str, settings: dict[str, Any], benchmark: Benchmark, log: Log, replay: list[dict[str, Any]] | None
 ) -> LLMPersonaDriver:
-    import os
-
-    key_env = settings.get("api_key_env")
-    client = make_client(
-        name, base_url=settings.get("base_url"), api_key=os.environ.get(str(key_env)) if key_env else None
-    )
+    client = _client(name, settings)
     limits = settings.get("compaction") or benchmark.settings.get("compaction") or {}
     compaction = Compaction(int(limits.get("max_tokens", 30000)), int(limits.get("trim_to_tokens", 10000)))
     temperature = settings.get("temperature", None if name.startswith("anthropic:") else 0.2)
@@ -106,17 +101,25 @@ def _live_judge(settings: dict[str, Any], log: Log, replay: list[dict[str, Any]]
     """`grading: {judge: SPEC, base_url, api_key_env}`: the judge that decides, live, what the
     exact grader is not sure of. Its responses are logged (`persona_llm`) and replayed on
     resume, as an LLM persona's are, so a resumed run never asks it twice."""
-    import os
-
     grading = _judge_settings(settings)
     spec = grading.get("judge")
-    if not spec:
-        return None
-    key_env = grading.get("api_key_env")
-    client = make_client(
-        str(spec), base_url=grading.get("base_url"), api_key=os.environ.get(str(key_env)) if key_env else None
-    )
-    return LLMJudge(LoggedClient(client, log, replay))
+    return LLMJudge(LoggedClient(_client(str(spec), grading), log, replay)) if spec else None
+
+
+def _client(spec: str, settings: dict[str, Any]) -> LLMClient:
+    """The model client of a persona's or a judge's settings (`base_url`, `api_key_env`)."""
+    import os
+
+    key_env = settings.get("api_key_env")
+    api_key = os.environ.get(str(key_env)) if key_env else None
+    return make_client(spec, base_url=settings.get("base_url"), api_key=api_key)
+
+
+def _key_problem(spec: str, settings: dict[str, Any], who: str) -> str | None:
+    from persona.llm.select import missing_key
+
+    key_env = settings.get("api_key_env")
+    return missing_key(spec, str(key_env) if key_env else None, who=who)
 
 
 def check_persona_settings(settings: dict[str, Any], benchmark: Benchmark) -> None:
@@ -130,18 +133,10 @@ def check_persona_settings(settings: dict[str, Any], benchmark: Benchmark) -> No
             raise ValueError(f"replay: no run log at {source}")
         ReplayDriver(source, without_distractors(benchmark))  # a recording of another benchmark fails here
         return
-    judge = _judge_settings(settings).get("judge")
-    if judge:
-        from persona.llm.select import missing_key
-
-        key_env = _judge_settings(settings).get("api_key_env")
-        if problem := missing_key(str(judge), str(key_env) if key_env else None, who="the judge"):
-            raise ValueError(problem)
-    if name != "scripted":
-        from persona.llm.select import missing_key
-
-        key_env = settings.get("api_key_env")
-        if problem := missing_key(name, str(key_env) if key_env else None):
-            raise ValueError(problem)
+    grading = _judge_settings(settings)
+    if grading.get("judge") and (problem := _key_problem(str(grading["judge"]), grading, "the judge")):
+        raise ValueError(problem)
+    if name != "scripted" and (problem := _key_problem(name, settings, "the persona")):
+        raise ValueError(problem)
     if name == "scripted" or benchmark.rung:  # the scripted words, or a rung's distractor intros
         phrases_for(benchmark.language)  # UnknownLanguage (a ValueError) names the files there are

@@ -41,6 +41,7 @@ from gateway.log.events import (
 )
 from gateway.log.lock import holder_pid
 from gateway.log.runlog import EVENTS_FILE, LogFollower, RunLogFormatError
+from gateway.report.markdown import mean_range
 from gateway.run.progress import RunProgress
 from gateway.traffic.recorder import message_refs
 
@@ -256,11 +257,12 @@ class RunWatch:
         }
 
     def _mean_range(self) -> list[float] | None:
-        if not self.scores or not self.unresolved:
+        if not self.unresolved:
             return None
-        sure = sum(v for k, v in self.scores.items() if k not in self.unresolved)
-        best = sum(10.0 * (0.5 if attempts > 1 else 1.0) for attempts in self.unresolved.values())
-        return [sure / len(self.scores), (sure + best) / len(self.scores)]
+        span = mean_range(
+            (score, qid not in self.unresolved, self.unresolved.get(qid, 1)) for qid, score in self.scores.items()
+        )
+        return list(span) if span else None
 
     def series(self) -> dict[str, list[list[Any]]]:
         """The context-size chart's data for the whole run (the transcript itself is paged)."""

@@ -28,8 +28,8 @@ from persona.drivers.actions import (
     Say,
 )
 from persona.drivers.live_facts import LiveFacts
-from persona.grading.exact import ExactGrader, Grade, Grader, contains_expected, with_evidence
-from persona.grading.judge import ExamItem, Judge
+from persona.grading.exact import ExactGrader, Grade, Grader, with_evidence
+from persona.grading.judge import ExamItem, Judge, superseded_values
 from persona.grading.never_told import is_stall
 from persona.phrases import phrases_for
 
@@ -91,12 +91,7 @@ class ScriptedDriver:
         assert self.judge is not None
         q = next(q for q in self.benchmark.questions if q.id == action.question_id)
         live = {(f, i): t for f, facts in self.facts.files.items() for i, t in facts.items()}
-        superseded = [
-            old
-            for key, olds in self._earlier.items()
-            if q.expected and key in live and contains_expected(q.expected, live[key])
-            for old in olds
-        ]
+        superseded = superseded_values(q.expected, self._earlier, live)
         verdict = await self.judge.judge(ExamItem(q, q.expected, self._answers.get(q.id, []), superseded))
         if verdict.score is None:
             return replace(action, reason=f"{action.reason}; the judge gave no verdict: {verdict.reason}")

@@ -87,7 +87,7 @@ class ExactGrader:
                 )
             if never or claims_never_told(answer):
                 return Grade(10.0, "correctly said it was never told", never_told=True)
-            if _cues().not_had.search(answer) and not guessed and not _DIGIT_OR_NAME.search(answer):
+            if _cues().not_had.search(answer) and not guessed and not _DIGIT.search(answer):
                 return Grade(10.0, "said there is none (which is why it was never told)")
             return Grade(0.0, "should have said it was never told; answered instead", never_told=False)
         if question.deleted:
@@ -99,7 +99,7 @@ class ExactGrader:
                 return Grade(10.0, "said it was asked to forget it")
             if forgot:
                 return Grade(0.0, "said it was asked to forget it, then told it anyway")
-            if claims_never_told(answer) and not _TOLD_ANYWAY.search(_unquoted_claim_tail(answer)):
+            if claims_never_told(answer) and not _TOLD_ANYWAY.search(_after_first_sentence(answer)):
                 # the seeds: on a deleted fact, "you never told me" is as right as "forgotten as asked"
                 return Grade(10.0, "said it doesn't know it (the fact was deleted)", never_told=True)
             if claims_never_told(answer):
@@ -145,7 +145,7 @@ class ExactGrader:
         return Grade(score, reason, never_told=never and score < 10)
 
 
-_DIGIT_OR_NAME = re.compile(r"\d")  # a number after "you don't have one" would be an invented answer
+_DIGIT = re.compile(r"\d")  # a number beside "you don't have one" would be an invented answer
 _MARKUP = re.compile(r"[*_`#>|]+|\s+[-•]\s+")
 _LIST_SPLIT = re.compile(r"\s*;\s*|,\s+(?!\d{3}\b)|\s+(?:and|и)\s+", re.IGNORECASE)
 _AND = re.compile(r"\s+(?:and|и)\s+", re.IGNORECASE)
@@ -169,11 +169,15 @@ def _other_period(question: Question, answer: str) -> str | None:
     return None
 
 
-def _unquoted_claim_tail(answer: str) -> str:
+def _after_first_sentence(answer: str) -> str:
     """What follows the first sentence of an answer (where a "you never told me" is usually
     followed by anything it goes on to say)."""
     _, _, tail = answer.partition(".")
     return tail if tail.strip() else ""
+
+
+def _shown(q: Quantity) -> str:
+    return f"{q.value:g}" if isinstance(q.value, float) else q.value
 
 
 def _same_kind(wanted: list[Quantity], q: Quantity) -> bool:
@@ -237,14 +241,10 @@ def _doubt(question: Question, items: list[str], found: list[str], answer: str, 
         others = [a for a in same if _rivals(wanted, a)]
         history = _others_told_as_past(items[0], answer)  # "it was 8150 before", "…, not 950"
         if others and not history:
-            listed = ", ".join(f"{o.value:g}" if isinstance(o.value, float) else o.value for o in others[:3])
+            listed = ", ".join(_shown(o) for o in others[:3])
             return f"other values of its kind ({listed}) beside the expected one"
         if same and _rivals(wanted, same[-1]) and not history:
-            return (
-                f"the last figure given ({same[-1].value:g}) is not the expected one"
-                if isinstance(same[-1].value, float)
-                else f"the last figure given ({same[-1].value}) is not the expected one"
-            )
+            return f"the last figure given ({_shown(same[-1])}) is not the expected one"
     else:  # words: a name, a place — every part of it, or not sure
         terms = [t for t in key_terms(items[0]) if t not in UNIT_WORDS]
         answer_terms = key_terms(answer)

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from persona.benchmark.model import Question
-from persona.grading.exact import ExactGrader
+from persona.benchmark.model import DELETED_MARKERS, Question
+from persona.grading.exact import ExactGrader, contains_expected
 from persona.llm.types import LLMClient, LLMError, LLMRequest, Usage
 
 RUBRICS = Path(__file__).parent / "rubrics"
@@ -44,6 +45,22 @@ class Judge(Protocol):
     usage: Usage
 
     async def judge(self, item: ExamItem) -> Verdict: ...
+
+
+def superseded_values[K](expected: str, earlier: Mapping[K, list[str]], current: Mapping[K, str]) -> list[str]:
+    """The values replaced before a question was asked, of the facts (keyed alike in `earlier`
+    and `current`) that now hold its `expected` answer: what a judge is shown as "earlier
+    values, no longer true". Deleted facts hold nothing."""
+    if not expected:
+        return []
+    return [
+        old
+        for key, olds in earlier.items()
+        if key in current
+        and current[key].strip() not in DELETED_MARKERS
+        and contains_expected(expected, current[key])
+        for old in olds
+    ]
 
 
 def rubric_for(question: Question) -> str:

@@ -83,12 +83,12 @@ def _words(words: list[str]) -> re.Pattern[str]:
 _WINDOW = 6  # words between a negation and a knowing word ("I don't, as far as I can see, have it")
 
 
-def _claims_in(text: str, lang: _Phrasings) -> list[re.Match[str]]:
-    """Where `text` says it doesn't know: a phrasing of the language, or a negation within a
-    few words of a knowing word in one sentence; markdown marks are no words. Each match ends
-    where the claim does (what follows it may still answer)."""
-    found = list(lang.claims.finditer(text))
-    plain = _MARKDOWN.sub(" ", text)
+def _claims_in(text: str, lang: _Phrasings) -> list[tuple[int, int]]:
+    """Where `text` says it doesn't know, as (start, end) spans: a phrasing of the language, or
+    a negation within a few words of a knowing word in one sentence (markdown marks are no
+    words). A span ends where the claim does: what follows it may still answer."""
+    found = [m.span() for m in lang.claims.finditer(text)]
+    plain = _MARKDOWN.sub(lambda m: " " * len(m.group(0)), text)  # same offsets as `text`
     for sentence in _SENTENCE_SPAN.finditer(plain):
         body = sentence.group(0)
         starts = [w.start() for w in _WORD.finditer(body)]
@@ -98,17 +98,11 @@ def _claims_in(text: str, lang: _Phrasings) -> list[re.Match[str]]:
 
         negations = [(index(m.start()), m) for m in lang.negation.finditer(body)]
         knowing = [(index(m.start()), m) for m in lang.knowing.finditer(body)]
-        pairs = [(n, k) for n in negations for k in knowing if abs(n[0] - k[0]) <= _WINDOW]
-        if pairs:  # the claim ends with the later word of its first pair: what follows may answer
-            n, k = pairs[0]
-            end = sentence.start() + max(n[1].end(), k[1].end())
-            claim = _AT.match(plain, end)
-            if claim is not None:
-                found.append(claim)
+        pair = next(((n, k) for n in negations for k in knowing if abs(n[0] - k[0]) <= _WINDOW), None)
+        if pair is not None:
+            n, k = pair[0][1], pair[1][1]
+            found.append((sentence.start() + min(n.start(), k.start()), sentence.start() + max(n.end(), k.end())))
     return found
-
-
-_AT = re.compile(r"")  # an empty match at a position: where a claim ends
 
 
 _SENTENCE_SPAN = re.compile(r"[^.!?…\n]+[.!?…]*")
@@ -130,7 +124,7 @@ def says_never_told(answer: str, question: str = "") -> bool:
             continue
         if _guesses(text, lang) or _answered_before(text, lang, claims):
             return False
-        if any(not _answers_after(text[claim.end() :], lang) for claim in claims):
+        if any(not _answers_after(text[end:], lang) for _, end in claims):
             return True
     return False
 
@@ -146,11 +140,11 @@ def _guesses(text: str, lang: _Phrasings) -> bool:
     )  # a guess word that only softens the claim ("вы, кажется, не рассказывали") is no guess
 
 
-def _answered_before(text: str, lang: _Phrasings, claims: list[re.Match[str]]) -> bool:
+def _answered_before(text: str, lang: _Phrasings, claims: list[tuple[int, int]]) -> bool:
     """ "Dr Lindqvist. I don't have any other dentist noted.": the first sentence answers (a
     number or a name) and the claim only follows it."""
     first = next((s for s in _SENTENCE_END.split(text) if s.strip()), "")
-    if first.rstrip().endswith("?") or any(c.start() < len(first) for c in claims):
+    if first.rstrip().endswith("?") or any(start < len(first) for start, _ in claims):
         return False
     return bool(_DIGIT.search(first) or re.search(r"(?<=\w)\s+[A-ZА-ЯЁ]\w+", first))
 
