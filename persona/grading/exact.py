@@ -214,7 +214,9 @@ def _doubt(question: Question, items: list[str], found: list[str], answer: str, 
     if not found:
         wanted = [w for item in items for w in extract_quantities(item)]
         given = [a for a in extract_quantities(answer) if _same_kind(wanted, a)]
-        if wanted and not given and not never:
+        # only when something in it looks like a value we could not read ("Noted." has none: wrong)
+        unread = _DIGIT.search(answer) or any(w in cues.month_words for w in re.findall(r"\w+", answer.lower()))
+        if wanted and not given and not never and unread:
             return "no value of the expected kind recognised in the answer (another notation?)"
         return None
     if hedged := cues.hedge.search(answer):

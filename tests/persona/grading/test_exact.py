@@ -100,3 +100,14 @@ def test_split_items_keeps_thousands_together() -> None:
 )
 def test_identifiers_must_match_exactly(expected: str, answer: str, score: float) -> None:
     assert GRADER.grade(q(), expected, answer).score == score
+
+
+def test_a_reply_with_no_value_at_all_is_surely_wrong_and_an_unreadable_one_is_unresolved() -> None:
+    """"Noted." to "How old am I?" is wrong, certainly — an agent that answers nothing must not
+    leave its whole exam unresolved; "9 and a bit" for a time holds something it could not read."""
+    q = Question("q", "How old am I?", "34", (), "ch.md", 1)
+    noted = ExactGrader().grade(q, q.expected, "Noted.")
+    assert noted.score == 0 and noted.certain
+    time = Question("t", "When is the class?", "9:30", (), "ch.md", 1)
+    unread = ExactGrader().grade(time, time.expected, "At 9 and a bit.")
+    assert unread.score == 0 and not unread.certain
