@@ -48,7 +48,8 @@ def missing_key(spec: str, api_key_env: str | None = None, *, who: str = "the pe
     wanted = DEFAULT_KEY_VARIABLES[provider]
     if not wanted or any(os.environ.get(name) for name in wanted):
         return None
+    offline = "the exact grader" if who == "the judge" else "the scripted persona"
     return (
         f"{who} {spec} calls {provider}'s API and needs a key: set {wanted[0]} "
-        "(or name another variable with api_key_env) — or use the scripted persona, which needs none"
+        f"(or name another variable with api_key_env) — or use {offline}, which needs none"
     )
