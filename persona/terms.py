@@ -160,7 +160,7 @@ def extract_identifiers(text: str) -> set[str]:
 
 # a code written in groups: "BA 362", "P 772 3914", «КЗН 7781», «054 Г» (upper-case letters and
 # digits only, so words around it don't join in)
-_CODE_GROUP = re.compile(r"(?<![\w-])(?:[A-ZА-ЯЁ]{1,4}|\d{1,7})(?:[ \u00a0](?:[A-ZА-ЯЁ]{1,4}|\d{1,7})(?![\w-])){1,3}")
+_CODE_GROUP = re.compile(r"(?<![\w-])(?:[A-ZА-ЯЁ\d]{1,4}|\d{1,7})(?:[ \u00a0](?:[A-ZА-ЯЁ\d]{1,4}|\d{1,7})(?![\w-])){1,3}")
 
 
 def _spaced_codes(text: str) -> set[str]:

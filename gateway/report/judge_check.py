@@ -219,9 +219,9 @@ def _as_asked(root: Path, question_id: str) -> tuple[Question, tuple[str, ...]]:
     return with_evidence(question, now), tuple(olds)
 
 
-def facts_at(bench: Benchmark, question: Question) -> tuple[list[str], list[str]]:
+def facts_at(bench: Benchmark, question: Question) -> tuple[list[str], dict[tuple[str, str], str]]:
     """When `question` is asked: the values superseded before (`superseded_values`), and every
-    fact's current text."""
+    fact's current text by (file, fact id)."""
     current = {(f.file, f.id): f.text for ff in bench.facts.values() for f in ff.facts.values()}
     earlier: dict[tuple[str, str], list[str]] = defaultdict(list)
     for item in (i for phase in bench.phases for i in phase.items):
@@ -232,7 +232,7 @@ def facts_at(bench: Benchmark, question: Question) -> tuple[list[str], list[str]
             if key in current:
                 earlier[key].append(current[key])
             current[key] = item.text
-    return superseded_values(question.expected, earlier, current), list(current.values())
+    return superseded_values(question.expected, earlier, current), current
 
 
 async def check_sets(judge: Judge, paths: list[Path]) -> SetResult:

@@ -72,6 +72,12 @@ class Question:
     # filled in by whoever grades (the persona knows the live facts), so a grader can tell
     # "£1,210 a week" from the value as told; empty when unknown
     evidence: tuple[str, ...] = ()
+    # every live fact's text when it is asked (filled in with `evidence`): what an answer may
+    # mention beside the expected value without making a claim nobody made
+    known: tuple[str, ...] = ()
+    # the live facts of the evidence's sections ("3.1"–"3.4" beside "3.3"): what an answer may
+    # say in the same breath as the value (the landlord's name beside the rent)
+    near: tuple[str, ...] = ()
 
     @property
     def abstain(self) -> bool:

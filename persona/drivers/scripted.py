@@ -206,5 +206,5 @@ class ScriptedDriver:
         if reply is None or reply.error is not None:
             why = reply.error if reply else "no reply"
             return Grade(0.0, f"agent error: {why}")
-        live = with_evidence(q, (t for facts in self.facts.files.values() for t in facts.values()))
+        live = with_evidence(q, {(f, i): t for f, facts in self.facts.files.items() for i, t in facts.items()})
         return self.grader.grade(live, q.expected, reply.text)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from functools import cache
 from typing import Protocol
@@ -77,7 +77,7 @@ class ExactGrader:
     def _grade(self, question: Question, expected: str, answer: str) -> Grade:
         never = says_never_told(answer, question.text)
         if question.abstain:
-            guessed = _cues().guess.search(answer)
+            guessed = _cues().guess.search(answer) or _GUESSED_AS_QUESTION.search(answer)
             if (never or claims_never_told(answer)) and guessed:  # "not sure — maybe shellfish?"
                 return Grade(
                     0.0,
@@ -92,6 +92,8 @@ class ExactGrader:
             return Grade(0.0, "should have said it was never told; answered instead", never_told=False)
         if question.deleted:
             forgot = _cues().forget.search(answer)
+            if hint := _cues().hints.search(answer):
+                return Grade(0.0, f"hinted at the deleted content ({hint.group(0)!r})")
             if forgot and _TOLD_ANYWAY.search(" " + answer[: forgot.start()].split(" ", 1)[-1]):
                 # "That was Daniel …, though I know you asked me to forget him": told first
                 return Grade(0.0, "told it, then said it was asked to forget it")
@@ -114,7 +116,9 @@ class ExactGrader:
         answer = _in_expected_forms(expected, answer)
         answer_qty = extract_quantities(answer)
         answer_terms = key_terms(answer)
-        answer_ids = extract_identifiers(answer)
+        answer_ids = extract_identifiers(answer) | {
+            re.sub(r"\D", "", m.group(0)) for m in _DIGIT_GROUPS.finditer(answer)
+        }
         found: list[str] = []
         missing: list[str] = []
         for item in items:
@@ -146,6 +150,8 @@ class ExactGrader:
 
 
 _DIGIT = re.compile(r"\d")  # a number beside "you don't have one" would be an invented answer
+# "… is it Biscuit?": a name or a number asked back is a guess
+_GUESSED_AS_QUESTION = re.compile(r"(?:\s(?!I\b)[A-ZА-ЯЁ][a-zа-яё]+|\d)[^.!?\n]{0,30}\?")
 _MARKUP = re.compile(r"[*_`#>|]+|\s+[-•]\s+")
 _LIST_SPLIT = re.compile(r"\s*;\s*|,\s+(?!\d{3}\b)|\s+(?:and|и)\s+", re.IGNORECASE)
 _AND = re.compile(r"\s+(?:and|и)\s+", re.IGNORECASE)
@@ -158,15 +164,59 @@ def _periods(text: str) -> set[str]:
 
 
 def _other_period(question: Question, answer: str) -> str | None:
-    """ "£1,210 a week" when the fact says "a month": the figure with another period is wrong.
-    Only when the facts (`question.evidence`) name a period and the question doesn't ask for one."""
-    told = set().union(*(_periods(t) for t in question.evidence)) if question.evidence else set()
-    if not told or _periods(question.text):
-        return None
+    """ "£1,210 a week" when the fact (`question.evidence`) or the question says "a month": the
+    figure with another period is wrong."""
+    told = _periods(question.text) or set().union(*(_periods(t) for t in question.evidence))
     given = _periods(answer)
-    if given and not given & told:
+    if told and given and not given & told:
         return f"gives the figure per {', '.join(sorted(given))}; it is per {', '.join(sorted(told))}"
     return None
+
+
+def _unsaid_period(question: Question, answer: str) -> str | None:
+    """ "£95 an hour" for what the facts give as one charge: a period nobody named may make
+    the figure wrong — not sure (only when the facts are known)."""
+    if not question.evidence or _periods(question.text) or any(_periods(t) for t in question.evidence):
+        return None
+    given = _periods(answer)
+    return f"gives the figure per {', '.join(sorted(given))}, which the facts don't say" if given else None
+
+
+def _claims_not_told(question: Question, wanted: list[Quantity], answer: str) -> list[str]:
+    """Values, months and names in the answer that neither the facts holding the answer nor
+    the question hold, and no rival of the expected value (rivals have their own rules): an
+    extra claim ("LH1173, on 2 July", "£150 for your train tickets to Birmingham"), right or
+    wrong — the exact grader can't tell which."""
+    if not question.evidence:
+        return []
+    told_text = " ".join((*question.known, *question.evidence, question.text))
+    told = extract_quantities(told_text)
+    told_terms = key_terms(told_text)
+    expected_chars = re.sub(r"\W", "", question.expected)
+    extra = [
+        _shown(a)
+        for a in extract_quantities(answer)
+        if not any(a.matches(t) for t in (*told, *wanted))
+        and not (wanted and _rivals(wanted, a))
+        and a.value != 1.0  # "one of them"
+        and not (isinstance(a.value, float) and f"{a.value:g}" in expected_chars)  # "BA 362"
+    ]
+    plain = "\n".join(line.strip() for line in _MARKUP.sub(" ", answer).splitlines())
+    words = {w.lower() for w in _NAME.findall(plain) if key_terms(w)} | (
+        set(re.findall(r"\w+", answer.lower())) & _cues().month_words
+    )
+    extra += sorted(w for w in words if not any(terms_match(t, w) for t in told_terms))
+    # a name the facts hold elsewhere, said in the very sentence of the value ("Dr Haddad, at
+    # the practice on Wellington Street" when the office is there): a claim the facts don't make
+    near_terms = key_terms(" ".join((*question.near, *question.evidence, question.text)))
+    for sentence in _SENTENCES.split(plain):
+        if not any(q.matches(w) for q in extract_quantities(sentence) for w in wanted) and not (
+            not wanted and set(key_terms(question.expected)) & set(key_terms(sentence))
+        ):
+            continue
+        names = {w.lower() for w in _NAME.findall(sentence) if key_terms(w)}
+        extra += sorted(w for w in names if w not in extra and not any(terms_match(t, w) for t in near_terms))
+    return extra
 
 
 def _after_first_sentence(answer: str) -> str:
@@ -233,27 +283,73 @@ def _doubt(question: Question, items: list[str], found: list[str], answer: str, 
             for i in found
         ):
             return "the expected value is given as one of alternatives"
+    if period := _unsaid_period(question, answer):
+        return period
+    wanted = [w for item in items for w in extract_quantities(item)]
+    if extra := _claims_not_told(question, wanted, answer):
+        return f"claims the facts don't hold ({', '.join(extra[:3])}) beside the expected one"
     if len(items) != 1:
+        if others := [a for a in extract_quantities(answer) if _rivals(wanted, a)]:
+            # "3, 10 and 14 November" for "3 November and 10 November": an extra item or a wrong one
+            return f"other values of its kind ({', '.join(_shown(o) for o in others[:3])}) beside the expected ones"
         return None
     wanted = extract_quantities(items[0])
     if wanted:
         same = [
             a for a in extract_quantities(answer) if any(w.matches(a) for w in wanted) or _rivals(wanted, a)
         ]
-        others = [a for a in same if _rivals(wanted, a)]
+        operands = _operands(answer)  # "£47 + £18 = £65": the figures it was worked out from
+        expected_digits = re.sub(r"\D", "", items[0])
+        others = [
+            a
+            for a in same
+            if _rivals(wanted, a)
+            and not any(a.matches(o) for o in operands)
+            and not (len(expected_digits) >= 6 and _shown(a) in expected_digits)  # "75 123 45 67"
+        ]
+        same = [a for a in same if not any(a.matches(o) for o in operands)]
         history = _others_told_as_past(items[0], answer)  # "it was 8150 before", "…, not 950"
+        if others and not history and _emphasised(items[0], answer):
+            return None  # "**£1,210** now" beside the history, in plain type
         if others and not history:
             listed = ", ".join(_shown(o) for o in others[:3])
             return f"other values of its kind ({listed}) beside the expected one"
         if same and _rivals(wanted, same[-1]) and not history:
             return f"the last figure given ({_shown(same[-1])}) is not the expected one"
     else:  # words: a name, a place — every part of it, or not sure
-        terms = [t for t in key_terms(items[0]) if t not in UNIT_WORDS]
+        terms = [t for t in key_terms(items[0]) if t not in UNIT_WORDS and t not in _TITLES]
         answer_terms = key_terms(answer)
         hits = sum(1 for t in terms if any(terms_match(t, a) for a in answer_terms))
         if terms and hits < len(terms):
             return f"only {hits} of the {len(terms)} words of {items[0]!r}"
     return None
+
+
+_ARITHMETIC = re.compile(r"\s(?:[+−–×*/-]|x|plus|minus|плюс|минус)\s", re.IGNORECASE)
+_EQUALS = re.compile(r"=")
+
+
+def _operands(answer: str) -> list[Quantity]:
+    """The figures on either side of "+", "−", "minus", «минус» and before "=": what a worked
+    answer ("£4,000 − £2,400 = **£1,600**") computed its result from — no rival of it."""
+    plain = _MARKUP.sub(" ", answer)
+    out: list[Quantity] = []
+    for m in _ARITHMETIC.finditer(plain):
+        left = extract_quantities(plain[max(0, m.start() - 16) : m.start()])
+        right = extract_quantities(plain[m.end() : m.end() + 16].split("=")[0])
+        if left and right:
+            out += [left[-1], right[0]]
+    return out
+
+
+def _emphasised(item: str, answer: str) -> bool:
+    """The expected value, and no other value of its kind, in bold: the answer marks it as the
+    answer ("**£1,210** now — it was £1,195")."""
+    bold = [m.group(1) for m in re.finditer(r"\*\*(.+?)\*\*|__(.+?)__", answer) if m.group(1)]
+    wanted = extract_quantities(item)
+    holding = [b for b in bold if any(w.matches(a) for a in extract_quantities(b) for w in wanted)]
+    rivals = [b for b in bold if any(_rivals(wanted, a) for a in extract_quantities(b))]
+    return bool(holding) and not rivals
 
 
 def _others_told_as_past(item: str, answer: str) -> bool:
@@ -279,6 +375,9 @@ def _others_told_as_past(item: str, answer: str) -> bool:
 
 
 def _item_found(item: str, answer_qty: list[Quantity], answer_terms: list[str], answer_ids: set[str]) -> bool:
+    if _DIGITS_ONLY.fullmatch(item) and sum(c.isdigit() for c in item) >= 6:
+        # a number written in groups ("75 1234567" as "75 123 45 67"): the same digits in order
+        return re.sub(r"\D", "", item) in answer_ids
     wanted_ids = extract_identifiers(item)
     if not wanted_ids <= answer_ids:
         return False
@@ -289,7 +388,7 @@ def _item_found(item: str, answer_qty: list[Quantity], answer_terms: list[str], 
     wanted_qty = extract_quantities(item)
     if not all(any(w.matches(a) for a in answer_qty) for w in wanted_qty):
         return False
-    terms = [t for t in key_terms(item) if t not in UNIT_WORDS]
+    terms = [t for t in key_terms(item) if t not in UNIT_WORDS and t not in _TITLES]
     if not terms:
         return bool(wanted_qty or wanted_ids)
     hits = sum(1 for t in terms if any(terms_match(t, a) for a in answer_terms))
@@ -297,6 +396,9 @@ def _item_found(item: str, answer_qty: list[Quantity], answer_terms: list[str], 
     return hits >= needed
 
 
+_DIGITS_ONLY = re.compile(r"[\d\s-]+")
+_DIGIT_GROUPS = re.compile(r"(?<![\w.,])\d+(?:[ -]\d+)*(?![\w.,]\d)")
+_TITLES = frozenset({"dr", "mr", "mrs", "ms", "miss", "prof", "doctor"})  # "Haddad." for "Dr Haddad"
 _AUXILIARIES = frozenset({"was", "were", "был", "была", "было", "были"})
 
 
@@ -313,6 +415,7 @@ class _Cues:
     rejected: re.Pattern[str]  # "not 950", «а не 950»: a value ruled out, no rival
     periods: dict[str, re.Pattern[str]]  # "a week", «в месяц»: a figure's period
     not_had: re.Pattern[str]  # "you don't have a dog": on [abstain], a right answer
+    hints: re.Pattern[str]  # "it starts with a D": on [deleted], a leak
 
 
 @cache
@@ -328,6 +431,7 @@ def _cues() -> _Cues:
     rejected: list[str] = []
     periods: dict[str, list[str]] = {}
     not_had: list[str] = []
+    hints: list[str] = []
     for code in known_languages():
         grading = language_table(code).get("grading", {})
         for n, name in enumerate(grading.get("months", []), start=1):
@@ -343,6 +447,7 @@ def _cues() -> _Cues:
         hedge += grading.get("guess", []) + grading.get("hedge", [])
         rejected += grading.get("rejected", [])
         not_had += grading.get("not_had", [])
+        hints += grading.get("hints", [])
         for name, words_of in grading.get("periods", {}).items():
             periods.setdefault(name, []).extend(words_of)
 
@@ -368,6 +473,7 @@ def _cues() -> _Cues:
         months, ambiguous, frozenset(words), cue(past), cue(current), forget_re,
         cue(guess), cue(hedge), cue(rejected), period_res,
         re.compile("|".join(f"(?:{p})" for p in not_had) or r"(?!)", re.IGNORECASE),
+        cue(hints),
     )  # fmt: skip
 
 
@@ -417,6 +523,9 @@ def _in_expected_forms(expected: str, answer: str) -> str:
 
 
 # after "you asked me to forget": a number, or a capitalised word not opening a sentence (a name)
+# a capitalised word inside a sentence (after a letter, digit, comma or dash — not after a full
+# stop, an emoji or "…"): a name or a place
+_NAME = re.compile(r"(?<=[\w,;—–\-(«\"'])\s+(?!I\b)([A-ZА-ЯЁ][a-zа-яё]+)")
 _TOLD_ANYWAY = re.compile(r"\d|(?<![.!?]\s)(?<!^)(?<![.!?])\s(?!I\b)[A-ZА-ЯЁ][a-zа-яё]+")
 _CLAUSE = re.compile(r"[.;!?()\n«»]|,\s|\s[—–-]\s|\s(?:а|но|but|however|whereas)\s", re.IGNORECASE)
 
@@ -448,14 +557,16 @@ def _given_as_old(item: str, answer: str, question: str) -> bool:
     return any(cues.current.search(c) for c in others)  # words: something else said to be current
 
 
-def with_evidence(question: Question, facts: Iterable[str]) -> Question:
-    """`question` with `evidence`: those of the live facts' texts that hold its expected answer."""
+def with_evidence(question: Question, facts: Mapping[tuple[str, str], str]) -> Question:
+    """`question` with `evidence` (those of the live facts' texts — by (file, fact id) — that
+    hold its expected answer), `near` (the live facts of their sections) and `known` (all)."""
     if not question.expected or question.abstain or question.deleted:
         return question
-    held = tuple(
-        t for t in facts if t.strip() not in DELETED_MARKERS and contains_expected(question.expected, t)
-    )
-    return replace(question, evidence=held)
+    live = {key: t for key, t in facts.items() if t.strip() not in DELETED_MARKERS}
+    held = [key for key, t in live.items() if contains_expected(question.expected, t)]
+    sections = {(file, fact_id.split(".")[0]) for file, fact_id in held}
+    near = tuple(t for (file, fact_id), t in live.items() if (file, fact_id.split(".")[0]) in sections)
+    return replace(question, evidence=tuple(live[k] for k in held), known=tuple(live.values()), near=near)
 
 
 def contains_expected(expected: str, text: str) -> bool:

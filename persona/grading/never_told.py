@@ -135,9 +135,13 @@ def _guesses(text: str, lang: _Phrasings) -> bool:
         lang.guess.search(s)
         and not _claims_in(s, lang)
         and (_DIGIT.search(s) or s.rstrip().endswith("?") or re.search(r"(?<=\w)\s+[A-ZА-ЯЁ]\w+", s))
-        for s in _SENTENCE_END.split(text)
+        for sentence in _SENTENCE_END.split(text)
+        for s in _CLAUSE_BREAK.split(sentence)  # "No record of it — maybe Biscuit?"
         if s.strip()
     )  # a guess word that only softens the claim ("вы, кажется, не рассказывали") is no guess
+
+
+_CLAUSE_BREAK = re.compile(r"\s[—–-]\s|[;:]\s|,\s+(?=(?:but|но|а|maybe|perhaps|probably|возможно|наверное)\b)")
 
 
 def _answered_before(text: str, lang: _Phrasings, claims: list[tuple[int, int]]) -> bool:
@@ -180,7 +184,7 @@ def _answers_after(rest: str, lang: _Phrasings) -> bool:
     """Whether the text after a claim gives an answer: a sentence that is no question or
     request and holds a number, or goes on after a connector with words of its own."""
     for sentence in _SENTENCE_END.split(rest):
-        if not sentence.strip() or lang.request.search(sentence):
+        if not sentence.strip() or lang.request.search(sentence.rstrip().rstrip("?")):
             continue
         if sentence.rstrip().endswith("?"):  # "… Елена Викторовна Шубина?": a guess, asked
             if _DIGIT.search(sentence) or re.search(

@@ -13,7 +13,7 @@ from persona.grading.judge import ExactJudge
 def test_the_calibration_set_is_large_and_covers_every_tag() -> None:
     items = [item for path in calibration_sets() for item in read_set(path)]
     answers = [i for i in items if hasattr(i, "gold")]
-    assert len(answers) >= 600 and len(items) - len(answers) >= 240
+    assert len(answers) >= 1200 and len(items) - len(answers) >= 650
     tags = {t for a in answers for t in a.item.question.tags}  # type: ignore[union-attr]
     assert {"abstain", "aggregation", "conflict", "correction", "deleted", "rule", "temporal", "update"} <= tags
 
@@ -23,6 +23,8 @@ async def test_certain_verdicts_are_mostly_right_and_claims_are_caught(language:
     result = await check_sets(ExactJudge(), [p for p in calibration_sets() if p.stem.endswith(language)])
     answers = result.by_language[language].to_json()
     never = result.never_told[language].to_json()
-    assert answers["accuracy_certain"] >= 0.95 and answers["coverage"] >= 0.8, answers
-    assert never["recall"] >= 0.8 and never["false_positive"] <= 0.1, never
+    # the second tuning set (answers2-*, never-told2-*) is weighted to the hard wrong kinds
+    # (a right value beside a wrong extra claim): floors a little under today's figures
+    assert answers["accuracy_certain"] >= 0.93 and answers["coverage"] >= 0.77, answers
+    assert never["recall"] >= 0.86 and never["false_positive"] <= 0.08, never
     assert answers["unscored"] == 0

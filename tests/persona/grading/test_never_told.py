@@ -68,3 +68,31 @@ def test_on_a_corpus_of_real_agent_style_replies_recall_is_high_and_false_nudges
 )
 def test_an_answer_next_to_a_negation_is_an_answer(answer: str) -> None:
     assert not says_never_told(answer)
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "You told me the company pays for it, but never the price.",
+        "I'm drawing a blank on that one.",
+        "I only know her as Dr Haddad — no first name, sorry.",
+        "Телефона дяди Толи у меня нет. Могу сохранить, если продиктуете.",
+        "Возраст Наташи мне неизвестен.",
+        "Вы говорили, что у Сергея трое детей, а сколько им лет — нет.",
+        "Не имею ни малейшего представления.",
+    ],
+)
+def test_claims_with_what_it_does_know_beside_them(answer: str) -> None:
+    assert says_never_told(answer)
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "No record of a dog's name — maybe Biscuit?",
+        "I don't know for sure — probably Thursday?",
+        "Не помню, простите… Елена Викторовна Шубина?",
+    ],
+)
+def test_a_guess_after_a_denial_is_an_answer(answer: str) -> None:
+    assert not says_never_told(answer)
