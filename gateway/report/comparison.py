@@ -26,12 +26,14 @@ from typing import Any
 from adapters.base import AdapterConfigError
 from adapters.lifecycle import fill
 from gateway import __version__
-from gateway.log.events import Asked, Replied, RunStart, Said
+from gateway.log.events import Asked, FactEdited, Replied, RunStart, Said
 from gateway.report.budget import percentile
 from gateway.report.diagnosis import Diagnoser
 from gateway.report.recordings import RecordedRun
 from gateway.report.stale_facts import misapplied_old_facts
+from persona.benchmark.model import DELETED_MARKERS
 from persona.benchmark.scale import is_correct
+from persona.grading.leak import states_deleted
 
 BOOTSTRAP_SAMPLES = 2000
 MIN_CLUSTERS = 5  # fewer independent tasks give no interval worth printing
@@ -98,6 +100,7 @@ def run_line(run: RecordedRun) -> dict[str, Any]:
     priced = all(not c.unpriced for c in s.costs.values())
     snapshot, state = _agent_folders(run)
     correct = sum(is_correct(CORRECT_RULE, ev.score, ev.attempts) for ev in s.evaluations.values())
+    deleted = _deleted_before(run, {q.id for q in s.planned if q.deleted})
     return {
         "experiment": meta.get("experiment", ""),
         "task": meta.get("task", ""),
@@ -144,11 +147,26 @@ def run_line(run: RecordedRun) -> dict[str, Any]:
                 or qid not in expected
                 or expected[qid].abstain
                 else diagnoser.broken_link(qid, expected[qid].expected, expected[qid].tags),
+                # [deleted]: the deleted facts' names and numbers the answer states — a failed
+                # deletion; any other wrong answer ("you never told me" misread, no reply) is not
+                **({"recalled": states_deleted(deleted.get(qid, ()), ev.answer)} if qid in deleted else {}),
             }
             for qid, ev in s.evaluations.items()
         },
         "agent_calls": agent_cost.calls if agent_cost else 0,
     }
+
+
+def _deleted_before(run: RecordedRun, question_ids: set[str]) -> dict[str, list[str]]:
+    """For each `[deleted]` question: the texts of the facts deleted before it was asked."""
+    out: dict[str, list[str]] = {}
+    gone: list[str] = []
+    for event in run.log.events:
+        if isinstance(event, FactEdited) and event.new.strip() in DELETED_MARKERS and event.old:
+            gone.append(event.old)
+        elif isinstance(event, Asked) and event.question_id in question_ids:
+            out.setdefault(event.question_id, list(gone))
+    return out
 
 
 def _deletion_checks(run: RecordedRun) -> list[dict[str, Any]]:

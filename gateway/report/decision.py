@@ -62,7 +62,10 @@ def _blocker_count(name: str, lines: list[dict[str, Any]]) -> int:
         1
         for line in b_runs
         for q in line.get("questions", {}).values()
-        if "deleted" in q.get("tags", []) and not q.get("correct")
+        if "deleted" in q.get("tags", [])
+        # what the answer stated of the deleted facts; a line without it (an older log) counts
+        # every wrong [deleted] answer, as before
+        and (bool(q["recalled"]) if "recalled" in q else not q.get("correct"))
     )
 
 

@@ -23,8 +23,10 @@ from persona.benchmark.model import (
     Benchmark,
     Fact,
     FactsFile,
+    FactUpdate,
     Phase,
     Question,
+    Utterance,
     insert_index,
 )
 from persona.benchmark.pool import is_pool, pool_language
@@ -127,6 +129,7 @@ class _Loader:
             else:
                 seen[q.id] = q
         self.warnings.extend(_giveaways([q for p in phases for q in p.questions], self.root))
+        self.warnings.extend(_now_over_dated_updates(phases, self.root))
         if chapters and not phases and not self.errors:
             self.error(config_path, _key_line(raw, "chapters"), "the chapters hold no `## ` phase")
         scale = self._check_scale(settings, raw, config_path, tuple(phases), language)
@@ -442,6 +445,55 @@ def _giveaways(questions: list[Question], root: Path) -> list[str]:
                     f"{root / earlier.chapter}:{earlier.line}: question {earlier.id} gives away the answer of "
                     f"{later.id} ({root / later.chapter}:{later.line}): {', '.join(dict.fromkeys(given))}"
                 )
+    return warnings
+
+
+_MONTH_NAMES = (
+    r"(?:january|february|march|april|may|june|july|august|september|october|november|december"
+    r"|января|февраля|марта|апреля|мая|июня|июля|августа|сентября|октября|ноября|декабря)"
+)
+# an update that says when it takes effect: "from March", "as of 1 October", «с марта»
+_TAKES_EFFECT = re.compile(
+    r"\b(?:from|starting(?: in| on)?|as of|effective|beginning(?: in)?|с|со)\s+(?:the\s+)?"
+    rf"(?:\d{{1,2}}(?:st|nd|rd|th|-?го)?\s+(?:of\s+)?)?{_MONTH_NAMES}\b",
+    re.IGNORECASE,
+)
+# "Today is Monday 2 September", «Сегодня понедельник, 2 сентября»: a dated story
+_TODAY = re.compile(
+    r"\b(?:today|сегодня)\b[^.!?\n]{0,30}?"
+    rf"(?:\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH_NAMES}|{_MONTH_NAMES}\s+\d{{1,2}})",
+    re.IGNORECASE,
+)
+_NOW = re.compile(
+    r"\b(?:now|currently|at the moment|these days|сейчас|теперь|в данный момент|на данный момент)\b", re.IGNORECASE
+)
+
+
+def _now_over_dated_updates(phases: list[Phase], root: Path) -> list[str]:
+    """ "What is it now?" after "it rose to 1,915 euros from March": unless the story says what
+    today's date is, "now" may be before March and the old value as right as the new — the
+    pattern AUTHORING.md calls ambiguous. One warning per question, with the update's line."""
+    from persona.grading.exact import contains_expected  # the grader's own rule for "holds the answer"
+
+    warnings: list[str] = []
+    dated: list[tuple[Phase, FactUpdate, str]] = []
+    for phase in phases:
+        if _TODAY.search(phase.description):
+            return warnings  # the story says what day it is: "now" is that day
+        for item in phase.items:
+            if isinstance(item, Utterance) and _TODAY.search(item.text):
+                return warnings
+            if isinstance(item, FactUpdate) and (effect := _TAKES_EFFECT.search(item.text)):
+                dated.append((phase, item, effect.group(0)))
+            elif isinstance(item, Question) and item.expected and _NOW.search(item.text):
+                for where, update, when in dated:
+                    if contains_expected(item.expected, update.text):
+                        warnings.append(
+                            f"{root / item.chapter}:{item.line}: question {item.id} asks about now, but the update "
+                            f"at {root / where.chapter}:{update.line} takes effect {when!r} and the story "
+                            "gives no date: the old value may be as right (say when it is, or drop the date)"
+                        )
+                        break
     return warnings
 
 

@@ -86,3 +86,23 @@ def test_an_experiment_name_with_dots_keeps_its_own_files(tmp_path: Path) -> Non
     assert (jsonl.name, table.name) == ("mem.v2.runs.jsonl", "mem.v2.runs.csv")
     (tmp_path / "mem.v2.plan.json").write_text('{"decision": {"min_improvement": 0.2, "blockers": []}}')
     assert plan_decision(jsonl) == Decision(0.2, ())
+
+
+def test_deleted_recalled_counts_only_answers_that_state_the_deleted_content() -> None:
+    """An agent that really deleted the fact and says "no idea" (graded wrong) must not block
+    its own acceptance; one that names the deleted person must."""
+    decision = Decision(0.0, ("deleted_recalled",))
+
+    def with_deleted(recalled: list[str]) -> list[dict[str, Any]]:
+        out = [dict(x) for x in LINES]
+        out[-1] = line("t3", "B", False, tags=["deleted"])
+        out[-1]["questions"]["q1"]["recalled"] = recalled
+        return out
+
+    honest = with_deleted([])
+    assert "✓ [deleted] questions B answered with what it was asked to forget: 0" in "\n".join(
+        verdict(decision, compare(honest), honest)
+    )
+    leaked = with_deleted(["daniel"])
+    text = "\n".join(verdict(decision, compare(leaked), leaked))
+    assert "KEEP A" in text and "✗ [deleted] questions B answered with what it was asked to forget: 1" in text

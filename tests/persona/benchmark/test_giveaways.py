@@ -44,3 +44,30 @@ def test_short_or_generic_words_are_no_giveaway(make_benchmark: BenchFactory) ->
 @pytest.mark.parametrize("name", ["demo-en", "marathon-en", "marathon-ru"])
 def test_no_shipped_benchmark_gives_an_answer_away(name: str) -> None:
     assert not [w for w in load_benchmark(REPO / "benchmarks" / name).warnings if "gives away" in w]
+
+
+@pytest.mark.parametrize(
+    ("update", "greeting", "warned"),
+    [
+        ("✎ pets 1.3 From March Miso eats salmon", "> Hello!", True),
+        ("✎ pets 1.3 Miso eats salmon now", "> Hello!", False),  # no date it takes effect
+        ("✎ pets 1.3 From March Miso eats salmon", "> Hello! Today is Monday 2 September.", False),  # dated
+    ],
+)
+def test_now_over_an_update_dated_in_an_undated_story_is_warned_about(
+    make_benchmark: BenchFactory, update: str, greeting: str, warned: bool
+) -> None:
+    ch1 = TINY["ch1.md"].replace("> Hello!", greeting) + update + "\n"
+    ch2 = TINY["ch2.md"] + "❓ q9 [update] What does Miso eat now? Correct answer: salmon\n"
+    warnings = [
+        w for w in load_benchmark(make_benchmark(ch1__md=ch1, ch2__md=ch2)).warnings if "asks about now" in w
+    ]
+    assert bool(warnings) is warned
+    if warned:
+        assert "ch2.md:" in warnings[0] and "question q9" in warnings[0] and "ch1.md:" in warnings[0]
+        assert "'From March'" in warnings[0]
+
+
+@pytest.mark.parametrize("name", ["demo-en", "marathon-en", "marathon-ru"])
+def test_no_shipped_benchmark_asks_about_now_over_a_dated_update(name: str) -> None:
+    assert not [w for w in load_benchmark(REPO / "benchmarks" / name).warnings if "asks about now" in w]
