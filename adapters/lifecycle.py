@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
+import hashlib
 import json
 import os
 import re
@@ -83,6 +84,35 @@ def fill(value: str, values: dict[str, str]) -> str:
     return _PLACEHOLDER.sub(sub, value)
 
 
+def folder_hash(folder: Path | None) -> str:
+    """sha256 over a folder's relative paths and contents; "none" when there is no folder. An
+    empty folder and no folder differ ("none" vs the hash of nothing)."""
+    if folder is None or not folder.is_dir():
+        return "none"
+    digest = hashlib.sha256()
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        digest.update(str(path.relative_to(folder)).encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
+
+
+def reset_state(state_dir: Path, run_dir: Path, snapshot: Path | None) -> str:
+    """Put a fresh run's agent state in place: the snapshot's copy, or — with none — an empty
+    folder when the state folder is the run's own. Returns what the run may promise about its
+    initial state: the state folder's hash (equal to the snapshot's), or why it can't."""
+    if snapshot is not None:
+        if not snapshot.is_dir():
+            raise AdapterConfigError(f"snapshot folder {snapshot} does not exist")
+        shutil.rmtree(state_dir, ignore_errors=True)
+        shutil.copytree(snapshot, state_dir)
+    elif state_dir.resolve().is_relative_to(run_dir.resolve()):
+        shutil.rmtree(state_dir, ignore_errors=True)  # an earlier run's memory must not leak in
+        state_dir.mkdir(parents=True)
+    else:
+        state_dir.mkdir(parents=True, exist_ok=True)
+        return f"unknown (the state folder {state_dir} is outside the run and has no snapshot: kept as it was)"
+    return folder_hash(state_dir)
+
+
 class AgentProcess:
     def __init__(self, settings: dict[str, Any], run_dir: Path, values: dict[str, str]) -> None:
         command = settings.get("command")
@@ -124,16 +154,11 @@ class AgentProcess:
         self.stopping = False
         self.notes: list[str] = []  # what start() found and did (a leftover agent ended)
 
-    def reset(self) -> None:
-        """Put the snapshot in place of the state folder (no snapshot: keep what is there)."""
-        if not self.snapshot:
-            self.state_dir.mkdir(parents=True, exist_ok=True)
-            return
-        source = Path(fill(str(self.snapshot), self.values))
-        if not source.is_dir():
-            raise AdapterConfigError(f"snapshot folder {source} does not exist")
-        shutil.rmtree(self.state_dir, ignore_errors=True)
-        shutil.copytree(source, self.state_dir)
+    def reset(self) -> str:
+        """A fresh run's state folder: the snapshot's copy, or empty when the folder is the
+        run's own (`reset_state`). Returns the initial state's hash, or why it is unknown."""
+        source = Path(fill(str(self.snapshot), self.values)) if self.snapshot else None
+        return reset_state(self.state_dir, self.run_dir, source)
 
     @property
     def log_path(self) -> Path:

@@ -8,7 +8,9 @@ a file named by its pid (so a test can check it is gone). It prints "agent pid N
 
 from __future__ import annotations
 
+import sys
 import textwrap
+from pathlib import Path
 
 AGENT = textwrap.dedent(
     """
@@ -41,3 +43,21 @@ AGENT = textwrap.dedent(
     http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
     """
 )
+
+
+def http_process_agent(tmp_path: Path, port: int, **env: str) -> dict[str, object]:
+    """Agent settings that start AGENT as a process of the run's (HTTP on `port`)."""
+    script = tmp_path / "agent_server.py"
+    script.write_text(AGENT)
+    return {
+        "adapter": "http",
+        "url": f"http://127.0.0.1:{port}/chat",
+        "timeout": 30,
+        "process": {
+            "command": [sys.executable, str(script), str(port)],
+            "env": env,
+            "health": {"url": f"http://127.0.0.1:{port}/health"},
+            "ready_timeout": 30,
+            "stop_timeout": 2,
+        },
+    }

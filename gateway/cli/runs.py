@@ -29,7 +29,12 @@ from gateway.report.comparison import compare, read_lines, render_comparison
 from gateway.report.decision import plan_decision, render_verdict
 from gateway.report.matrix import MatrixReport, write_matrix_report
 from gateway.report.recordings import load_run
-from gateway.run.agents import check_agent_can_play, check_agent_settings, describe_agent
+from gateway.run.agents import (
+    check_agent_can_play,
+    check_agent_settings,
+    describe_agent,
+    initial_state_promise,
+)
 from gateway.run.config import ConfigError, Experiment, RunSpec, load_config
 from gateway.run.personas import check_persona_settings
 from gateway.run.placement import RayExecutor, resources_for
@@ -191,6 +196,10 @@ def _write_plan(experiment: Experiment, recordings: Path, fresh: bool) -> None:
         "baseline": experiment.names["A"],  # A in the protocol: without the added memory
         "variants": {
             experiment.names[role]: describe_agent(agent) for role, agent in experiment.variants.items()
+        },
+        # 001: both variants start "from the same initial state" — or the plan says it can't
+        "initial_state": {
+            experiment.names[role]: initial_state_promise(agent) for role, agent in experiment.variants.items()
         },
         "pairs": [
             {"pair": p, "task": t, "repeat": k, "order": [experiment.names[r] for r in order]}

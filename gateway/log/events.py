@@ -61,6 +61,9 @@ class RunStart(Event):
     llm_url: str = ""  # the recorder's listener, when the agent's LLM traffic is recorded
     pid: int = 0  # the runner's process: a watcher tells a live run from a killed one by it
     node: str = ""  # the cluster node the runner ran on ("" for the machine holding the log)
+    # the agent's state folder as this start found it: its sha256 (a fresh run: the snapshot's,
+    # or an empty folder's), or "unknown (why)" for an agent whose state we don't hold
+    state: str = ""
 
 
 @dataclass

@@ -15,7 +15,6 @@ independent), and time and cost medians with their spread.
 from __future__ import annotations
 
 import csv
-import hashlib
 import json
 import random
 from collections import defaultdict
@@ -24,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from adapters.base import AdapterConfigError
-from adapters.lifecycle import fill
+from adapters.lifecycle import fill, folder_hash
 from gateway import __version__
 from gateway.log.events import Asked, FactEdited, Replied, RunStart, Said
 from gateway.report.budget import percentile
@@ -45,18 +44,6 @@ CSV_FIELDS = (
     "active_seconds", "agent_seconds", "persona_seconds", "cost_usd",
     "tool_version", "benchmark_hash", "agent", "memory_snapshot", "memory_after", "recording",
 )  # fmt: skip
-
-
-def folder_hash(folder: Path | None) -> str:
-    """sha256 over a folder's relative paths and contents; "none" when there is no folder."""
-    if folder is None or not folder.is_dir():
-        return "none"
-    digest = hashlib.sha256()
-    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
-        digest.update(
-            str(path.relative_to(folder)).encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest()
-        )
-    return digest.hexdigest()
 
 
 def _agent_folders(run: RecordedRun) -> tuple[Path | None, Path | None]:
@@ -132,7 +119,7 @@ def run_line(run: RecordedRun) -> dict[str, Any]:
         "tool_version": header.tool_version or __version__,
         "benchmark_hash": header.benchmark.get("hash", ""),
         "agent": json.dumps(header.agent, sort_keys=True),
-        "memory_snapshot": folder_hash(snapshot) if snapshot else "none (empty state folder)",
+        "memory_snapshot": _initial_state(run, snapshot),
         "memory_after": folder_hash(state),
         "recording": str(run.run_dir),
         "questions": {
@@ -155,6 +142,15 @@ def run_line(run: RecordedRun) -> dict[str, Any]:
         },
         "agent_calls": agent_cost.calls if agent_cost else 0,
     }
+
+
+def _initial_state(run: RecordedRun, snapshot: Path | None) -> str:
+    """The agent's state as the run's first start found it (logged: a hash, or "unknown
+    (why)"); for a log from before that was logged, the snapshot's hash as it is now."""
+    first = next((e for e in run.log.events if isinstance(e, RunStart)), None)
+    if first is not None and first.state:
+        return first.state
+    return folder_hash(snapshot) if snapshot else "none (empty state folder)"
 
 
 def _deleted_before(run: RecordedRun, question_ids: set[str]) -> dict[str, list[str]]:

@@ -34,6 +34,7 @@ from adapters.base import (
     AdapterError,
     AgentAdapter,
     AgentExited,
+    CompactingAdapter,
     OffTurn,
     OffTurnAdapter,
     SessionState,
@@ -42,7 +43,7 @@ from adapters.base import (
 from adapters.http import HttpAdapter
 from adapters.http_server import free_port, serve
 from adapters.letta import LettaAdapter
-from adapters.lifecycle import AgentProcess
+from adapters.lifecycle import AgentProcess, folder_hash, reset_state
 from adapters.openclaw import OpenClawAdapter
 from adapters.profiles import resolve
 from adapters.reference.standin import STANDIN_NAME, standin_app
@@ -82,6 +83,23 @@ def describe_agent(settings: dict[str, Any]) -> dict[str, Any]:
             info["model"] = STANDIN_NAME
             info["offline_stand_in"] = True
     return dict(info)
+
+
+def initial_state_promise(settings: dict[str, Any]) -> str:
+    """What a fresh run of this agent can promise about its starting state (the plan says it
+    before the runs; each run's start logs the hash it found)."""
+    settings = resolve(settings)
+    if settings.get("adapter") == "reference":
+        return "empty (the run's own state folder, emptied at a fresh start)"
+    process = settings.get("process")
+    if not isinstance(process, dict):
+        return "unknown (an agent we don't start: its state is its own)"
+    if process.get("snapshot"):
+        return f"the snapshot {process['snapshot']} (copied in at a fresh start)"
+    state = str(process.get("state_dir", "${RUN_DIR}/agent-state"))
+    if state.startswith("${RUN_DIR}"):
+        return "empty (the run's own state folder, emptied at a fresh start)"
+    return f"unknown (the state folder {state} is outside the run and has no snapshot)"
 
 
 def make_adapter(settings: dict[str, Any]) -> AgentAdapter:
@@ -172,6 +190,9 @@ class AgentHandle:
     adapter: AgentAdapter
     llm_url: str | None  # where the agent's LLM calls must go to be recorded
     notes: list[str] = field(default_factory=list)  # what starting it found and did
+    # the state folder as the agent started on it: a hash (a fresh run: its snapshot's, or an
+    # empty folder's), or "unknown (why)" — an agent we don't start keeps a state of its own
+    state: str = "unknown (an agent we don't start: its state is its own)"
 
 
 def recording_wanted(settings: dict[str, Any]) -> bool:
@@ -218,6 +239,16 @@ class ProcessAdapter:
 
     def take_off_turn(self) -> list[OffTurn]:
         return self.inner.take_off_turn() if isinstance(self.inner, OffTurnAdapter) else []
+
+    @property
+    def compact_commands(self) -> list[str]:
+        """The inner adapter's: a started agent compacts as it would unwrapped (`can_compact`)."""
+        return list(self.inner.compact_commands) if isinstance(self.inner, CompactingAdapter) else []
+
+    async def compact(self) -> str:
+        if not isinstance(self.inner, CompactingAdapter) or not self.inner.compact_commands:
+            raise AdapterConfigError("this agent has no compaction command (`compact_commands`)")
+        return await self.inner.compact()
 
     async def close(self) -> None:
         await self.inner.close()
@@ -267,6 +298,9 @@ class WatchedAdapter(ProcessAdapter):
 
     async def new_session(self) -> str:
         return await self._watched(self.inner.new_session())
+
+    async def compact(self) -> str:
+        return await self._watched(super().compact())
 
 
 _PORT_PLACEHOLDER = re.compile(r"\$\{(PORT|LLM_PORT)\}")
@@ -321,7 +355,7 @@ async def open_agent(
             return listener.url
 
         if settings["adapter"] == "reference":
-            yield await _start_reference(settings, run_dir, stack, record if recorder is not None else None)
+            yield await _start_reference(settings, run_dir, stack, record if recorder is not None else None, fresh)
             return
         adapter = make_adapter(settings)
         # closed last: after the agent's process stopped (a bot mid long-poll on our Bot API
@@ -352,8 +386,7 @@ async def open_agent(
         process: AgentProcess | None = None
         if isinstance(process_settings, dict):
             process = AgentProcess(process_settings, run_dir, values)
-            if fresh:
-                process.reset()
+            state = process.reset() if fresh else folder_hash(process.state_dir)
             stack.push_async_callback(process.stop)
             if telegram is not None:  # runs first at exit: the bot's long poll ends now, not in 50 s
                 stack.callback(telegram.release_polls)
@@ -365,11 +398,14 @@ async def open_agent(
             await telegram.wait_for_bot(
                 float((process_settings or {}).get("ready_timeout", 60)), process.exited if process else None
             )
-        yield AgentHandle(adapter, llm_url, process.notes if process else [])
+        if process is None:
+            yield AgentHandle(adapter, llm_url, [])
+        else:
+            yield AgentHandle(adapter, llm_url, process.notes, state)
 
 
 async def _start_reference(
-    settings: dict[str, Any], run_dir: Path, stack: AsyncExitStack, record: Record | None
+    settings: dict[str, Any], run_dir: Path, stack: AsyncExitStack, record: Record | None, fresh: bool
 ) -> AgentHandle:
     # imported here: the anthropic SDK takes ~2 s to import, and only this agent needs it
     from adapters.reference.agent import COMPACT_COMMAND, AgentConfig, ReferenceAgent
@@ -383,6 +419,8 @@ async def _start_reference(
         stack.push_async_callback(standin.stop)
         base_url = standin.url
     llm_url = await record(str(base_url)) if record is not None else None
+    state_dir = run_dir / "agent-state"
+    state = reset_state(state_dir, run_dir, None) if fresh else folder_hash(state_dir)
     agent = ReferenceAgent(
         AgentConfig(
             base_url=llm_url or str(base_url),
@@ -454,4 +492,4 @@ async def _start_reference(
         )
     if surface != "telegram":  # (the emulated Bot API closes after the bot, above)
         stack.push_async_callback(adapter.close)
-    return AgentHandle(adapter, llm_url)
+    return AgentHandle(adapter, llm_url, [], state)

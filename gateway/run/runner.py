@@ -138,6 +138,7 @@ class Run:
         self.adapter: AgentAdapter | None = None
         self.traffic: RunTraffic | None = None
         self.llm_url: str | None = None
+        self.agent_state = ""  # what the agent's start found in its state folder (RunStart.state)
         self.agent_errors_in_a_row = 0
         self.last_error: ErrorEvent | None = None  # the last agent error: how a failed run ended
         self.limit_detail = ""  # which limit ended the run
@@ -196,6 +197,7 @@ class Run:
                 fresh=previous is None or moved,  # a moved run's agent has no state here: its snapshot
             ) as handle:
                 self.adapter, self.llm_url = handle.adapter, handle.llm_url
+                self.agent_state = handle.state
                 if hasattr(handle.adapter, "on_retry"):
                     handle.adapter.on_retry = self._log_retry
                 for note in handle.notes:
@@ -311,6 +313,7 @@ class Run:
                 llm_url=self.llm_url or "",
                 pid=os.getpid(),
                 node=self.journal.node,
+                state=self.agent_state,
             )
         )
         if previous is not None:

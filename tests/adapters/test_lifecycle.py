@@ -229,3 +229,24 @@ async def test_fill_names_only_files_inside_the_snapshot(tmp_path: Path, name: s
     with pytest.raises(AdapterConfigError, match="not a file inside the snapshot"):
         await agent.start()  # refused before anything starts or is written
     assert not (tmp_path / "run" / "snapshot").exists()  # nothing written outside the state folder
+
+
+def test_a_fresh_state_without_a_snapshot_is_empty_when_it_is_the_run_s_own(tmp_path: Path) -> None:
+    """`--fresh` must not keep an earlier run's memory: a run-owned state folder starts empty,
+    and the hash it started from is the same every time."""
+    agent = fake_agent(tmp_path, free_port())
+    agent.state_dir.mkdir(parents=True)
+    (agent.state_dir / "notes.md").write_text("an earlier run's notes")
+    first = agent.reset()
+    assert not any(agent.state_dir.iterdir())
+    (agent.state_dir / "notes.md").write_text("this run's notes")
+    assert agent.reset() == first and len(first) == 64
+
+
+def test_a_state_folder_outside_the_run_is_kept_and_said_unknown(tmp_path: Path) -> None:
+    outside = tmp_path / "home-of-the-agent"
+    outside.mkdir()
+    (outside / "db.sqlite").write_text("the user's own")
+    agent = fake_agent(tmp_path, free_port(), state_dir=str(outside))
+    said = agent.reset()
+    assert said.startswith("unknown (") and (outside / "db.sqlite").read_text() == "the user's own"

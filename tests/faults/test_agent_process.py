@@ -24,28 +24,11 @@ from gateway.run.runner import run_spec
 from gateway.traffic.hub import free_port
 from tests.conftest import REPO, BenchFactory
 from tests.marathon_cli import count_records, explain, marathon, spawn_marathon
-from tests.process_agent import AGENT
+from tests.process_agent import http_process_agent
 
 BOT = REPO / "tests" / "adapters" / "bots" / "ptb_memory_bot.py"
 WRONG_TOKEN = "987654321:WRONG-token-for-this-bot-000000000000"
 
-
-
-def http_process_agent(tmp_path: Path, port: int, **env: str) -> dict[str, object]:
-    script = tmp_path / "agent_server.py"
-    script.write_text(AGENT)
-    return {
-        "adapter": "http",
-        "url": f"http://127.0.0.1:{port}/chat",
-        "timeout": 30,
-        "process": {
-            "command": [sys.executable, str(script), str(port)],
-            "env": env,
-            "health": {"url": f"http://127.0.0.1:{port}/health"},
-            "ready_timeout": 30,
-            "stop_timeout": 2,
-        },
-    }
 
 
 def alive(pid: int) -> bool:

@@ -5,6 +5,7 @@ the recordings alone. Ctrl-C stops every run cleanly and the same command resume
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import itertools
 import json
 import os
@@ -76,10 +77,13 @@ def test_a_matrix_runs_in_parallel_and_reports_from_recordings(
     ]  # fmt: skip
     a = next(line for line in lines if line["variant"] == "B" and line["task"] == "t1")
     assert a["memory_calls"] > 0 and a["status"] == "completed" and a["recording"].endswith("mem.t1.r1.B")
-    assert a["memory_snapshot"].startswith("none") and len(a["memory_after"]) == 64
+    # the reference agent starts on an empty state folder (the hash of nothing), logged at its start
+    assert a["memory_snapshot"] == hashlib.sha256().hexdigest() and len(a["memory_after"]) == 64
+    assert a["memory_after"] != a["memory_snapshot"]
     assert {line["position"] for line in lines} == {1, 2}
     plan = json.loads((recordings / "mem.plan.json").read_text())
     assert plan["seed"] == 5 and len(plan["pairs"]) == 2
+    assert set(plan["initial_state"].values()) == {"empty (the run's own state folder, emptied at a fresh start)"}
     for pair in plan["pairs"]:  # the drawn order was kept: the second run started after the first ended
         first, second = (read_log(recordings / f"{pair['pair']}.{v}" / EVENTS_FILE) for v in pair["order"])
         assert first.header.meta["position"] == 1 and second.header.meta["position"] == 2

@@ -63,3 +63,19 @@ def test_a_benchmark_that_needs_compact_is_refused_on_an_agent_that_cannot(
     assert result.returncode == 1
     assert "asks the agent to compact (`await bench.compact()` in ch2.md (Exam))" in result.stderr
     assert "newSession" in result.stderr and not (tmp_path / "recordings" / "x").exists()
+
+
+async def test_an_agent_we_start_compacts_through_its_wrappers(make_benchmark: BenchFactory, tmp_path: Path) -> None:
+    """A started process is wrapped (watched, maybe restarted): its `compact_commands` must
+    reach the agent, or the run logs `unsupported` and grades a [C] question that tested nothing."""
+    from gateway.traffic.hub import free_port
+    from tests.process_agent import http_process_agent
+
+    bench = make_benchmark(ch2__md=COMPACTING)
+    agent = {**http_process_agent(tmp_path, free_port()), "compact_commands": ["/compress"]}
+    outcome = await run_spec(RunSpec("p", bench, agent), tmp_path)
+    events = read_log(tmp_path / "p" / EVENTS_FILE).events
+    assert not [e for e in events if isinstance(e, ErrorEvent) and e.kind == "unsupported"]
+    (asked,) = [e for e in events if isinstance(e, SessionChanged) and e.action == "compact"]
+    assert asked.reply == "Noted."  # the agent got "/compress" and answered it
+    assert outcome.reason == "completed"

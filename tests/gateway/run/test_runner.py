@@ -276,3 +276,24 @@ async def test_every_surface_of_the_reference_agent_gives_the_same_scores(tmp_pa
         scores[surface] = {e.question_id: e.score for e in log.events if isinstance(e, Evaluation)}
     assert len(scores["http"]) == 15
     assert scores["telegram"] == scores["http"] == scores["websocket"]
+
+
+async def test_every_fresh_run_starts_from_the_same_state_and_says_which(
+    make_benchmark: BenchFactory, tmp_path: Path
+) -> None:
+    """`--fresh` once kept the reference agent's notes: after six demos it held every earlier
+    run's, and a deleted fact of one benchmark was found by the next. Now each fresh start logs
+    the state folder's hash, the same every time; a resume keeps (and logs) what is there."""
+    bench = make_benchmark()
+    notes = tmp_path / "r" / "agent-state" / "memory" / "notes.md"
+    states = []
+    for _ in range(2):
+        await run_spec(RunSpec("r", bench, {"adapter": "reference"}), tmp_path, fresh=True)
+        assert notes.exists()  # the agent saved this run's facts …
+        first = next(e for e in read_log(tmp_path / "r" / EVENTS_FILE).events if isinstance(e, RunStart))
+        states.append(first.state)
+    assert states[0] == states[1] and len(states[0]) == 64  # … and the next fresh run began without them
+    bare = {"adapter": "http", "url": "http://127.0.0.1:9/chat", "retries": 0, "timeout": 1}
+    await run_spec(RunSpec("u", bench, bare), tmp_path, fresh=True)
+    started = next(e for e in read_log(tmp_path / "u" / EVENTS_FILE).events if isinstance(e, RunStart))
+    assert started.state.startswith("unknown (an agent we don't start")
