@@ -301,6 +301,9 @@ class MemoryCallSeen(Event):
     target: str = ""
     exchange: int = -1
     question_id: str | None = None
+    # made in a background call of the agent's own (a heartbeat, a review of the conversation):
+    # its memory work, never a question's
+    background: bool = False
 
 
 @dataclass

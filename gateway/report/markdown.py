@@ -94,6 +94,7 @@ class RunSummary:
     unplayed_prose: list[str] = field(default_factory=list)  # prose-only phases a scripted run skipped
     nudge_turn_calls: set[int] = field(default_factory=set)  # seqs of memory calls in nudge turns
     memory_flushes: int = 0  # pre-compaction memory-flush turns the recorder saw
+    background_calls: int = 0  # the agent's own calls (heartbeats, reviews): not the conversation
 
     def memory_calls_for(self, question_id: str) -> int:
         return sum(1 for m in self.memory_calls if m.question_id == question_id)
@@ -202,6 +203,7 @@ def summarize(log: RunLog, benchmark: Benchmark) -> RunSummary:
     nudged: set[str] = set()  # questions whose nudge was sent: their calls from here on are the nudge turn's
     nudge_turn_calls: set[int] = set()
     flushes = 0  # the agent's silent "store durable memories now" turns before it compacts (OpenClaw)
+    background = 0
     evidence: dict[str, bool] = {}
     canary_hits: list[CanaryHit] = []
     recorded = False  # a model call of the agent reached the recorder
@@ -267,6 +269,7 @@ def summarize(log: RunLog, benchmark: Benchmark) -> RunSummary:
                     models[event.model] += 1
                 exchanges += 1
                 flushes += event.kind == "memory_flush"
+                background += event.kind == "background"
                 costs["agent"].add("standin" if agent.get("offline_stand_in") else event.model, event.usage)
                 for key in tokens:
                     tokens[key] += int(event.usage.get(key, 0))
@@ -328,6 +331,7 @@ def summarize(log: RunLog, benchmark: Benchmark) -> RunSummary:
         log_damage=log.damage_text() if log.damage else "",
         nudge_turn_calls=nudge_turn_calls,
         memory_flushes=flushes,
+        background_calls=background,
         unplayed_prose=[f"{p.chapter}:{p.prose[0][0]} ({p.title})" for p in benchmark.phases if p.prose_only]
         if log.header.persona.get("driver") == "scripted"
         else [],
@@ -490,10 +494,17 @@ def _traffic_section(s: RunSummary) -> list[str]:
             f"  - {c.kind}: {c.tokens_before:,} → {c.tokens_after:,} tokens (phase {c.phase + 1}{during})"
         )
     reads = sum(1 for m in s.memory_calls if m.operation == "read")
+    own = sum(1 for m in s.memory_calls if m.background)
     out.append(  # calls the model made; one whose tool returned an error stored or found nothing
         f"- memory tool calls: {len(s.memory_calls)} ({reads} read, {len(s.memory_calls) - reads} write), "
         f"{s.memory_failed} of them returned an error"
+        + (f"; {own} of them in background calls, charged to no question" if own else "")
     )
+    if s.background_calls:
+        out.append(
+            f"- background calls (the agent's own — heartbeats, reviews of the conversation — recorded, "
+            f"never read as the conversation or a compaction): {s.background_calls}"
+        )
     out.append("- scores by where the evidence was when asked:")
     for where, scores in s.split().items():
         mean = f"mean {sum(scores) / len(scores):.2f}" if scores else "—"

@@ -92,6 +92,10 @@ from persona.drivers.protocol import PersonaDriver
 MAX_CONSECUTIVE_AGENT_ERRORS = 3
 
 
+# the agent made calls outside any persona turn that no background pattern of its profile matched
+BACKGROUND_UNRECOGNISED = "background_unrecognised"
+
+
 class ResumeError(RuntimeError):
     """The log can't be continued (other benchmark, diverging replay); `--fresh` starts over."""
 
@@ -503,6 +507,7 @@ class Run:
             self.log(ErrorEvent(source="agent", kind="invalid_text", message=message))
         self.log(Replied(text=answer, elapsed=round(time.monotonic() - started, 4)))
         if self.traffic is not None:
+            self.traffic.recorder.turn_ended()
             if self.traffic.recorder.failure:
                 raise RunLogWriteError(f"the LLM-traffic recorder failed: {self.traffic.recorder.failure}")
             await self.traffic.settled()
@@ -546,6 +551,9 @@ class Run:
         detail = redact_text(detail)
         self.outcome.detail = detail
         try:
+            if self.traffic is not None and (note := self.traffic.recorder.background_note()):
+                self.log(ErrorEvent(source="runner", kind=BACKGROUND_UNRECOGNISED, message=note))
+                print(f"[{self.spec.id}] warning: {note}", file=sys.stderr, flush=True)
             self.log(RunEnded(reason=reason.value, detail=detail))
         except RunLogWriteError:
             pass  # the log is what failed; the report below still says what we have

@@ -24,6 +24,7 @@ from gateway.traffic.profile import MemoryCallInfo, TrafficProfile
 from gateway.traffic.wire import LLMCall, text_of
 
 ORDINARY, SUMMARY, FLUSH = "ordinary", "summary", "memory_flush"
+RECENT_CALLS = 8  # ordinary calls remembered to tell a compaction from a jump between conversations
 
 
 @dataclass(frozen=True)
@@ -95,12 +96,14 @@ class TrafficAnalyzer:
     def __init__(self, profile: TrafficProfile) -> None:
         self.profile = profile
         self.previous: dict[tuple[str, ...], LLMCall] = {}
+        self.recent: list[set[str]] = []  # the user texts of the last ordinary calls, newest last
         self.pending_summary: str | None = None
         self.armed_canaries: list[str] = []
 
     def reset_context(self) -> None:
         """A new session started on purpose: what follows is not a compaction of what was."""
         self.previous.clear()
+        self.recent.clear()
         self.pending_summary = None
 
     def arm_canary(self, marker: str) -> None:
@@ -119,13 +122,18 @@ class TrafficAnalyzer:
             return FLUSH, marker
         return ORDINARY, None
 
+    def memory_calls(self, call: LLMCall) -> list[MemoryCallInfo]:
+        """The memory calls the model made in `call`, by the profile."""
+        found = []
+        for tc in call.tool_calls:
+            info = self.profile.memory_call(tc.name, tc.arguments)
+            if info:
+                found.append(dataclasses.replace(info, call_id=tc.id))
+        return found
+
     def observe(self, call: LLMCall) -> CallAnalysis:
         kind, marker = self._classify(call)
-        result = CallAnalysis(kind=kind, input_tokens=input_tokens(call))
-        for tc in call.tool_calls:
-            found = self.profile.memory_call(tc.name, tc.arguments)
-            if found:
-                result.memory_calls.append(dataclasses.replace(found, call_id=tc.id))
+        result = CallAnalysis(kind=kind, input_tokens=input_tokens(call), memory_calls=self.memory_calls(call))
         if call.server_compactions:
             kind = "anthropic-server" if call.api == "anthropic-messages" else "openai-responses"
             result.compactions.append(CompactionFinding(kind, result.input_tokens, 0))
@@ -146,12 +154,22 @@ class TrafficAnalyzer:
         key = lineage(call)
         before = self.previous.get(key)
         self.previous[key] = call
+        users = user_texts(call, self.profile)
+        earlier, self.recent = self.recent, [*self.recent[-(RECENT_CALLS - 1) :], users]
         if before is None:
             return
         tokens_before = input_tokens(before)
         old_users = user_texts(before, self.profile)
-        lost = len(old_users - user_texts(call, self.profile))
-        shrank = result.input_tokens < tokens_before
+        lost = len(old_users - users)
+        if lost and any(len(e) >= 2 and e <= users and 2 * len(e) > len(users) for e in earlier[:-1]):
+            return  # it goes on from a call before the last one: that one was another conversation
+        # the provider's usage, or the message list, or a summary call just before: a list that
+        # lost 30 of its 41 messages after a recorded summary call is compacted whatever the usage
+        shrank = (
+            result.input_tokens < tokens_before
+            or len(call.messages) < len(before.messages)
+            or self.pending_summary is not None
+        )
         cleared = self.profile.cleared and (
             text_of(call.messages).count(self.profile.cleared[0])
             > text_of(before.messages).count(self.profile.cleared[0])

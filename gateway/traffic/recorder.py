@@ -104,6 +104,7 @@ class Turn:
     calls: int = 0
     failures: list[str] = field(default_factory=list)
     last_failed: bool = False
+    ended: bool = False  # the reply came back: calls from here to the next message are the agent's own
 
 
 def cleaned(call: LLMCall, redactor: Redactor = DEFAULT) -> LLMCall:
@@ -128,6 +129,27 @@ def cleaned(call: LLMCall, redactor: Redactor = DEFAULT) -> LLMCall:
 
 def last_user_text(call: LLMCall) -> str:
     return next((text_of(m) for m in reversed(call.messages) if m.get("role") == "user"), "")
+
+
+def current_turn_text(call: LLMCall) -> str:
+    """The user side of the turn the call is in: every user message after the agent's last
+    finished reply (an assistant message with text and no tool call). A background prompt is
+    found in it also when context follows it (OpenClaw's internal-context block) or when the
+    agent is a tool call into it (Hermes' review writing memories)."""
+    texts: list[str] = []
+    for m in reversed(call.messages):
+        if m.get("role") == "assistant" and text_of(m.get("content")).strip() and not _calls_a_tool(m):
+            break
+        if m.get("role") == "user":
+            texts.append(text_of(m.get("content")))
+    return "\n".join(reversed(texts))
+
+
+def _calls_a_tool(message: dict[str, Any]) -> bool:
+    content = message.get("content")
+    return bool(message.get("tool_calls")) or (
+        isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "tool_use" for b in content)
+    )
 
 
 def blob_ref(data: bytes) -> str:
@@ -162,7 +184,9 @@ class RunRecorder:
         self.exchanges = 0
         self.model_calls = 0  # exchanges that were model calls, not probes
         self.in_flight = 0  # calls the proxy has forwarded and not yet handed over
-        self.turn = Turn()
+        self.turn = Turn(ended=True)
+        self.background_calls = 0  # calls the profile's background patterns recognised
+        self.unexplained_calls = 0  # other calls outside any persona turn
         self.previous_refs: tuple[int, list[str]] = (-1, [])  # the last exchange's seq and message refs
         # memory calls whose result hasn't come back yet: tool call id → the call's event seq
         self.pending_memory: dict[str, int] = {}
@@ -203,6 +227,27 @@ class RunRecorder:
         """A persona message is about to be sent: the calls from here on are its turn's."""
         self.turn = Turn()
 
+    def turn_ended(self) -> None:
+        """The reply to the persona's message came back."""
+        self.turn.ended = True
+
+    def background_note(self) -> str | None:
+        """Said once at a run's end: the agent made calls outside any persona turn while the
+        profile's background patterns never matched — background work the profile may not know
+        (a new heartbeat wording), whose calls and memory writes were counted as ordinary."""
+        if self.background_calls or not self.unexplained_calls:
+            return None
+        patterns = (
+            f"the profile {self.profile.name!r}'s background patterns"
+            if self.profile.background
+            else f"the profile {self.profile.name!r} has no background patterns and"
+        )
+        return (
+            f"{self.unexplained_calls} model call(s) came between a reply and the next message, and "
+            f"{patterns} never matched a call: if the agent does background work (a heartbeat, a review), "
+            "its calls and memory writes were counted as the conversation's — add its prompt to `llm.background`"
+        )
+
     def turn_failure(self) -> str | None:
         """Why the turn's answer came out of a failed model call — the turn's last model call
         failed — or None (no call seen, or the agent got an answer in the end)."""
@@ -242,9 +287,16 @@ class RunRecorder:
             parse_call(raw.path, raw.request_body, raw.response_body, raw.response_type), self.redactor
         )
         probe = is_probe(raw)
-        background = not probe and self.profile.is_background(call.system, last_user_text(call))
+        background = not probe and self.profile.is_background(call.system, current_turn_text(call))
         skipped = "probe" if probe else "background" if background else ""  # not the conversation
-        analysis = CallAnalysis(kind=skipped) if skipped else self.analyzer.observe(call)
+        if skipped:  # no compaction read from it; a background call's memory work is its own
+            analysis = CallAnalysis(kind=skipped, memory_calls=[] if probe else self.analyzer.memory_calls(call))
+        else:
+            analysis = self.analyzer.observe(call)
+        if background:
+            self.background_calls += 1
+        elif not probe and self.turn.ended:
+            self.unexplained_calls += 1  # after the reply, before the next message: the agent's own
         question = None if background else self.question
         refs = [self._json_blob(m) for m in call.messages]
         base, previous = self.previous_refs
@@ -318,7 +370,12 @@ class RunRecorder:
         for m in analysis.memory_calls:
             seen = self._log(
                 MemoryCallSeen(
-                    tool=m.tool, operation=m.operation, target=m.target, exchange=seq, question_id=qid
+                    tool=m.tool,
+                    operation=m.operation,
+                    target=m.target,
+                    exchange=seq,
+                    question_id=qid,
+                    background=background,
                 )
             )
             if m.call_id:
@@ -329,6 +386,7 @@ class RunRecorder:
                 f"memory {m.operation}: {m.tool}"
                 + (f" {m.target}" if m.target else "")
                 + (f"  [question {qid}]" if qid else "")
+                + ("  [background]" if background else "")
             )
         for marker in analysis.canary_hits:
             self._log(CanaryHit(marker=marker, exchange=seq, question_id=qid))
