@@ -84,6 +84,9 @@ def fill(value: str, values: dict[str, str]) -> str:
     return _PLACEHOLDER.sub(sub, value)
 
 
+TEMP_VARIABLES = ("TMPDIR", "TMP", "TEMP")  # where an agent writes its temp files (OpenClaw: logs, locks)
+
+
 def folder_hash(folder: Path | None) -> str:
     """sha256 over a folder's relative paths and contents; "none" when there is no folder. An
     empty folder and no folder differ ("none" vs the hash of nothing)."""
@@ -132,6 +135,7 @@ class AgentProcess:
             else fill(str(command), self.values)
         )
         self.cwd = fill(str(settings.get("cwd", str(run_dir))), self.values)
+        self.settings_env = {str(k) for k in dict(settings.get("env", {}))}
         self.env = {
             **os.environ,
             **{str(k): fill(str(v), self.values) for k, v in dict(settings.get("env", {})).items()},
@@ -214,6 +218,10 @@ class AgentProcess:
     async def start(self) -> None:
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self._render()
+        for name in TEMP_VARIABLES:  # a temp folder given in the run's state folder must exist
+            value = self.env.get(name)
+            if value and name in self.settings_env and Path(value).resolve().is_relative_to(self.run_dir.resolve()):
+                Path(value).mkdir(parents=True, exist_ok=True)
         await self._end_leftover()
         if self.health and await self._healthy():
             raise AgentConnectionError(

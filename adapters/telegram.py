@@ -16,6 +16,7 @@ from typing import Any
 
 from adapters.base import (
     AdapterConfigError,
+    AgentAuthError,
     AgentExited,
     AgentTimeout,
     OffTurn,
@@ -26,10 +27,13 @@ from adapters.http import expand_env
 from adapters.http_server import ServedApp, serve
 from adapters.telegram_api import TYPING_SECONDS, SentMessage, TelegramEmulator
 
+TOKEN_GRACE = 2.0  # s after a first wrong-token request: the bot may still come with the right one
+
 
 class TelegramAdapter:
-    """Settings: `token` (may be `${ENV}`), `user_id`, `host`/`port` of the emulated API (port 0:
-    a free one; the API root is `api_root` after `open`), `quiet` (s, default 2), `timeout` (s,
+    """Settings: `token` (may be `${ENV}`), `user_id`, `host`/`api_port` of the emulated API
+    (default 0: a free one; the API root is `api_root` after `open`; `port` is the agent's own,
+    e.g. OpenClaw's gateway, never the emulation's), `quiet` (s, default 2), `timeout` (s,
     default 300), `new_session_commands` (default ["/new"]), `ignore` (regexes of status
     messages to leave out of replies), `initiated` (regexes of messages the agent sends on its
     own, e.g. heartbeats), `grace` (s, default 10: after a timeout, how long the next message
@@ -48,7 +52,7 @@ class TelegramAdapter:
             raise AdapterConfigError("telegram `token` must look like a bot token: <digits>:<secret>")
         self.emulator = TelegramEmulator(token=token, user_id=int(settings.get("user_id", 424242)))
         self.host = str(settings.get("host", "127.0.0.1"))
-        self.port = int(settings.get("port", 0))
+        self.port = int(settings.get("api_port", 0))
         self.quiet = float(settings.get("quiet", 2.0))
         self.timeout = float(settings.get("timeout", 300))
         self.new_session_commands = [str(c) for c in settings.get("new_session_commands", ["/new"])]
@@ -79,10 +83,21 @@ class TelegramAdapter:
         process is gone (a wrong token: it exits at `getMe`) — noticed at once, not after
         `timeout`."""
         deadline = time.monotonic() + timeout
+        first_rejected: float | None = None
         while not (self.emulator.polls or self.emulator.webhook):
             gone = exited() if exited else None
             if gone is not None:
                 raise AgentExited(f"{gone} — before it polled for updates")
+            if self.emulator.rejected and first_rejected is None:
+                first_rejected = time.monotonic()
+            if first_rejected is not None and time.monotonic() - first_rejected > TOKEN_GRACE:
+                # the agent logs "token rejected" and retries for minutes: name it now
+                raise AgentAuthError(
+                    401,
+                    f"the bot called the Bot API with another token than the run's ({self.emulator.rejected} "
+                    "request(s) refused with 401) — its config must take the run's token "
+                    "(${TELEGRAM_BOT_TOKEN}, the profile's `token`), not one of its own",
+                )
             if time.monotonic() > deadline:
                 raise AgentTimeout(f"the bot did not call getUpdates or setWebhook within {timeout:g} s")
             await asyncio.sleep(0.05)

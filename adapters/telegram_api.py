@@ -97,6 +97,7 @@ class TelegramEmulator:
     last_typing: float = 0.0
     polls: int = 0
     unknown_methods: list[str] = field(default_factory=list)
+    rejected: int = 0  # requests with a token that is not the bot's (answered 401)
     version: int = 0  # bumped on every change; waiters poll it (see `wait_change`)
     released: bool = False  # the run is ending: long polls return at once
     _redeliveries: set[asyncio.Task[None]] = field(default_factory=set)
@@ -192,6 +193,7 @@ class TelegramEmulator:
 
     async def _handle(self, request: web.Request) -> web.Response:
         if request.match_info["token"] != self.token:
+            self.rejected += 1
             return web.json_response(
                 {"ok": False, "error_code": 401, "description": "Unauthorized"}, status=401
             )

@@ -95,6 +95,9 @@ def decide(body: dict[str, Any]) -> tuple[list[dict[str, Any]], str]:
     if "send_message" in tools:
         return _letta_step(body, messages, system, start), "tool_use"
     text = "\n".join(w for m in tail if (w := _user_words(m)))
+    for prompt, answer in _BACKGROUND:
+        if prompt.search(text):
+            return [{"type": "text", "text": answer}], "end_turn"
     if is_question(text):
         if "memory_search" in tools:
             return [_tool_use("memory_search", {"query": text})], "tool_use"
@@ -195,7 +198,16 @@ _AGENT_NOISE = [
     re.compile(r"<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>.*?<<<END_OPENCLAW_INTERNAL_CONTEXT>>>", re.S),
     re.compile(r"^\[(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) \d{4}-\d\d-\d\d \d\d:\d\d [A-Z]+\]\s*", re.M),
     re.compile(r"^Runtime: .*$", re.M),
+    # OpenClaw on Telegram: "Conversation info: ⟦openclaw:ctx⟧" and a JSON block before each turn
+    re.compile(r"Conversation info: ⟦openclaw:ctx⟧\s*(?:```json\s*.*?```)?", re.S),
 ]
+# the agent's own background prompts (a heartbeat, a review of the conversation): answered as a
+# model that has nothing to do answers them — never stored as the user's facts
+_BACKGROUND = (
+    (re.compile(r"Review the conversation above and consider|update the skill library", re.I), "Nothing to save."),
+    (re.compile(r"heartbeat monitor scratch context|reply NO_REPLY", re.I), "NO_REPLY"),
+    (re.compile(r"HEARTBEAT\.md|HEARTBEAT_OK"), "HEARTBEAT_OK"),
+)
 
 
 def _user_words(message: dict[str, Any]) -> str:

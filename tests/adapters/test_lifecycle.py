@@ -250,3 +250,24 @@ def test_a_state_folder_outside_the_run_is_kept_and_said_unknown(tmp_path: Path)
     agent = fake_agent(tmp_path, free_port(), state_dir=str(outside))
     said = agent.reset()
     assert said.startswith("unknown (") and (outside / "db.sqlite").read_text() == "the user's own"
+
+
+async def test_a_temp_folder_in_the_run_s_state_is_made_before_the_agent_starts(tmp_path: Path) -> None:
+    """OpenClaw wrote its log, gateway locks and compile cache to the shared /tmp: its profiles
+    give it TMPDIR in the run's state folder, which must exist when it starts."""
+    port = free_port()
+    env = {"GREETING": "x", "STATE": "${STATE_DIR}", "TMPDIR": "${STATE_DIR}/tmp"}
+    agent = fake_agent(tmp_path, port, env=env)
+    agent.reset()
+    await agent.start()
+    try:
+        assert (agent.state_dir / "tmp").is_dir() and agent.env["TMPDIR"] == str(agent.state_dir / "tmp")
+    finally:
+        await agent.stop()
+
+
+@pytest.mark.parametrize("name", ["openclaw-http", "openclaw-ws", "openclaw-telegram"])
+def test_openclaw_profiles_keep_its_temp_files_in_the_run(name: str) -> None:
+    from adapters.profiles import read_profile
+
+    assert read_profile(name)["process"]["env"]["TMPDIR"] == "${STATE_DIR}/tmp"

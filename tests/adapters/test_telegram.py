@@ -269,3 +269,36 @@ async def test_a_pending_long_poll_is_answered_at_once_when_the_run_ends(telegra
     telegram.release_polls()
     status, body = await asyncio.wait_for(poll, 5)
     assert status == 200 and body == {"ok": True, "result": []}
+
+
+async def test_a_bot_with_a_wrong_token_is_named_within_seconds(telegram: TelegramAdapter) -> None:
+    """Real bots log "token rejected" and retry for minutes; the run used to wait its whole
+    ready timeout and say only "did not call getUpdates". The wrong token is never printed."""
+    import time
+
+    from adapters.base import AgentAuthError
+
+    wrong = "987654321:WRONG-token-for-this-bot-000000000000"
+
+    async def retrying_bot() -> None:
+        while True:
+            await api(telegram, "getMe", token=wrong)
+            await asyncio.sleep(0.5)
+
+    bot = asyncio.create_task(retrying_bot())
+    started = time.monotonic()
+    try:
+        with pytest.raises(AgentAuthError, match="another token than the run's") as raised:
+            await telegram.wait_for_bot(60)
+    finally:
+        bot.cancel()
+    assert time.monotonic() - started < 10 and wrong not in str(raised.value)
+    assert "WRONG" not in str(raised.value)
+
+
+def test_the_bot_api_port_is_not_the_agent_s_port() -> None:
+    """openclaw-telegram's `port` is OpenClaw's gateway (`--port ${PORT}`, its health check);
+    the emulated Bot API took it too, and the start was refused ("something already answers")."""
+    adapter = TelegramAdapter({"port": 18789})
+    assert adapter.port == 0
+    assert TelegramAdapter({"api_port": 18800}).port == 18800

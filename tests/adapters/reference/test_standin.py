@@ -205,3 +205,40 @@ async def test_letta_is_played_by_its_rules_statement_heartbeat_question(
 
     name, args = await _letta_step(client, [{"role": "user", "content": "What is my cat called?"}])
     assert name == "send_message" and "Miso" in str(args["message"])
+
+
+def _fixture(name: str) -> dict[str, object]:
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).parents[2] / "gateway" / "traffic" / "fixtures" / name
+    return dict(json.loads(path.read_text()))
+
+
+async def test_the_agents_own_wrappers_and_background_prompts_are_no_facts(
+    client: anthropic.AsyncAnthropic,
+) -> None:
+    """An offline rehearsal of a Telegram profile measures the wiring: OpenClaw's
+    "Conversation info: ⟦openclaw:ctx⟧ {json}" block is no fact of the user's, and the agents'
+    own background prompts (OpenClaw's heartbeat, Hermes' review) get a do-nothing answer."""
+    tools = [{"name": n, "input_schema": {"type": "object"}} for n in ("read", "write")]
+    turn = (
+        "[Tue 2026-12-01 09:03 UTC] Conversation info: ⟦openclaw:ctx⟧\n```json\n"
+        '{"sender":{"id":"424242","name":"Alex"}}\n```\n\nAbout me:\n- My cat is Miso'
+    )
+    message = await client.messages.create(
+        model="standin-1", max_tokens=100, tools=tools,  # type: ignore[arg-type]
+        messages=[{"role": "user", "content": turn}],
+    )  # fmt: skip
+    written = [b.input["content"] for b in message.content if b.type == "tool_use"]  # type: ignore[index]
+    assert written == ["My cat is Miso\n"]
+    for name, answer in (
+        ("openclaw_2026_9_6_heartbeat_request.json", "NO_REPLY"),
+        ("hermes_background_review_request.json", "Nothing to save."),
+    ):
+        shape = _fixture(name)
+        reply = await client.messages.create(
+            model="standin-1", max_tokens=100, system=str(shape["system"]), tools=tools,  # type: ignore[arg-type]
+            messages=shape["messages"],  # type: ignore[arg-type]
+        )  # fmt: skip
+        assert [b.text for b in reply.content if b.type == "text"] == [answer]
