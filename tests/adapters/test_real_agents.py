@@ -88,7 +88,7 @@ async def test_hermes_as_a_telegram_bot(
     )
     agent = {
         "profile": "hermes-telegram",
-        "port": telegram_port,
+        "api_port": telegram_port,  # the emulated Bot API's port (the config names it)
         "timeout": 120,
         "llm": {"upstream": standin.url, "port": llm_port},
         "process": {
@@ -201,3 +201,89 @@ async def test_letta_server_with_a_new_session(
     assert {e.tool for e in log.events if isinstance(e, MemoryCallSeen)} >= {"memory_insert"}
     scores = {e.question_id: e.score for e in log.events if isinstance(e, Evaluation)}
     assert scores["q1"] == 10  # told before the new session, answered after it from the human block
+
+
+def _hermes_telegram(tmp_path: Path, standin: ServedApp, **env: str) -> dict[str, object]:
+    llm_port, telegram_port = free_port(), free_port()
+    snapshot = tmp_path / "hermes-home"
+    snapshot.mkdir(exist_ok=True)
+    (snapshot / "config.yaml").write_text(
+        "model:\n"
+        f"  provider: custom\n  base_url: http://127.0.0.1:{llm_port}\n  default: standin-1\n  api_mode: anthropic_messages\n"
+        "platforms:\n  telegram:\n    enabled: true\n    extra:\n"
+        f"      base_url: http://127.0.0.1:{telegram_port}/bot\n"
+    )
+    return {
+        "profile": "hermes-telegram",
+        "api_port": telegram_port,
+        "timeout": 120,
+        "llm": {"upstream": standin.url, "port": llm_port},
+        "process": {
+            "command": [HERMES, "gateway"],
+            "env": {"ANTHROPIC_API_KEY": "offline", **env},
+            "snapshot": str(snapshot),
+            "ready_timeout": 90,
+        },
+    }
+
+
+@pytest.mark.skipif(not HERMES, reason="hermes-agent is not installed (set MARATHON_HERMES_BIN)")
+async def test_compact_reaches_hermes_over_telegram_and_the_recorder_sees_it(
+    make_benchmark: BenchFactory, tmp_path: Path, standin: ServedApp
+) -> None:
+    from gateway.log.events import CompactionSeen, ErrorEvent, SessionChanged
+    from tests.conftest import TINY
+
+    bench = make_benchmark(
+        ch2__md=TINY["ch2.md"].replace("await bench.newSession();", "await bench.compact();")
+    )
+    outcome = await run_spec(RunSpec("hc", bench, _hermes_telegram(tmp_path, standin)), tmp_path / "rec")
+    log = read_log(tmp_path / "rec" / "hc" / EVENTS_FILE)
+    assert outcome.reason == TerminationReason.COMPLETED, [e for e in log.events if e.type == "error"][:3]
+    assert not [e for e in log.events if isinstance(e, ErrorEvent) and e.kind == "unsupported"]
+    (asked,) = [e for e in log.events if isinstance(e, SessionChanged) and e.action == "compact"]
+    assert [e for e in log.events if isinstance(e, CompactionSeen) and e.seq > asked.seq]
+
+
+@pytest.mark.skipif(not HERMES, reason="hermes-agent is not installed (set MARATHON_HERMES_BIN)")
+async def test_a_wrong_telegram_token_is_named_within_seconds(
+    make_benchmark: BenchFactory, tmp_path: Path, standin: ServedApp
+) -> None:
+    import time
+
+    wrong = "987654321:WRONG-token-for-this-bot-000000000000"
+    agent = _hermes_telegram(tmp_path, standin, TELEGRAM_BOT_TOKEN=wrong)
+    started = time.monotonic()
+    outcome = await run_spec(RunSpec("wrong", make_benchmark(), agent), tmp_path / "rec")
+    took = time.monotonic() - started
+    assert outcome.reason != TerminationReason.COMPLETED
+    assert "another token than the run's" in outcome.detail and wrong not in outcome.detail
+    assert took < 60  # the agent's own start takes most of it; the token is named ~2 s after its first call
+
+
+
+
+@pytest.mark.skipif(
+    not OPENCLAW, reason="openclaw is not installed (npm openclaw with Node ≥ 24; set MARATHON_OPENCLAW_BIN)"
+)
+async def test_openclaw_telegram_as_shipped(
+    make_benchmark: BenchFactory, tmp_path: Path, standin: ServedApp, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The shipped profile with the shipped example snapshot: only the binary and the model's
+    upstream are the test's."""
+    from tests.conftest import REPO
+
+    monkeypatch.setenv("OPENCLAW_GATEWAY_TOKEN", "marathon-openclaw-token")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "offline")
+    agent = {
+        "profile": "openclaw-telegram",
+        "port": "auto",
+        "timeout": 180,
+        "llm": {"upstream": standin.url, "port": "auto"},
+        "process": {"snapshot": str(REPO / "examples" / "openclaw-telegram-home")},
+    }
+    outcome = await run_spec(RunSpec("oc-tg", make_benchmark(), agent), tmp_path / "rec")
+    log = read_log(tmp_path / "rec" / "oc-tg" / EVENTS_FILE)
+    assert outcome.reason == TerminationReason.COMPLETED, [e for e in log.events if e.type == "error"][:3]
+    assert {e.question_id for e in log.events if isinstance(e, Evaluation)} == {"q1", "q2", "q3"}
+    assert (tmp_path / "rec" / "oc-tg" / "agent-state" / "tmp").is_dir()
