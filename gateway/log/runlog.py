@@ -42,6 +42,7 @@ from gateway.log.events import (
 )
 from gateway.log.frames import FRAME_HEAD, Damage, find_damage, frame, is_framed, records
 from gateway.log.lock import RunLock
+from gateway.log.redact import DEFAULT, Redactor
 from gateway.log.scrub import scrub
 
 EVENTS_FILE = "events.msgpack"
@@ -226,6 +227,7 @@ class RunLogWriter:
         self.path = path
         self._next_seq = next_seq
         self._framed = framed  # False only to append to a format-1 log
+        self.redactor: Redactor = DEFAULT  # a run sets its own: its secret values too
         try:
             self._fd: int | None = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         except OSError as exc:
@@ -272,6 +274,7 @@ class RunLogWriter:
             raise RunLogWriteError("run log is closed")
         event.seq = self._next_seq
         event.ts = time.time()
+        event = self.redactor.event(event)  # no text reaches the log without passing here
         self._write(pack_record(event.to_record()))
         return event
 

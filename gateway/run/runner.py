@@ -61,7 +61,7 @@ from gateway.log.events import (
     SessionChanged,
     TerminationReason,
 )
-from gateway.log.redact import redact_text
+from gateway.log.redact import DEFAULT_SECRET_ENV, Redactor, redact_text, secret_values
 from gateway.log.runlog import RunLog, RunLogWriteError, run_status
 from gateway.log.scrub import scrub_text
 from gateway.run.agents import describe_agent, open_agent
@@ -135,6 +135,13 @@ class Run:
         self.spec = spec
         self.run_dir = recordings / spec.id
         self.journal = journal or LocalJournal(self.run_dir)
+        # every event passes here before the log: the run's own secret values (its agent's
+        # token, a URL's password, the keys its settings point at) redacted wherever they appear
+        self.redactor = Redactor(
+            values=secret_values(
+                {"agent": resolve(spec.agent), "persona": spec.persona, "env": DEFAULT_SECRET_ENV}
+            )
+        )
         self.fresh = fresh
         self.benchmark = benchmark or benchmark_for(spec.benchmark, spec.rung, spec.pool)
         self.driver: PersonaDriver | None = None
@@ -158,7 +165,7 @@ class Run:
 
     def log(self, event: Event) -> Event:
         assert self.writer is not None
-        logged = self.writer.append(event)
+        logged = self.writer.append(self.redactor.event(event))
         self.progress.observe(logged)
         return logged
 
@@ -192,6 +199,7 @@ class Run:
                 self.log,
                 previous.events if previous else [],
                 log_check=self.writer.check_writable if self.writer else None,
+                secrets=self.redactor.values,
             )
             moved = previous is not None and self.journal.moved
             async with open_agent(
@@ -264,7 +272,7 @@ class Run:
                 meta=self.spec.meta,
             )
 
-        self.writer, previous = self.journal.open(header, self.fresh)
+        self.writer, previous = self.journal.open(lambda: self.redactor.event(header()), self.fresh)
         if previous is None:
             return None
         if previous.header.benchmark.get("hash") != self.benchmark.content_hash:
@@ -548,7 +556,7 @@ class Run:
     def _finish(self, reason: TerminationReason, detail: str) -> None:
         if self.writer is None:
             return
-        detail = redact_text(detail)
+        detail = self.redactor.text(detail)
         self.outcome.detail = detail
         try:
             if self.traffic is not None and (note := self.traffic.recorder.background_note()):

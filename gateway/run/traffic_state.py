@@ -10,7 +10,7 @@ the live actions gives the same recorder state as one uninterrupted run.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from gateway.log.events import (
@@ -100,12 +100,15 @@ def open_traffic(
     log: Callable[[Event], Event],
     previous: list[Event],
     log_check: Callable[[], None] | None = None,
+    secrets: Iterable[str] = (),
 ) -> RunTraffic | None:
     """The run's recorder, its state rebuilt from `previous` (the logged events, on resume);
     None when the agent's settings ask for no recording. `log_check`: see `RunRecorder`."""
     if not recording_wanted(agent):
         return None
-    recorder = RunRecorder(log, traffic_profile(agent), evidence=contains_expected, log_check=log_check)
+    recorder = RunRecorder(
+        log, traffic_profile(agent), evidence=contains_expected, log_check=log_check, secrets=secrets
+    )
     traffic = RunTraffic(recorder, benchmark)
     traffic.replay(previous)
     return traffic

@@ -166,6 +166,7 @@ class RunRecorder:
         evidence: Callable[[str, str], bool] | None = None,
         echo: Echo | None = None,
         log_check: Callable[[], None] | None = None,
+        secrets: Iterable[str] = (),
     ) -> None:
         """`evidence(expected, history)` says whether an expected answer is in a text;
         `log_check()` raises `RunLogWriteError` when the log can't take an exchange now (asked
@@ -173,7 +174,7 @@ class RunRecorder:
         self._log = log
         self._log_check = log_check
         self.profile = profile
-        self.redactor = Redactor(frozenset(profile.secret_names))
+        self.redactor = Redactor(frozenset(profile.secret_names), values=secrets)
         self.analyzer = TrafficAnalyzer(profile)
         self.known_blobs = set(known_blobs)
         self.evidence = evidence
