@@ -8,6 +8,7 @@ import json
 import sys
 from pathlib import Path
 
+from gateway.display import safe_text
 from gateway.log.events import Blob, Event, InvalidEvent, LLMExchange, UnknownEvent
 from gateway.log.lock import RunInUse
 from gateway.log.runlog import EVENTS_FILE, RunLogFormatError, read_log, repair_log, run_status
@@ -59,7 +60,10 @@ def cmd_inspect(run: Path, limit: int) -> int:
     t0 = h.created
     events = log.events[:limit] if limit else log.events
     for event in events:
-        print(f"{event.seq:>6} {event.ts - t0:>9.3f}s {event.type:<11} {_event_line(event)}")
+        line = safe_text(
+            _event_line(event), one_line=True
+        )  # one event, one line: an answer can't pose as more
+        print(f"{event.seq:>6} {event.ts - t0:>9.3f}s {event.type:<11} {line}")
     if limit and len(log.events) > limit:
         print(f"... {len(log.events) - limit} more events")
     status = run_status(log)

@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
-from gateway import __version__
+from gateway import __version__, display
 from gateway.cli.logs import cmd_inspect, cmd_repair, cmd_state
 from gateway.cli.runs import (
     agent_settings,
@@ -38,6 +38,7 @@ from persona.benchmark.skeleton import write_skeleton
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    display.install()  # what agents and benchmarks say is shown on the terminal, never obeyed
     parser = argparse.ArgumentParser(
         prog="marathon", description="Long-term memory marathons for unmodified chat agents."
     )

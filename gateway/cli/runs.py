@@ -21,6 +21,7 @@ from adapters.profiles import with_overrides
 from gateway.cli.scheduling import choose_executor, run_all
 from gateway.cli.stopping import run_until_stopped
 from gateway.cluster.ray_runs import ExecutorUnavailable
+from gateway.display import safe_text
 from gateway.log.events import TerminationReason
 from gateway.log.lock import RunInUse
 from gateway.log.runlog import EVENTS_FILE, RunLogFormatError, read_log, run_status
@@ -101,7 +102,8 @@ def _print_why(outcome: RunOutcome) -> None:
     look = [str(outcome.report)]
     if (outcome.run_dir / "agent.log").exists():
         look.append(str(outcome.run_dir / "agent.log"))
-    why = " ".join(outcome.detail.split())  # one line, even when an agent's error body was HTML
+    # one line, even when an agent's error body was HTML or held control sequences
+    why = safe_text(" ".join(outcome.detail.split()), one_line=True)
     print(f"[{outcome.run_id}] why: {why if len(why) <= 240 else why[:239] + '…'}")
     if outcome.reason == TerminationReason.LIMIT_REACHED:
         print(

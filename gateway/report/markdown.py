@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gateway.display import safe_text
 from gateway.log.events import (
     AGENT_STATE_LOST,
     AgentInitiated,
@@ -150,7 +151,11 @@ class RunSummary:
         if span is None:
             return "—"
         ids = ", ".join(e.question_id for e in self.unresolved)
-        how = f"; resolve: marathon rescore {resolve} --grader anthropic:MODEL | openai:URL#MODEL" if resolve else ""
+        how = (
+            f"; resolve: marathon rescore {resolve} --grader anthropic:MODEL | openai:URL#MODEL"
+            if resolve
+            else ""
+        )
         return f"{span[0]:.2f}–{span[1]:.2f}/10 ({len(self.unresolved)} unresolved: {ids}{how})"
 
     @property
@@ -226,7 +231,9 @@ def summarize(log: RunLog, benchmark: Benchmark) -> RunSummary:
                 starts += 1
                 status = "running or killed"
             case RunEnded():
-                status = event.reason + (f" ({event.detail})" if event.detail else "")
+                status = event.reason + (
+                    f" ({' '.join(event.detail.split())})" if event.detail else ""
+                )  # one line
             case PhaseEntered():
                 phases = max(phases, event.index + 1)
                 for name in event.require_all_facts:
@@ -349,6 +356,12 @@ def _agent_model(agent: dict[str, Any], seen: Counter[str]) -> str:
     return f"{configured} (configured; not observed)" if configured else "unknown (not observed)"
 
 
+def _indented(text: str) -> str:
+    """An agent's multi-line answer inside a list item: its later lines indented, so none of
+    them starts a line of the report (a heading, a fake summary line)."""
+    return "\n  ".join(line.rstrip() for line in text.splitlines())
+
+
 def _short(text: str, limit: int = 160) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -440,8 +453,9 @@ def render_markdown(s: RunSummary) -> str:
         out += [f"- {_short(m.text)!r} ({m.why})" for m in s.initiated]
     if s.agent_errors or s.runner_errors:
         out += ["", "### Errors (apart from memory failures)", ""]
-        out += [f"- {e.source} {e.kind}: {e.message}" for e in s.agent_errors]
-        out += [f"- runner {e.kind}: {e.message}" for e in s.runner_errors]
+        # an error's message may quote what the agent sent: one line each, never a line of its own
+        out += [f"- {e.source} {e.kind}: {' '.join(e.message.split())}" for e in s.agent_errors]
+        out += [f"- runner {e.kind}: {' '.join(e.message.split())}" for e in s.runner_errors]
     imperfect = [
         (q, s.evaluations[q.id])
         for q in s.planned
@@ -455,8 +469,8 @@ def render_markdown(s: RunSummary) -> str:
                 f"**❓ {q.id}{tags} — {e.score:g}/10**" + (" (after a nudge)" if e.attempts == 2 else ""),
                 f"- question: {q.text}",
                 f"- expected: {q.expected or '(that it was never told)'}",
-                f"- answer: {e.answer.strip() or '(none)'}",
-                f"- grader ({e.grader}): {e.reason}",
+                f"- answer: {_indented(e.answer.strip()) or '(none)'}",
+                f"- grader ({e.grader}): {' '.join(e.reason.split())}",
                 "",
             ]
     return "\n".join(out).rstrip() + "\n"
@@ -549,7 +563,9 @@ def refresh_run_report(log: RunLog, benchmark: Benchmark, run_dir: Path) -> None
     """Rewrite `<run>/report.md` (e.g. after a rescore); the recordings' journal is untouched."""
     summary = summarize(log, benchmark)
     add_judge_costs(summary, run_dir)
-    (run_dir / "report.md").write_text(f"# Run report\n\n{render_markdown(summary)}", encoding="utf-8")
+    (run_dir / "report.md").write_text(
+        safe_text(f"# Run report\n\n{render_markdown(summary)}"), encoding="utf-8"
+    )
 
 
 def write_reports(log: RunLog, benchmark: Benchmark, run_dir: Path) -> RunSummary:
@@ -557,6 +573,7 @@ def write_reports(log: RunLog, benchmark: Benchmark, run_dir: Path) -> RunSummar
     summary = summarize(log, benchmark)
     add_judge_costs(summary, run_dir)
     text = render_markdown(summary)
+    text = safe_text(text)  # an agent's answers and errors: shown, never obeyed by a terminal or viewer
     (run_dir / "report.md").write_text(f"# Run report\n\n{text}", encoding="utf-8")
     with (run_dir.parent / "report.md").open("a", encoding="utf-8") as f:
         f.write(f"\n{text}")

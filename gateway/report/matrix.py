@@ -13,6 +13,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gateway.display import safe_text
 from gateway.report.budget import Ladder, build_ladders, render_ladder
 from gateway.report.comparison import Comparison, compare, render_comparison, run_line, write_lines
 from gateway.report.decision import plan_decision, render_verdict
@@ -38,7 +39,7 @@ def _replace(path: Path, text: str) -> None:
     """Write whole or not at all: a reader (or a browser) never sees half a report."""
     partial = path.with_name(path.name + ".partial")
     try:
-        partial.write_text(text, encoding="utf-8")
+        partial.write_text(safe_text(text) if path.suffix == ".md" else text, encoding="utf-8")
         os.replace(partial, path)
     finally:
         partial.unlink(missing_ok=True)

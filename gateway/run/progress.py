@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TextIO
 
+from gateway.display import safe_text
 from gateway.log.events import (
     Asked,
     Evaluation,
@@ -148,17 +149,20 @@ class ProgressBoard:
 
     def draw(self) -> None:
         if self.tty:
+            # the board's own cursor codes: the only control sequences that reach the terminal
+            control = getattr(self.out, "control", self.out.write)
             if self._drawn:
-                self.out.write(f"\x1b[{self._drawn}F")
+                control(f"\x1b[{self._drawn}F")
             for run in self.runs:
-                self.out.write("\x1b[2K" + run.line() + "\n")
+                control("\x1b[2K")
+                self.out.write(safe_text(run.line(), one_line=True) + "\n")
             self._drawn = len(self.runs)
         else:
             for run in self.runs:
                 line = run.line()
                 if self._last.get(run.run_id) != line and run.status != "waiting":
                     self._last[run.run_id] = line
-                    self.out.write(f"{time.strftime('%H:%M:%S')} {line}\n")
+                    self.out.write(f"{time.strftime('%H:%M:%S')} {safe_text(line, one_line=True)}\n")
         self.out.flush()
 
     async def watch(self) -> None:
