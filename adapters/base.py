@@ -54,6 +54,31 @@ class AgentExited(AgentConnectionError):
     fatal = True
 
 
+DEFAULT_MAX_REPLY_BYTES = 1 << 20  # 1 MiB: a chat reply, a frame, a Bot API payload
+
+
+def max_reply_bytes(settings: dict[str, object]) -> int:
+    """The `max_reply_bytes` setting (default 1 MiB), validated."""
+    value = settings.get("max_reply_bytes", DEFAULT_MAX_REPLY_BYTES)
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1024:
+        raise AdapterConfigError("`max_reply_bytes` must be a whole number of bytes, at least 1024")
+    return value
+
+
+class AgentReplyTooLarge(AdapterError):
+    """The agent's reply (a body, a frame, a Bot API payload) passed `max_reply_bytes`: it was
+    cut there and not read further, so memory stays flat; the question is graded on nothing."""
+
+    kind = "reply_too_large"
+
+    def __init__(self, size: int, limit: int, what: str = "reply") -> None:
+        more = "more than " if size > limit else ""
+        super().__init__(
+            f"the agent's {what} was {more}{size:,} bytes, past the limit of {limit:,} (`max_reply_bytes`)"
+        )
+        self.size, self.limit = size, limit
+
+
 class AgentProtocolError(AdapterError, ValueError):
     """The agent answered, but not in the shape its profile says (garbled frame, no reply)."""
 
@@ -106,7 +131,7 @@ def compact_commands(settings: dict[str, object]) -> list[str]:
     value = settings.get("compact_commands", [])
     commands = [value] if isinstance(value, str) else value
     if not isinstance(commands, list) or not all(isinstance(c, str) and c.strip() for c in commands):
-        raise AdapterConfigError("`compact_commands` must be a list of chat commands, e.g. [\"/compact\"]")
+        raise AdapterConfigError('`compact_commands` must be a list of chat commands, e.g. ["/compact"]')
     return [str(c) for c in commands]
 
 

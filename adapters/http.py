@@ -29,9 +29,11 @@ from adapters.base import (
     AgentConnectionError,
     AgentHTTPError,
     AgentProtocolError,
+    AgentReplyTooLarge,
     AgentTimeout,
     SessionState,
     compact_commands,
+    max_reply_bytes,
 )
 
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -106,6 +108,7 @@ class HttpAdapter:
         self.session_prefix = str(settings.get("session_prefix", "marathon"))
         self.body = settings.get("body", {"message": "{message}", "session_id": "{session}"})
         self.reply_path = str(settings.get("reply_path", "reply"))
+        self.max_reply_bytes = max_reply_bytes(settings)
         self.model = str(settings.get("model", "default"))
         self.stateful = bool(settings.get("stateful", False))
         self.session_header = settings.get("session_header")
@@ -190,7 +193,7 @@ class HttpAdapter:
                 await asyncio.sleep(self.backoff * 2 ** (attempt - 1))
             try:
                 async with self._http.request(method, url, json=body, headers=headers) as resp:
-                    status, raw = resp.status, await resp.read()
+                    status, raw = resp.status, await self._bounded(resp)
             except TimeoutError:
                 raise AgentTimeout(f"no reply from {url} within {self.timeout:g} s") from None
             except aiohttp.ClientError as exc:
@@ -210,4 +213,23 @@ class HttpAdapter:
                 return json.loads(raw)
             except ValueError:
                 raise AgentProtocolError(f"reply is not JSON: {raw[:120]!r}") from None
+            except RecursionError:  # a hostile body nested past Python's stack
+                raise AgentProtocolError("reply is JSON nested too deeply to read") from None
         raise failure
+
+    async def _bounded(self, resp: aiohttp.ClientResponse) -> bytes:
+        """The body, read up to `max_reply_bytes`: past it, reading stops (the connection is
+        dropped) and `AgentReplyTooLarge` says how much came — never the whole of an endless body."""
+        limit = self.max_reply_bytes
+        if resp.content_length is not None and resp.content_length > limit:
+            resp.close()
+            raise AgentReplyTooLarge(resp.content_length, limit)
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in resp.content.iter_chunked(64 * 1024):
+            size += len(chunk)
+            if size > limit:
+                resp.close()
+                raise AgentReplyTooLarge(size, limit)
+            chunks.append(chunk)
+        return b"".join(chunks)

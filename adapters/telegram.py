@@ -22,6 +22,7 @@ from adapters.base import (
     OffTurn,
     SessionState,
     compact_commands,
+    max_reply_bytes,
 )
 from adapters.http import expand_env
 from adapters.http_server import ServedApp, serve
@@ -47,10 +48,12 @@ class TelegramAdapter:
 
     def __init__(self, settings: dict[str, Any]) -> None:
         self.compact_commands = compact_commands(settings)
+        self.max_reply_bytes = max_reply_bytes(settings)
         token = expand_env(str(settings.get("token", "123456789:MARATHON-test-token-000000000000")))
         if not re.fullmatch(r"\d+:[A-Za-z0-9_-]{20,}", token):
             raise AdapterConfigError("telegram `token` must look like a bot token: <digits>:<secret>")
         self.emulator = TelegramEmulator(token=token, user_id=int(settings.get("user_id", 424242)))
+        self.emulator.max_bytes = self.max_reply_bytes
         self.host = str(settings.get("host", "127.0.0.1"))
         self.port = int(settings.get("api_port", 0))
         self.quiet = float(settings.get("quiet", 2.0))

@@ -98,6 +98,8 @@ class TelegramEmulator:
     polls: int = 0
     unknown_methods: list[str] = field(default_factory=list)
     rejected: int = 0  # requests with a token that is not the bot's (answered 401)
+    max_bytes: int = 1 << 20  # a request body past it is refused (413), unread — the adapter's `max_reply_bytes`
+    oversized: int = 0  # requests refused so
     version: int = 0  # bumped on every change; waiters poll it (see `wait_change`)
     released: bool = False  # the run is ending: long polls return at once
     _redeliveries: set[asyncio.Task[None]] = field(default_factory=set)
@@ -181,7 +183,7 @@ class TelegramEmulator:
     # -- the bot's side --------------------------------------------------------------------
 
     def app(self) -> web.Application:
-        app = web.Application(client_max_size=64 * 1024 * 1024)
+        app = web.Application(client_max_size=self.max_bytes)
         app.router.add_route("*", "/bot{token}/{method}", self._handle)
         app.router.add_route("*", "/file/bot{token}/{path:.*}", self._file)
         return app
@@ -199,7 +201,11 @@ class TelegramEmulator:
             )
         method = request.match_info["method"].lower()
         try:
-            params = await read_params(request)
+            try:
+                params = await read_params(request)
+            except web.HTTPRequestEntityTooLarge:
+                self.oversized += 1
+                raise BotAPIError(413, "Request Entity Too Large") from None
             handler = getattr(self, f"_m_{method}", None)
             if handler is None:
                 self.unknown_methods.append(request.match_info["method"])
@@ -395,6 +401,8 @@ async def read_params(request: web.Request) -> dict[str, Any]:
                 body = await request.json()
             except ValueError:
                 raise BotAPIError(400, "Bad Request: can't parse JSON") from None
+            except RecursionError:  # nested past Python's stack: refused as Telegram refuses junk
+                raise BotAPIError(400, "Bad Request: can't parse JSON (nested too deeply)") from None
             if isinstance(body, dict):
                 params.update(body)
         elif ctype in ("application/x-www-form-urlencoded", "multipart/form-data"):
@@ -402,6 +410,6 @@ async def read_params(request: web.Request) -> dict[str, Any]:
             params.update({k: v for k, v in form.items() if isinstance(v, str)})
     for key in _JSON_FIELDS & params.keys():
         if isinstance(params[key], str):
-            with contextlib.suppress(ValueError):
+            with contextlib.suppress(ValueError, RecursionError):
                 params[key] = json.loads(params[key])
     return params

@@ -22,9 +22,11 @@ from adapters.base import (
     AdapterConfigError,
     AgentConnectionError,
     AgentProtocolError,
+    AgentReplyTooLarge,
     AgentTimeout,
     SessionState,
     compact_commands,
+    max_reply_bytes,
 )
 from adapters.http import expand_env, fill_template, find_path
 
@@ -57,6 +59,7 @@ class WebSocketAdapter:
 
     def __init__(self, settings: dict[str, Any]) -> None:
         self.compact_commands = compact_commands(settings)
+        self.max_reply_bytes = max_reply_bytes(settings)
         url = settings.get("url")
         if not isinstance(url, str) or not url.startswith(("ws://", "wss://")):
             raise AdapterConfigError("websocket adapter needs `url`: a ws:// or wss:// address")
@@ -91,7 +94,7 @@ class WebSocketAdapter:
                 await asyncio.sleep(self.backoff * 2 ** (attempt - 1))
             try:
                 self.connection = await asyncio.wait_for(
-                    connect(self.url, additional_headers=self.headers, max_size=2**24), self.timeout
+                    connect(self.url, additional_headers=self.headers, max_size=self.max_reply_bytes), self.timeout
                 )
                 await self._handshake(self.connection)
                 return self.connection
@@ -149,10 +152,17 @@ class WebSocketAdapter:
             if self.quiet and loop.time() < deadline:
                 return None
             raise AgentTimeout(f"no end of turn from {self.url} within {self.timeout:g} s") from None
+        except ConnectionClosed as exc:
+            code = exc.rcvd.code if exc.rcvd else exc.sent.code if exc.sent else None
+            if code == 1009:  # "message too big": the frame passed `max_reply_bytes`, unread
+                raise AgentReplyTooLarge(self.max_reply_bytes + 1, self.max_reply_bytes, "frame") from None
+            raise
         try:
             return json.loads(raw)
         except ValueError:
             raise AgentProtocolError(f"garbled frame (not JSON): {str(raw)[:120]!r}") from None
+        except RecursionError:
+            raise AgentProtocolError("garbled frame (JSON nested too deeply)") from None
 
     async def _collect(self, connection: ClientConnection) -> str:
         deadline = asyncio.get_running_loop().time() + self.timeout

@@ -30,6 +30,7 @@ from typing import Any
 from adapters.base import (
     AdapterError,
     AgentAdapter,
+    AgentReplyTooLarge,
     CompactingAdapter,
     OffTurnAdapter,
     SessionState,
@@ -502,6 +503,10 @@ class Run:
         started = time.monotonic()
         try:
             answer = await self.adapter.send(text)
+        except AgentReplyTooLarge as exc:  # cut at the limit: logged, and graded on nothing
+            self._log_off_turn()
+            self.log(ErrorEvent(source="agent", kind=exc.kind, message=str(exc)))
+            answer = ""
         except AdapterError as exc:
             self._log_off_turn()
             self._agent_error(ErrorEvent(source="agent", kind=exc.kind, message=str(exc)))

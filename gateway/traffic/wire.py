@@ -100,7 +100,7 @@ def text_of(value: Any) -> str:
 def _json(body: bytes) -> Any:
     try:
         return json.loads(body) if body else None
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):  # junk, or nested past the stack
         return None
 
 
@@ -114,7 +114,7 @@ def sse_events(body: bytes) -> list[Any]:
             continue
         try:
             out.append(json.loads(data))
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
     return out
 
@@ -238,7 +238,7 @@ def _anthropic_stream(call: LLMCall, events: list[Any]) -> None:
     for index, raw in partial.items():
         try:
             blocks[index]["input"] = json.loads(raw) if raw else {}
-        except ValueError:
+        except (ValueError, RecursionError):
             blocks[index]["input"] = raw
             call.warnings.append(f"tool input of block {index} is not valid JSON")
     _anthropic_blocks(call, [blocks[i] for i in sorted(blocks)])
@@ -262,7 +262,7 @@ def _arguments(raw: Any) -> Any:
     if isinstance(raw, str):
         try:
             return json.loads(raw) if raw else {}
-        except ValueError:
+        except (ValueError, RecursionError):
             return raw
     return raw
 
