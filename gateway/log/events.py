@@ -11,6 +11,7 @@ Callers may rely on: `seq` increasing by one from 0 within a log; `ts` being Uni
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, ClassVar
@@ -419,8 +420,28 @@ _FIELDS: dict[type[Event], frozenset[str]] = {
 }
 
 
+_REASONS = frozenset(r.value for r in TerminationReason)
+
 # each type's field checks, built once from the declared types
 _CHECKS = {cls: field_checks(cls, _FIELDS[cls]) for cls in EVENT_TYPES.values()}
+
+
+# a time any clock can show (1970 … 5138): `1e308` would overflow every date conversion
+LATEST_TIME = 1e11
+
+
+def _value_problem(cls: type[Event], record: dict[str, Any]) -> str:
+    """A value of the right type that still can't be: a time past any calendar, an end reason
+    that is none. Said in words, as a type problem is."""
+    for name in ("ts", "created"):
+        value = record.get(name)
+        if not isinstance(value, (int, float)) or isinstance(value, bool):
+            continue  # absent, or of another type: the type checks say so
+        if not (math.isfinite(value) and 0 <= value < LATEST_TIME):
+            return f"field {name!r} is {value!r}, not a time (seconds since 1970, below {LATEST_TIME:g})"
+    if cls is RunEnded and record.get("reason") not in _REASONS:
+        return f"field 'reason' is {record.get('reason')!r}, expected one of {', '.join(sorted(_REASONS))}"
+    return ""
 
 
 def event_from_record(record: dict[str, Any]) -> Event:
@@ -432,7 +453,7 @@ def event_from_record(record: dict[str, Any]) -> Event:
     if cls is None:
         return UnknownEvent(tag=str(tag), data=record, seq=seq if isinstance(seq, int) else -1)
     names = _FIELDS[cls]
-    wrong = problem(_CHECKS[cls], record)
+    wrong = problem(_CHECKS[cls], record) or _value_problem(cls, record)
     if wrong:
         return InvalidEvent(
             tag=str(tag),

@@ -121,7 +121,8 @@ def _read_header(path: Path, data: bytes) -> tuple[int, Header, int, bool]:
         raise RunLogFormatError(f"{path}: format {version} header in the wrong framing")
     header = event_from_record(_migrate(raw_header, version))
     if not isinstance(header, Header):
-        raise RunLogFormatError(f"{path}: malformed header record")
+        why = f" ({header.problem})" if isinstance(header, InvalidEvent) else ""
+        raise RunLogFormatError(f"{path}: malformed header record{why}")
     return end, header, version, framed
 
 

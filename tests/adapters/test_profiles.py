@@ -13,10 +13,9 @@ def test_each_profile_says_what_it_needs_whether_it_was_verified_and_what_it_can
     assert "verified: letta 0.11.7" in letta and "new session = reset-messages" in letta
     assert "needs: binary letta (PATH, or MARATHON_LETTA_BIN)" in letta
     openclaw = "\n".join(describe_profile("openclaw-telegram"))
-    assert (
-        "verified: not against the real agent" in openclaw
-        and "Node ≥ 24 (PATH, or MARATHON_NODE_DIR)" in openclaw
-    )
+    assert "verified: openclaw 2026.9.6" in openclaw and "Node ≥ 24 (PATH, or MARATHON_NODE_DIR)" in openclaw
+    generic = "\n".join(describe_profile("openai-generic"))
+    assert "verified: not against the real agent" in generic
     from adapters.profiles import profile_names
 
     for name in profile_names():  # what every shipped profile can do is known

@@ -122,3 +122,50 @@ def test_score_ten_in_words_is_reported_with_its_record_and_the_rest_stands(tmp_
     assert _event_line(bad).startswith("INVALID, skipped")
     with pytest.raises(RunLogFormatError, match=f"record {bad.seq} is not what its type declares"):
         RunLogWriter.resume(path)
+
+
+@pytest.mark.parametrize(
+    ("tag", "name", "value", "said"),
+    [
+        ("end", "reason", "str", "field 'reason' is 'str', expected one of"),
+        ("say", "ts", 1e308, "field 'ts' is 1e+308, not a time"),
+        ("say", "ts", float("nan"), "not a time"),
+    ],
+)
+def test_a_value_no_reader_can_use_is_an_invalid_record(
+    tmp_path: Path, tag: str, name: str, value: Any, said: str
+) -> None:
+    """`end.reason = "str"` raised ValueError in `inspect` and resume; a time of 1e308 raised
+    OverflowError in `report`. Right type, impossible value: the record is skipped, said, and
+    resume refuses to build on it."""
+    from gateway.log.events import RunEnded
+
+    ended = [RunEnded(reason="completed", seq=len(BASE) + 1).to_record()] if tag == "end" else []
+    crafted_base = [*BASE, *ended]
+    which = next(i for i, r in enumerate(crafted_base) if r["t"] == tag)
+    run_dir = tmp_path / "r"
+    run_dir.mkdir()
+    path = run_dir / EVENTS_FILE
+    head = Header(run_id="r", benchmark={"name": BENCH.name, "hash": BENCH.content_hash}).to_record()
+    crafted = [dict(r) for r in crafted_base]
+    crafted[which][name] = value
+    path.write_bytes(
+        b"".join(frame(msgpack.packb(r, use_bin_type=True)) for r in [head | {"seq": 0}, *crafted])
+    )
+    log = read_log(path)
+    (bad,) = [e for e in log.events if isinstance(e, InvalidEvent)]
+    assert said in bad.problem
+    from gateway.log.runlog import run_status
+
+    run_status(log)  # `inspect`'s status line
+    render_markdown(summarize(log, BENCH))  # `report`
+    with pytest.raises(RunLogFormatError, match="is not what its type declares"):
+        RunLogWriter.resume(path)
+
+
+def test_a_header_created_past_any_calendar_is_a_malformed_log(tmp_path: Path) -> None:
+    path = tmp_path / EVENTS_FILE
+    head = Header(run_id="r", created=1e308).to_record() | {"seq": 0}
+    path.write_bytes(frame(msgpack.packb(head, use_bin_type=True)))
+    with pytest.raises(RunLogFormatError, match=r"malformed header record .*field 'created' is 1e\+308"):
+        read_log(path)
