@@ -48,11 +48,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("benchmark", type=Path)
     p = sub.add_parser("run", help="run (or resume) every run named in a config.jsonc")
     p.add_argument("config", type=Path)
-    p.add_argument(
-        "--fresh",
-        action="store_true",
-        help="start every run over: its log discarded, its agent's state reset",
-    )
+    p.add_argument("--fresh", action="store_true", help="start every run over: log discarded, agent state reset")
     p.add_argument(
         "--only",
         action="append",

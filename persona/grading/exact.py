@@ -13,12 +13,11 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from functools import cache
 from typing import Protocol
 
 from persona.benchmark.model import DELETED_MARKERS, Question
+from persona.grading.cues import cues as _cues
 from persona.grading.never_told import claims_never_told, says_never_told
-from persona.languages import known_languages, language_table
 from persona.numerals import digits_for_words
 from persona.terms import (
     IDENTIFIER,
@@ -399,84 +398,6 @@ def _item_found(item: str, answer_qty: list[Quantity], answer_terms: list[str], 
 _DIGITS_ONLY = re.compile(r"[\d\s-]+")
 _DIGIT_GROUPS = re.compile(r"(?<![\w.,])\d+(?:[ -]\d+)*(?![\w.,]\d)")
 _TITLES = frozenset({"dr", "mr", "mrs", "ms", "miss", "prof", "doctor"})  # "Haddad." for "Dr Haddad"
-_AUXILIARIES = frozenset({"was", "were", "был", "была", "было", "были"})
-
-
-@dataclass(frozen=True)
-class _Cues:
-    months: dict[int, str]  # month number → the form dates take in the expected answers
-    months_ambiguous: dict[int, str]  # English: "05/10" is May or October — converted only when unambiguous
-    month_words: frozenset[str]
-    past: re.Pattern[str]
-    current: re.Pattern[str]
-    forget: re.Pattern[str]  # "you asked me to forget": a [deleted] question's right answer
-    guess: re.Pattern[str]  # "I think", "кажется": a guess, not an abstention
-    hedge: re.Pattern[str]  # guess words and "not sure", «то ли»: a value given so is no verdict
-    rejected: re.Pattern[str]  # "not 950", «а не 950»: a value ruled out, no rival
-    periods: dict[str, re.Pattern[str]]  # "a week", «в месяц»: a figure's period
-    not_had: re.Pattern[str]  # "you don't have a dog": on [abstain], a right answer
-    hints: re.Pattern[str]  # "it starts with a D": on [deleted], a leak
-
-
-@cache
-def _cues() -> _Cues:
-    months: dict[int, str] = {}
-    ambiguous: dict[int, str] = {}
-    words: set[str] = set()
-    past: list[str] = []
-    current: list[str] = []
-    forget: list[str] = []
-    guess: list[str] = []
-    hedge: list[str] = []
-    rejected: list[str] = []
-    periods: dict[str, list[str]] = {}
-    not_had: list[str] = []
-    hints: list[str] = []
-    for code in known_languages():
-        grading = language_table(code).get("grading", {})
-        for n, name in enumerate(grading.get("months", []), start=1):
-            words.add(name)
-            if code == "ru":  # "05.10" meets "5 октября"; English numeric dates are ambiguous (US/EU)
-                months[n] = name
-            else:
-                ambiguous[n] = name
-        past += grading.get("past", [])
-        current += grading.get("current", [])
-        forget += grading.get("asked_to_forget", [])
-        guess += grading.get("guess", [])
-        hedge += grading.get("guess", []) + grading.get("hedge", [])
-        rejected += grading.get("rejected", [])
-        not_had += grading.get("not_had", [])
-        hints += grading.get("hints", [])
-        for name, words_of in grading.get("periods", {}).items():
-            periods.setdefault(name, []).extend(words_of)
-
-    def cue(words: list[str]) -> re.Pattern[str]:
-        """Whole words (a trailing * marks a stem); "was"/"был" not as a passive's auxiliary
-        ("was moved to 14:30" says the new value)."""
-        alternatives = []
-        for w in words:
-            if w.endswith("*"):
-                alternatives.append(re.escape(w[:-1]) + r"\w*")
-            elif w.lower() in _AUXILIARIES:
-                alternatives.append(re.escape(w) + r"(?!\w)(?!\s+\w+(?:ed|ен[аоы]?|ан[аоы]?|ён)\b)")
-            else:
-                alternatives.append(re.escape(w) + r"(?!\w)")
-        return re.compile(r"(?<!\w)(?:" + "|".join(alternatives) + ")", re.IGNORECASE)
-
-    forget_re = re.compile("|".join(f"(?:{p})" for p in forget) or r"(?!)", re.IGNORECASE)
-    period_res = {
-        name: re.compile(r"(?<!\w)(?:" + "|".join(re.escape(w) for w in ws) + r")(?!\w)", re.IGNORECASE)
-        for name, ws in periods.items()
-    }
-    return _Cues(
-        months, ambiguous, frozenset(words), cue(past), cue(current), forget_re,
-        cue(guess), cue(hedge), cue(rejected), period_res,
-        re.compile("|".join(f"(?:{p})" for p in not_had) or r"(?!)", re.IGNORECASE),
-        cue(hints),
-    )  # fmt: skip
-
-
 _NUMERIC_DATE = re.compile(r"(?<![\w.,])(\d{1,2})[./](\d{1,2})(?:[./](?:\d{4}|\d{2}))?(?![\d,]|\.\d)")
 _DOTTED_TIME = re.compile(r"(?<![\w.,:])(\d{1,2})\.(\d{2})(?![\d,]|\.\d)")
 _UNIT_AFTER = re.compile(r"\s*([^\W\d_]{1,12}|[€$₽£%])")

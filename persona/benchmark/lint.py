@@ -1,0 +1,109 @@
+"""What `marathon check` warns about in a benchmark that loads: a question whose answer an
+earlier one gives away, and a "now" question over an update dated "from March" in a story that
+never says what day it is (AUTHORING.md's ambiguous pattern). Warnings, never errors: the
+author decides.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from persona.benchmark.model import FactUpdate, Phase, Question, Utterance
+from persona.terms import UNIT_WORDS, extract_quantities, key_terms, split_items
+
+
+def giveaways(questions: list[Question], root: Path) -> list[str]:
+    """An earlier question whose text holds a later question's answer gives it away: one
+    warning per pair, both lines. Only telling words count — names, and words of five letters
+    or more that are no unit — compared by stem (Графа = Граф), not short or generic ones."""
+    warnings = []
+    for j, later in enumerate(questions):
+        if later.abstain or later.deleted:
+            continue
+        items = [terms for item in split_items(later.expected) if (terms := _telling_words(item))]
+        for earlier in questions[:j]:
+            said = key_terms(earlier.text)
+            given = [
+                t for terms in items if all(any(_same_stem(t, s) for s in said) for t in terms) for t in terms
+            ]
+            if given:
+                warnings.append(
+                    f"{root / earlier.chapter}:{earlier.line}: question {earlier.id} gives away the answer of "
+                    f"{later.id} ({root / later.chapter}:{later.line}): {', '.join(dict.fromkeys(given))}"
+                )
+    return warnings
+
+
+_MONTH_NAMES = (
+    r"(?:january|february|march|april|may|june|july|august|september|october|november|december"
+    r"|января|февраля|марта|апреля|мая|июня|июля|августа|сентября|октября|ноября|декабря)"
+)
+# an update that says when it takes effect: "from March", "as of 1 October", «с марта»
+_TAKES_EFFECT = re.compile(
+    r"\b(?:from|starting(?: in| on)?|as of|effective|beginning(?: in)?|с|со)\s+(?:the\s+)?"
+    rf"(?:\d{{1,2}}(?:st|nd|rd|th|-?го)?\s+(?:of\s+)?)?{_MONTH_NAMES}\b",
+    re.IGNORECASE,
+)
+# "Today is Monday 2 September", «Сегодня понедельник, 2 сентября»: a dated story
+_TODAY = re.compile(
+    r"\b(?:today|сегодня)\b[^.!?\n]{0,30}?"
+    rf"(?:\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH_NAMES}|{_MONTH_NAMES}\s+\d{{1,2}})",
+    re.IGNORECASE,
+)
+_NOW = re.compile(
+    r"\b(?:now|currently|at the moment|these days|сейчас|теперь|в данный момент|на данный момент)\b", re.IGNORECASE
+)
+
+
+def now_over_dated_updates(phases: list[Phase], root: Path) -> list[str]:
+    """ "What is it now?" after "it rose to 1,915 euros from March": unless the story says what
+    today's date is, "now" may be before March and the old value as right as the new — the
+    pattern AUTHORING.md calls ambiguous. One warning per question, with the update's line."""
+    warnings: list[str] = []
+    dated: list[tuple[Phase, FactUpdate, str]] = []
+    for phase in phases:
+        if _TODAY.search(phase.description):
+            return warnings  # the story says what day it is: "now" is that day
+        for item in phase.items:
+            if isinstance(item, Utterance) and _TODAY.search(item.text):
+                return warnings
+            if isinstance(item, FactUpdate) and (effect := _TAKES_EFFECT.search(item.text)):
+                dated.append((phase, item, effect.group(0)))
+            elif isinstance(item, Question) and item.expected and _NOW.search(item.text):
+                for where, update, when in dated:
+                    if _holds(item.expected, update.text):
+                        warnings.append(
+                            f"{root / item.chapter}:{item.line}: question {item.id} asks about now, but the update "
+                            f"at {root / where.chapter}:{update.line} takes effect {when!r} and the story "
+                            "gives no date: the old value may be as right (say when it is, or drop the date)"
+                        )
+                        break
+    return warnings
+
+
+def _holds(expected: str, text: str) -> bool:
+    """Whether `text` states `expected`: its numbers, and its words by stem."""
+    said = extract_quantities(text)
+    if not all(any(w.matches(q) for q in said) for w in extract_quantities(expected)):
+        return False
+    words = key_terms(text)
+    return all(any(_same_stem(t, w) for w in words) for t in key_terms(expected) if t not in UNIT_WORDS)
+
+
+def _telling_words(text: str) -> list[str]:
+    words = re.findall(r"[^\W\d_]+", text)
+    return [
+        w.lower().replace("ё", "е")
+        for w in words
+        if w.lower() in key_terms(w) and w.lower() not in UNIT_WORDS and (w[0].isupper() or len(w) >= 5)
+    ]
+
+
+def _same_stem(a: str, b: str) -> bool:
+    prefix = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        prefix += 1
+    return a == b or prefix >= max(4, min(len(a), len(b)) - 2)
