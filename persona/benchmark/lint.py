@@ -16,22 +16,33 @@ from persona.terms import UNIT_WORDS, extract_quantities, key_terms, split_items
 def giveaways(questions: list[Question], root: Path) -> list[str]:
     """An earlier question whose text holds a later question's answer gives it away: one
     warning per pair, both lines. Only telling words count — names, and words of five letters
-    or more that are no unit — compared by stem (Графа = Граф), not short or generic ones."""
+    or more that are no unit — compared by stem (Графа = Граф), not short or generic ones.
+
+    Near-linear: each question's words go once into an index by their first four letters (two
+    words of one stem share them), so a later answer's words meet only the earlier questions
+    that could hold them — comparing every pair took 257 s for 4,000 questions."""
     warnings = []
+    index: dict[str, list[tuple[int, str]]] = {}  # first four letters → (earlier question, its word)
+    words_of: list[set[str]] = []  # each earlier question's words
     for j, later in enumerate(questions):
-        if later.abstain or later.deleted:
-            continue
-        items = [terms for item in split_items(later.expected) if (terms := _telling_words(item))]
-        for earlier in questions[:j]:
-            said = key_terms(earlier.text)
-            given = [
-                t for terms in items if all(any(_same_stem(t, s) for s in said) for t in terms) for t in terms
-            ]
-            if given:
-                warnings.append(
-                    f"{root / earlier.chapter}:{earlier.line}: question {earlier.id} gives away the answer of "
-                    f"{later.id} ({root / later.chapter}:{later.line}): {', '.join(dict.fromkeys(given))}"
-                )
+        given: dict[int, list[str]] = {}
+        if not (later.abstain or later.deleted):
+            for terms in (t for item in split_items(later.expected) if (t := _telling_words(item))):
+                rarest, *others = sorted(terms, key=lambda t: len(index.get(t[:4], ())))
+                holders = {i for i, word in index.get(rarest[:4], ()) if _same_stem(rarest, word)}
+                for term in others:  # only the questions holding the rarest word are read further
+                    holders = {i for i in holders if any(_same_stem(term, w) for w in words_of[i])}
+                for i in holders:
+                    given.setdefault(i, []).extend(terms)
+        for i in sorted(given):
+            earlier = questions[i]
+            warnings.append(
+                f"{root / earlier.chapter}:{earlier.line}: question {earlier.id} gives away the answer of "
+                f"{later.id} ({root / later.chapter}:{later.line}): {', '.join(dict.fromkeys(given[i]))}"
+            )
+        words_of.append(set(key_terms(later.text)))
+        for word in words_of[-1]:
+            index.setdefault(word[:4], []).append((j, word))
     return warnings
 
 

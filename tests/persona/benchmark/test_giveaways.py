@@ -71,3 +71,67 @@ def test_now_over_an_update_dated_in_an_undated_story_is_warned_about(
 @pytest.mark.parametrize("name", ["demo-en", "marathon-en", "marathon-ru"])
 def test_no_shipped_benchmark_asks_about_now_over_a_dated_update(name: str) -> None:
     assert not [w for w in load_benchmark(REPO / "benchmarks" / name).warnings if "asks about now" in w]
+
+
+def test_the_indexed_check_finds_exactly_what_comparing_every_pair_finds() -> None:
+    """The give-away check reads each question once into an index (4,000 questions took 257 s
+    pair by pair; bench/big_benchmarks.py): on random benchmarks it must warn about exactly the
+    pairs the plain every-pair comparison warns about, in the same order."""
+    import random
+    from pathlib import Path
+
+    from persona.benchmark import lint
+    from persona.benchmark.model import Question
+    from persona.terms import key_terms, split_items
+
+    def every_pair(questions: list[Question]) -> list[tuple[str, str, list[str]]]:
+        out = []
+        for j, later in enumerate(questions):
+            if later.abstain or later.deleted:
+                continue
+            items = [t for item in split_items(later.expected) if (t := lint._telling_words(item))]
+            for earlier in questions[:j]:
+                said = key_terms(earlier.text)
+                given = [
+                    t
+                    for terms in items
+                    if all(any(lint._same_stem(t, s) for s in said) for t in terms)
+                    for t in terms
+                ]
+                if given:
+                    out.append((earlier.id, later.id, list(dict.fromkeys(given))))
+        return out
+
+    words = [
+        "Pickering",
+        "Miso",
+        "Графа",
+        "Граф",
+        "salmon",
+        "salmons",
+        "garden",
+        "gardener",
+        "Porto",
+        "Ife",
+        "river",
+    ]
+    rng = random.Random(5)
+    for _ in range(40):
+        questions = [
+            Question(
+                f"q{n}",
+                " ".join(rng.choices(words, k=3)) + "?",
+                ", ".join(rng.sample(words, rng.randint(1, 2))),
+                ("abstain",) if rng.random() < 0.1 else (),
+                "ch.md",
+                n,
+            )
+            for n in range(12)
+        ]
+        warned = lint.giveaways(questions, Path("b"))
+        expected = every_pair(questions)
+        assert len(warned) == len(expected)
+        for text, (earlier, later, given) in zip(warned, expected, strict=True):
+            assert f"question {earlier} gives away the answer of {later} " in text and text.endswith(
+                ", ".join(given)
+            )
