@@ -54,6 +54,24 @@ class AgentExited(AgentConnectionError):
     fatal = True
 
 
+def number_setting(settings: dict[str, object], name: str, default: float, *, whole: bool = False) -> float:
+    """A numeric setting (`timeout`, `retries`, `quiet`…), or an `AdapterConfigError` naming it:
+    `timeout: "soon"` says which setting and what it must be, not "could not convert string"."""
+    value = settings.get(name, default)
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or (whole and not float(value).is_integer())
+    ):
+        what = "a whole number" if whole else "a number"
+        raise AdapterConfigError(f"`{name}` must be {what} (≥ 0), not {value!r}")
+    if value < 0:
+        raise AdapterConfigError(
+            f"`{name}` must be {'a whole number' if whole else 'a number'} ≥ 0, not {value!r}"
+        )
+    return float(value)
+
+
 DEFAULT_MAX_REPLY_BYTES = 1 << 20  # 1 MiB: a chat reply, a frame, a Bot API payload
 
 

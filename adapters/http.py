@@ -20,6 +20,7 @@ import re
 import uuid
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import urlsplit
 
 import aiohttp
 
@@ -34,6 +35,7 @@ from adapters.base import (
     SessionState,
     compact_commands,
     max_reply_bytes,
+    number_setting,
 )
 
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -102,9 +104,14 @@ class HttpAdapter:
         url = expand_env(url)
         self.url = url.rstrip("/") + "/chat/completions" if self.mode == "openai" else url
         self.headers = {str(k): expand_env(str(v)) for k, v in dict(settings.get("headers", {})).items()}
-        self.timeout = float(settings.get("timeout", 120))
-        self.retries = int(settings.get("retries", 3))
-        self.backoff = float(settings.get("backoff", 0.5))
+        if urlsplit(url).username is not None and any(k.lower() == "authorization" for k in self.headers):
+            raise AdapterConfigError(
+                "the agent's `url` holds a user name and password (user:pass@host) and `headers` an "
+                "Authorization header: the request can carry only one — keep one of them"
+            )
+        self.timeout = number_setting(settings, "timeout", 120)
+        self.retries = int(number_setting(settings, "retries", 3, whole=True))
+        self.backoff = number_setting(settings, "backoff", 0.5)
         self.session_prefix = str(settings.get("session_prefix", "marathon"))
         self.body = settings.get("body", {"message": "{message}", "session_id": "{session}"})
         self.reply_path = str(settings.get("reply_path", "reply"))

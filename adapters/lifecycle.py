@@ -43,7 +43,7 @@ from typing import Any
 
 import aiohttp
 
-from adapters.base import AdapterConfigError, AgentConnectionError, AgentExited, AgentTimeout
+from adapters.base import AdapterConfigError, AgentConnectionError, AgentExited, AgentTimeout, number_setting
 
 _LIVE_GROUPS: set[int] = set()
 PID_FILE = "agent.pid"
@@ -94,7 +94,9 @@ def folder_hash(folder: Path | None) -> str:
         return "none"
     digest = hashlib.sha256()
     for path in sorted(p for p in folder.rglob("*") if p.is_file()):
-        digest.update(str(path.relative_to(folder)).encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
+        digest.update(
+            str(path.relative_to(folder)).encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest()
+        )
     return digest.hexdigest()
 
 
@@ -112,7 +114,9 @@ def reset_state(state_dir: Path, run_dir: Path, snapshot: Path | None) -> str:
         state_dir.mkdir(parents=True)
     else:
         state_dir.mkdir(parents=True, exist_ok=True)
-        return f"unknown (the state folder {state_dir} is outside the run and has no snapshot: kept as it was)"
+        return (
+            f"unknown (the state folder {state_dir} is outside the run and has no snapshot: kept as it was)"
+        )
     return folder_hash(state_dir)
 
 
@@ -144,8 +148,8 @@ class AgentProcess:
         if node_dir:  # a Node.js installed beside the agent (OpenClaw needs Node ≥ 24) comes first
             self.env["PATH"] = node_dir + os.pathsep + self.env.get("PATH", "")
         self.health: dict[str, Any] = dict(settings.get("health", {}))
-        self.ready_timeout = float(settings.get("ready_timeout", 60))
-        self.stop_timeout = float(settings.get("stop_timeout", 10))
+        self.ready_timeout = number_setting(settings, "ready_timeout", 60)
+        self.stop_timeout = number_setting(settings, "stop_timeout", 10)
         self.snapshot = settings.get("snapshot")
         self.fill_files = [str(f) for f in settings.get("fill") or []]
         if self.fill_files and not self.snapshot:
@@ -220,7 +224,11 @@ class AgentProcess:
         self._render()
         for name in TEMP_VARIABLES:  # a temp folder given in the run's state folder must exist
             value = self.env.get(name)
-            if value and name in self.settings_env and Path(value).resolve().is_relative_to(self.run_dir.resolve()):
+            if (
+                value
+                and name in self.settings_env
+                and Path(value).resolve().is_relative_to(self.run_dir.resolve())
+            ):
                 Path(value).mkdir(parents=True, exist_ok=True)
         await self._end_leftover()
         if self.health and await self._healthy():

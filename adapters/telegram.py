@@ -23,6 +23,7 @@ from adapters.base import (
     SessionState,
     compact_commands,
     max_reply_bytes,
+    number_setting,
 )
 from adapters.http import expand_env
 from adapters.http_server import ServedApp, serve
@@ -55,13 +56,13 @@ class TelegramAdapter:
         self.emulator = TelegramEmulator(token=token, user_id=int(settings.get("user_id", 424242)))
         self.emulator.max_bytes = self.max_reply_bytes
         self.host = str(settings.get("host", "127.0.0.1"))
-        self.port = int(settings.get("api_port", 0))
-        self.quiet = float(settings.get("quiet", 2.0))
-        self.timeout = float(settings.get("timeout", 300))
+        self.port = int(number_setting(settings, "api_port", 0, whole=True))
+        self.quiet = number_setting(settings, "quiet", 2.0)
+        self.timeout = number_setting(settings, "timeout", 300)
         self.new_session_commands = [str(c) for c in settings.get("new_session_commands", ["/new"])]
         self.ignore = [re.compile(p) for p in settings.get("ignore", [])]
         self.initiated = [re.compile(p) for p in settings.get("initiated", [])]
-        self.grace = float(settings.get("grace", 10.0))
+        self.grace = number_setting(settings, "grace", 10.0)
         self.off_turn: list[OffTurn] = []
         self.classified = 0  # bot messages up to here are a reply or off-turn already
         self.timed_out: int = 0  # the user message whose reply never came (0: none)

@@ -27,6 +27,7 @@ from adapters.base import (
     SessionState,
     compact_commands,
     max_reply_bytes,
+    number_setting,
 )
 from adapters.http import expand_env, fill_template, find_path
 
@@ -75,10 +76,10 @@ class WebSocketAdapter:
         self.error_path = str(settings.get("error_path", "error"))
         self.match: dict[str, Any] = dict(settings.get("match", {}))
         self.cumulative = bool(settings.get("cumulative", False))
-        self.quiet = float(settings.get("quiet", 0))
-        self.timeout = float(settings.get("timeout", 300))
-        self.retries = int(settings.get("retries", 3))
-        self.backoff = float(settings.get("backoff", 0.5))
+        self.quiet = number_setting(settings, "quiet", 0)
+        self.timeout = number_setting(settings, "timeout", 300)
+        self.retries = int(number_setting(settings, "retries", 3, whole=True))
+        self.backoff = number_setting(settings, "backoff", 0.5)
         self.session_prefix = str(settings.get("session_prefix", "marathon"))
         self.session = f"{self.session_prefix}-{uuid.uuid4().hex[:12]}"
         self.connection: ClientConnection | None = None
@@ -94,7 +95,8 @@ class WebSocketAdapter:
                 await asyncio.sleep(self.backoff * 2 ** (attempt - 1))
             try:
                 self.connection = await asyncio.wait_for(
-                    connect(self.url, additional_headers=self.headers, max_size=self.max_reply_bytes), self.timeout
+                    connect(self.url, additional_headers=self.headers, max_size=self.max_reply_bytes),
+                    self.timeout,
                 )
                 await self._handshake(self.connection)
                 return self.connection

@@ -382,11 +382,18 @@ def repair_log(path: Path) -> Repair | None:
         stamp = time.strftime("%Y%m%d-%H%M%S")
         original = path.with_name(f"events.damaged-{stamp}.msgpack")
         staged = path.with_name(f".{path.name}.repair")
-        with open(path, "rb") as src, open(staged, "wb") as dst:
-            os.fchmod(dst.fileno(), 0o600)
-            dst.write(src.read(log.valid_length))
-            dst.flush()
-            os.fsync(dst.fileno())
+        try:
+            with open(path, "rb") as src, open(staged, "wb") as dst:
+                os.fchmod(dst.fileno(), 0o600)
+                dst.write(src.read(log.valid_length))
+                dst.flush()
+                os.fsync(dst.fileno())
+        except OSError as exc:  # a full disk: nothing changed, nothing left behind
+            staged.unlink(missing_ok=True)
+            free = shutil.disk_usage(path.parent).free
+            raise RunLogWriteError(
+                exc.errno, f"can't repair {path}: {exc.strerror} ({free:,} bytes free on its disk); the log is untouched"
+            ) from exc
         shutil.move(path, original)
         os.replace(staged, path)
         return Repair(

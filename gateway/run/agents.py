@@ -39,6 +39,7 @@ from adapters.base import (
     OffTurnAdapter,
     SessionState,
     compact_commands,
+    number_setting,
 )
 from adapters.http import HttpAdapter
 from adapters.http_server import free_port, serve
@@ -120,8 +121,21 @@ def make_adapter(settings: dict[str, Any]) -> AgentAdapter:
 def check_agent_settings(settings: dict[str, Any]) -> None:
     """Raise `AdapterConfigError` (a ValueError) for settings that can't work, before a run starts:
     an unknown profile or adapter, a bad URL, a secret named from an unset environment variable."""
+    resolved = resolve(settings)
+    llm = resolved.get("llm") if isinstance(resolved.get("llm"), dict) else {}
+    for name, port in (("port", resolved.get("port")), ("llm.port", (llm or {}).get("port"))):
+        if (
+            port is not None
+            and port != "auto"
+            and (isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535)
+        ):
+            raise AdapterConfigError(f'`{name}` must be a port number (0–65535) or "auto", not {port!r}')
+    process = resolved.get("process")
+    if isinstance(process, dict):
+        for name in ("ready_timeout", "stop_timeout"):
+            number_setting(process, name, 0)
     try:
-        settings = assign_ports(resolve(settings))
+        settings = assign_ports(resolved)
     except ValueError as exc:
         raise AdapterConfigError(str(exc)) from None
     kind = settings.get("adapter")
@@ -355,7 +369,9 @@ async def open_agent(
             return listener.url
 
         if settings["adapter"] == "reference":
-            yield await _start_reference(settings, run_dir, stack, record if recorder is not None else None, fresh)
+            yield await _start_reference(
+                settings, run_dir, stack, record if recorder is not None else None, fresh
+            )
             return
         adapter = make_adapter(settings)
         # closed last: after the agent's process stopped (a bot mid long-poll on our Bot API

@@ -60,10 +60,36 @@ def parse_executor(value: Any) -> tuple[RayExecutor | None, str]:
     runtime_env = ray.get("runtime_env", {})
     if not isinstance(runtime_env, dict):
         return None, "`executor.ray.runtime_env` must be an object (Ray's runtime_env)"
+    if problem := runtime_env_problem(runtime_env):
+        return None, problem
     retries = ray.get("max_retries", 3)
     if not isinstance(retries, int) or isinstance(retries, bool) or retries < 0:
         return None, "`executor.ray.max_retries` must be a whole number ≥ 0"
     return RayExecutor(address, runtime_env, retries), ""
+
+
+def _strings(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+# the runtime_env fields Ray checks only on the cluster, with a traceback: their shapes, said here
+_RUNTIME_ENV_SHAPES: dict[str, tuple[str, Any]] = {
+    "pip": ("a list of requirements (or a requirements file's path)", lambda v: isinstance(v, str) or _strings(v)),
+    "env_vars": ("an object of names to string values", lambda v: isinstance(v, dict) and all(
+        isinstance(k, str) and isinstance(x, str) for k, x in v.items())),
+    "working_dir": ("a path or URI", lambda v: isinstance(v, str)),
+    "py_modules": ("a list of paths or URIs", _strings),
+    "excludes": ("a list of patterns", _strings),
+}  # fmt: skip
+
+
+def runtime_env_problem(runtime_env: dict[str, Any]) -> str:
+    """Why a field of Ray's runtime_env can't work ("" when all can): `{pip: 5}` is said here,
+    naming the field, instead of a traceback from Ray on the cluster."""
+    for name, (shape, fits) in _RUNTIME_ENV_SHAPES.items():
+        if name in runtime_env and not fits(runtime_env[name]):
+            return f"`executor.ray.runtime_env.{name}` must be {shape}, not {runtime_env[name]!r}"
+    return ""
 
 
 def address_problem(address: Any) -> str:

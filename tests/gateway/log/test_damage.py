@@ -173,4 +173,31 @@ def test_a_short_write_leaves_no_partial_record_for_the_next_append_to_bury(tmp_
     writer.append(Said(text="end"))
     writer.close()
     log = read_log(path)
-    assert log.damage is None and not log.torn and [getattr(e, "text", "") for e in log.events] == ["one", "end"]
+    assert (
+        log.damage is None and not log.torn and [getattr(e, "text", "") for e in log.events] == ["one", "end"]
+    )
+
+
+def test_repair_on_a_full_disk_leaves_the_log_as_it_was_and_nothing_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`repair` on a full disk left `.events.msgpack.repair` behind; now it says so, the log
+    untouched, no staged copy left (the disk filling is the OS's: its fsync fails with ENOSPC)."""
+    import errno
+    import os
+
+    from gateway.log.runlog import RunLogWriteError
+
+    path = tmp_path / "run" / "events.msgpack"
+    ends = write(path, 20)
+    flip(path, ends[5] + 3)
+    damaged = path.read_bytes()
+
+    def full(fd: int) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full)
+    with pytest.raises(RunLogWriteError, match=r"No space left on device \(.* bytes free on its disk\)"):
+        repair_log(path)
+    assert path.read_bytes() == damaged
+    assert sorted(p.name for p in path.parent.iterdir()) == ["events.msgpack", "run.lock"]  # no staged copy

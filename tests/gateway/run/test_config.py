@@ -204,3 +204,57 @@ def test_executor_and_resources_errors_name_the_line(tmp_path: Path, text: str, 
     with pytest.raises(ConfigError, match=re.escape(message)) as caught:
         load_config(path)
     assert re.match(rf"{re.escape(str(path))}:2: ", str(caught.value))  # file and line
+
+
+@pytest.mark.parametrize(
+    ("agent", "said"),
+    [
+        (
+            {"adapter": "http", "url": "http://127.0.0.1:9/chat", "timeout": "soon"},
+            "`timeout` must be a number",
+        ),
+        (
+            {"adapter": "http", "url": "http://127.0.0.1:9/chat", "retries": 1.5},
+            "`retries` must be a whole number",
+        ),
+        (
+            {
+                "adapter": "http",
+                "url": "http://127.0.0.1:9/chat",
+                "llm": {"upstream": "standin", "port": "x"},
+            },
+            "`llm.port` must be a port number",
+        ),
+        (
+            {"adapter": "http", "url": "http://127.0.0.1:9/chat", "port": 70000},
+            "`port` must be a port number",
+        ),
+        (
+            {
+                "adapter": "http",
+                "url": "http://bob:pw@127.0.0.1:9/chat",
+                "headers": {"Authorization": "Bearer x"},
+            },
+            "only one",
+        ),
+        ({"adapter": "websocket", "url": "ws://127.0.0.1:9", "quiet": "later"}, "`quiet` must be a number"),
+    ],
+)
+def test_bad_agent_settings_name_the_field_before_the_run(agent: dict[str, object], said: str) -> None:
+    """`timeout: "soon"` said "could not convert string to float", and `llm.port: "x"` only
+    after the run had started; a URL's user:password beside an Authorization header was a raw
+    aiohttp ValueError."""
+    from adapters.base import AdapterConfigError
+    from gateway.run.agents import check_agent_settings
+
+    with pytest.raises(AdapterConfigError, match=re.escape(said)):
+        check_agent_settings(agent)
+
+
+def test_a_ray_runtime_env_of_the_wrong_shape_names_its_field() -> None:
+    from gateway.run.placement import parse_executor
+
+    executor, problem = parse_executor({"ray": {"runtime_env": {"pip": 5}}})
+    assert executor is None and "`executor.ray.runtime_env.pip` must be a list of requirements" in problem
+    ok, none = parse_executor({"ray": {"runtime_env": {"pip": ["requests"], "env_vars": {"A": "1"}}}})
+    assert ok is not None and none == ""
