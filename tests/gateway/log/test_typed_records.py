@@ -72,12 +72,14 @@ def records() -> list[dict[str, Any]]:
 BASE = records()
 
 
-def write_crafted(folder: Path, which: int, name: str, value: Any) -> Path:
+def write_crafted(
+    folder: Path, which: int, name: str, value: Any, base: list[dict[str, Any]] | None = None
+) -> Path:
     run_dir = folder / "r"
     run_dir.mkdir(exist_ok=True)
     path = run_dir / EVENTS_FILE
     head = Header(run_id="r", benchmark={"name": BENCH.name, "hash": BENCH.content_hash}).to_record()
-    crafted = [dict(r) for r in BASE]
+    crafted = [dict(r) for r in (BASE if base is None else base)]
     crafted[which][name] = value
     path.write_bytes(
         b"".join(frame(msgpack.packb(r, use_bin_type=True)) for r in [head | {"seq": 0}, *crafted])
@@ -143,15 +145,7 @@ def test_a_value_no_reader_can_use_is_an_invalid_record(
     ended = [RunEnded(reason="completed", seq=len(BASE) + 1).to_record()] if tag == "end" else []
     crafted_base = [*BASE, *ended]
     which = next(i for i, r in enumerate(crafted_base) if r["t"] == tag)
-    run_dir = tmp_path / "r"
-    run_dir.mkdir()
-    path = run_dir / EVENTS_FILE
-    head = Header(run_id="r", benchmark={"name": BENCH.name, "hash": BENCH.content_hash}).to_record()
-    crafted = [dict(r) for r in crafted_base]
-    crafted[which][name] = value
-    path.write_bytes(
-        b"".join(frame(msgpack.packb(r, use_bin_type=True)) for r in [head | {"seq": 0}, *crafted])
-    )
+    path = write_crafted(tmp_path, which, name, value, crafted_base)
     log = read_log(path)
     (bad,) = [e for e in log.events if isinstance(e, InvalidEvent)]
     assert said in bad.problem
