@@ -63,7 +63,7 @@ from gateway.log.events import (
     TerminationReason,
 )
 from gateway.log.redact import DEFAULT_SECRET_ENV, Redactor, redact_text, secret_values
-from gateway.log.runlog import RunLog, RunLogWriteError, run_status
+from gateway.log.runlog import RunLog, RunLogWriteError, RunLogWriter, run_status
 from gateway.log.scrub import scrub_text
 from gateway.run.agents import describe_agent, open_agent
 from gateway.run.config import RunSpec
@@ -166,7 +166,9 @@ class Run:
 
     def log(self, event: Event) -> Event:
         assert self.writer is not None
-        logged = self.writer.append(self.redactor.event(event))
+        if not isinstance(self.writer, RunLogWriter):  # a local writer redacts with ours itself
+            event = self.redactor.event(event)
+        logged = self.writer.append(event)
         self.progress.observe(logged)
         return logged
 
@@ -274,6 +276,8 @@ class Run:
             )
 
         self.writer, previous = self.journal.open(lambda: self.redactor.event(header()), self.fresh)
+        if isinstance(self.writer, RunLogWriter):
+            self.writer.redactor = self.redactor  # each event redacted once, by the writer
         if previous is None:
             return None
         if previous.header.benchmark.get("hash") != self.benchmark.content_hash:

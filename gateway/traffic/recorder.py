@@ -127,10 +127,6 @@ def cleaned(call: LLMCall, redactor: Redactor = DEFAULT) -> LLMCall:
     return replace(call, **fields, tool_calls=tool_calls, warnings=warnings)
 
 
-def last_user_text(call: LLMCall) -> str:
-    return next((text_of(m) for m in reversed(call.messages) if m.get("role") == "user"), "")
-
-
 def current_turn_text(call: LLMCall) -> str:
     """The user side of the turn the call is in: every user message after the agent's last
     finished reply (an assistant message with text and no tool call). A background prompt is
