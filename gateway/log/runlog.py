@@ -55,6 +55,19 @@ MIN_FREE_BYTES = 4 << 20  # room a streamed LLM answer's records need, with a ma
 MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: lambda record: record}
 
 
+# what the recorder answers an agent's model call it could not log (a 503): an agent error
+# quoting it was caused by marathon's log, not by the agent (older runs logged it as the agent's)
+REFUSED_TRAFFIC = "marathonbench recorder cannot write its log; refusing unrecorded traffic"
+
+
+def disk_full_message(path: Path, free: int) -> str:
+    """Names the disk and its free space: a full disk is marathon's failure, never the agent's."""
+    return (
+        f"the disk holding the run log {path} has {free:,} bytes free; recording an LLM answer "
+        f"needs {MIN_FREE_BYTES:,} (free some space, then run the same command again to resume)"
+    )
+
+
 class RunLogWriteError(OSError):
     """The log could not be written (disk full, permissions): the run must stop."""
 
@@ -315,7 +328,12 @@ class RunLogWriter:
                 written += taken
         except OSError as exc:
             self._cut_back(before)  # a partial record followed by more would read as damage
-            raise RunLogWriteError(exc.errno, f"can't write run log {self.path}: {exc.strerror}") from exc
+            room = ""
+            if exc.errno == errno.ENOSPC:
+                with contextlib.suppress(OSError):
+                    fs = os.fstatvfs(self._fd)
+                    room = f" ({fs.f_bavail * fs.f_frsize:,} bytes free on its disk)"
+            raise RunLogWriteError(exc.errno, f"can't write run log {self.path}: {exc.strerror}{room}") from exc
         self._next_seq += 1
 
     def flush(self) -> None:
@@ -346,7 +364,7 @@ class RunLogWriter:
             raise RunLogWriteError(exc.errno, f"can't check run log {self.path}: {exc.strerror}") from exc
         free = fs.f_bavail * fs.f_frsize
         if fs.f_blocks and free < MIN_FREE_BYTES:
-            raise RunLogWriteError(28, f"only {free:,} bytes free for run log {self.path}")
+            raise RunLogWriteError(28, disk_full_message(self.path, free))
 
     def close(self) -> None:
         if self._fd is not None:

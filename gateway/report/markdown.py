@@ -15,7 +15,7 @@ import json
 import time
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +43,7 @@ from gateway.log.events import (
     RunStart,
     Said,
 )
-from gateway.log.runlog import RunLog
+from gateway.log.runlog import REFUSED_TRAFFIC, RunLog
 from gateway.report.cost import RoleCost
 from persona.benchmark.model import DELETED_MARKERS, Benchmark, Question
 
@@ -249,6 +249,9 @@ def summarize(log: RunLog, benchmark: Benchmark) -> RunSummary:
                     twice.append(event.question_id)
                 else:
                     evaluations[event.question_id] = event
+            case ErrorEvent() if event.source in ("agent", "agent-llm") and REFUSED_TRAFFIC in event.message:
+                # the agent's model call was refused by our recorder (its log was full): ours
+                runner_errors.append(replace(event, source="runner", kind="recorder_refused"))
             case ErrorEvent():
                 (agent_errors if event.source in ("agent", "agent-llm") else runner_errors).append(event)
             case Said() | Asked() if event.resent:

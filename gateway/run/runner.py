@@ -204,6 +204,8 @@ class Run:
                 log_check=self.writer.check_writable if self.writer else None,
                 secrets=self.redactor.values,
             )
+            if self.traffic is not None and self.writer is not None:
+                self.writer.check_writable()  # no room to record the agent's model: don't start it
             moved = previous is not None and self.journal.moved
             async with open_agent(
                 self.spec.agent,
@@ -486,7 +488,15 @@ class Run:
             return result
 
     def _log_retry(self, message: str) -> None:
+        self._stop_if_recorder_failed()
         self.log(ErrorEvent(source="agent", kind="retry", message=message))
+
+    def _stop_if_recorder_failed(self) -> None:
+        """An agent error while the recorder refuses the agent's model calls (its log can't take
+        them: a full disk) is ours, not the agent's — the run stops `log_failed`, naming why,
+        and no agent error is logged for it."""
+        if self.traffic is not None and self.traffic.recorder.failure:
+            raise RunLogWriteError(f"the LLM-traffic recorder stopped: {self.traffic.recorder.failure}")
 
     def _agent_error(self, error: ErrorEvent) -> None:
         """An error of the agent (or of its model) counts towards the errors in a row."""
@@ -508,10 +518,12 @@ class Run:
         try:
             answer = await self.adapter.send(text)
         except AgentReplyTooLarge as exc:  # cut at the limit: logged, and graded on nothing
+            self._stop_if_recorder_failed()
             self._log_off_turn()
             self.log(ErrorEvent(source="agent", kind=exc.kind, message=str(exc)))
             answer = ""
         except AdapterError as exc:
+            self._stop_if_recorder_failed()
             self._log_off_turn()
             self._agent_error(ErrorEvent(source="agent", kind=exc.kind, message=str(exc)))
             if exc.fatal:  # the agent is gone or refuses us: sending again can't help
@@ -525,8 +537,7 @@ class Run:
         self.log(Replied(text=answer, elapsed=round(time.monotonic() - started, 4)))
         if self.traffic is not None:
             self.traffic.recorder.turn_ended()
-            if self.traffic.recorder.failure:
-                raise RunLogWriteError(f"the LLM-traffic recorder failed: {self.traffic.recorder.failure}")
+            self._stop_if_recorder_failed()
             await self.traffic.settled()
             self._check_bypass(self.traffic)
             failed = self.traffic.recorder.turn_failure()

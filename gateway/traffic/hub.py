@@ -26,6 +26,7 @@ from mitmproxy.addons import default_addons
 from mitmproxy.proxy import mode_specs
 
 from adapters.http_server import free_port, warn_if_exposed
+from gateway.log.runlog import REFUSED_TRAFFIC
 from gateway.traffic.recorder import RawExchange, RunRecorder
 
 _REFUSED = json.dumps(
@@ -33,7 +34,7 @@ _REFUSED = json.dumps(
         "type": "error",
         "error": {
             "type": "api_error",
-            "message": "marathonbench recorder cannot write its log; refusing unrecorded traffic",
+            "message": REFUSED_TRAFFIC,
         },
     }
 ).encode()
