@@ -7,16 +7,19 @@ OLD_LINT is a copy of persona/benchmark/lint.py from before (git show REV:person
 from __future__ import annotations
 
 import importlib.util
+import json
 import random
 import sys
 import tempfile
 import time
+import tracemalloc
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from persona.benchmark import lint  # noqa: E402
+from persona.benchmark.errors import BenchmarkErrors  # noqa: E402
 from persona.benchmark.loader import load_benchmark  # noqa: E402
 
 WORDS = "river garden window violin harbour candle meadow lantern pepper saffron".split()
@@ -47,14 +50,18 @@ def main() -> None:
         assert spec and spec.loader
         old = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(old)
-    print("| questions | give-away check before | now | whole `check` load now | warnings equal |")
-    print("|---|---|---|---|---|")
+    print("| questions | give-away check before | now | whole `check` load now | loaded again, unchanged | warnings equal |")
+    print("|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
         for n in (1_000, 2_000, 4_000, 20_000):
             folder = write_benchmark(Path(tmp) / f"b{n}", n)
             started = time.perf_counter()
             bench = load_benchmark(folder)
             load = time.perf_counter() - started
+            started = time.perf_counter()
+            again = load_benchmark(folder)  # as a run's preflight, the run and its report ask
+            reload = time.perf_counter() - started
+            assert again is bench
             questions = list(bench.questions)
             started = time.perf_counter()
             now = lint.giveaways(questions, folder)
@@ -66,7 +73,29 @@ def main() -> None:
                 was = old.giveaways(questions, folder)
                 before = f"{time.perf_counter() - started:.1f} s"
                 same = "yes" if was == now else "NO"
-            print(f"| {n:,} | {before} | {new_s:.2f} s | {load:.1f} s | {same} |")
+            print(f"| {n:,} | {before} | {new_s:.2f} s | {load:.1f} s | {reload * 1000:.0f} ms | {same} |")
+        huge(Path(tmp) / "huge")
+
+
+def huge(folder: Path) -> None:
+    """40 chapters of 7.9 MB (checked in 82 s with 5 GB before the total cap): refused now."""
+    folder.mkdir()
+    names = [f"ch{n}.md" for n in range(40)]
+    (folder / "benchmark.json").write_text(json.dumps({"name": "huge", "language": "en", "chapters": names}))
+    body = "# Chapter\n\n## Talk\n" + "> Some talk about the weather and the river.\n" * 180_000
+    for name in names:
+        (folder / name).write_text(body)
+    tracemalloc.start()
+    started = time.perf_counter()
+    try:
+        load_benchmark(folder)
+        said = "loaded (no cap)"
+    except BenchmarkErrors as exc:
+        said = str(exc.errors[0]).split(": ", 1)[1][:90]
+    took = time.perf_counter() - started
+    peak = tracemalloc.get_traced_memory()[1] / (1 << 20)
+    tracemalloc.stop()
+    print(f"\n40 chapters of {len(body.encode()) / 1e6:.1f} MB: {took:.2f} s, peak {peak:.0f} MiB traced — {said}")
 
 
 if __name__ == "__main__":

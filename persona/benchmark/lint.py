@@ -1,7 +1,7 @@
 """What `marathon check` warns about in a benchmark that loads: a question whose answer an
-earlier one gives away, and a "now" question over an update dated "from March" in a story that
-never says what day it is (AUTHORING.md's ambiguous pattern). Warnings, never errors: the
-author decides.
+earlier one gives away, a "now" question over an update dated "from March" in a story that
+never says what day it is (AUTHORING.md's ambiguous pattern), and an exam question whose answer
+the phase right before said with no break between. Warnings, never errors: the author decides.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from persona.benchmark.model import FactUpdate, Phase, Question, Utterance
+from persona.benchmark.model import FactsFile, FactUpdate, Phase, Question, Utterance
 from persona.terms import UNIT_WORDS, extract_quantities, key_terms, split_items
 
 
@@ -93,13 +93,59 @@ def now_over_dated_updates(phases: list[Phase], root: Path) -> list[str]:
     return warnings
 
 
+def answers_in_context(phases: list[Phase], facts: dict[str, FactsFile], root: Path) -> list[str]:
+    """An exam question whose answer the phase right before said, with no new session or
+    compaction between: the answer is still in the agent's context, so the question tests the
+    context, not the memory. One warning per question, with the line that said it (a told
+    fact: its facts file). A question after its answer in its own phase is a deliberate
+    in-context check (demo-en's q11), not warned about."""
+    warnings: list[str] = []
+    said: list[tuple[str, int, str]] = []  # (file, line, text) the phase before said, unless a break followed
+    for phase in phases:
+        if phase.actions:  # a new session or a compaction at its start: the context is gone
+            said = []
+        mine: list[tuple[str, int, str]] = []  # what this phase says: the next one's "right before"
+        for name in phase.require_all_facts:
+            if name in facts:
+                file = facts[name]
+                mine += [(file.path, fact.line, fact.text) for fact in file.facts.values()]
+        for item in phase.items:
+            if isinstance(item, Utterance | FactUpdate):
+                mine.append((phase.chapter, item.line, item.text))
+            elif isinstance(item, Question) and item.expected and not (item.abstain or item.deleted):
+                where = next((f"{root / f}:{n}" for f, n, text in said if _holds(item.expected, text)), None)
+                if where is not None:
+                    warnings.append(
+                        f"{root / item.chapter}:{item.line}: question {item.id} is asked right after {where} said "
+                        "its answer, with no new session or compaction between: it tests the agent's context, "
+                        "not its memory (add `await bench.newSession();` before the exam, or more conversation)"
+                    )
+        said = mine
+    return warnings
+
+
+# a code mixing letters and digits (P7723914, LH1173, K-20417): said as it is, or not at all
+_CODE = re.compile(r"\b(?=[\w-]*\d)(?=[\w-]*[^\W\d_])[\w-]{3,}\b")
+
+
+def _compact(text: str) -> str:
+    return re.sub(r"[\s-]+", "", text).casefold()
+
+
 def _holds(expected: str, text: str) -> bool:
-    """Whether `text` states `expected`: its numbers, and its words by stem."""
+    """Whether `text` states `expected`: its codes as written, else its numbers and its words
+    by stem — never an answer with nothing to look for (it would be in every text)."""
+    if codes := _CODE.findall(expected):
+        return all(_compact(code) in _compact(text) for code in codes)
+    wanted = extract_quantities(expected)
+    terms = [t for t in key_terms(expected) if t not in UNIT_WORDS]
+    if not (wanted or terms):
+        return False
     said = extract_quantities(text)
-    if not all(any(w.matches(q) for q in said) for w in extract_quantities(expected)):
+    if not all(any(w.matches(q) for q in said) for w in wanted):
         return False
     words = key_terms(text)
-    return all(any(_same_stem(t, w) for w in words) for t in key_terms(expected) if t not in UNIT_WORDS)
+    return all(any(_same_stem(t, w) for w in words) for t in terms)
 
 
 def _telling_words(text: str) -> list[str]:

@@ -8,6 +8,7 @@ bad benchmark fails before a run starts rather than hours into it.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import re
 import stat
@@ -16,9 +17,10 @@ from typing import Any
 
 import json5
 
+from persona.benchmark.cache import LOADED, MAX_BENCHMARK_BYTES, MAX_FILE_BYTES
 from persona.benchmark.chapters import ChapterParser
 from persona.benchmark.errors import BenchmarkError, BenchmarkErrors, SourceLocation
-from persona.benchmark.lint import giveaways, now_over_dated_updates
+from persona.benchmark.lint import answers_in_context, giveaways, now_over_dated_updates
 from persona.benchmark.model import (
     DELETED_MARKERS,
     Benchmark,
@@ -44,10 +46,18 @@ def load_benchmark(root: Path | str) -> Benchmark:
     """Load and validate the benchmark folder `root`.
 
     Raises `BenchmarkErrors` listing every problem found (file:line and what was expected).
+    Loaded once per process while its files stay as they were (`persona.benchmark.cache`):
+    an edit is always seen, never a stale benchmark.
     """
     root = Path(root)
+    if (kept := LOADED.get(root)) is not None:
+        return kept
     loader = _Loader(root)
-    return loader.load()
+    bench = loader.load()
+    LOADED.keep(root, [rel for rel, _ in loader.hash_parts], bench)
+    return bench
+
+
 
 
 class _Loader:
@@ -57,6 +67,7 @@ class _Loader:
         self.errors: list[BenchmarkError] = []
         self.warnings: list[str] = []
         self.hash_parts: list[tuple[str, bytes]] = []
+        self.total_bytes = 0  # of the files read so far: at most MAX_BENCHMARK_BYTES
 
     def error(self, path: Path | str, line: int, message: str) -> None:
         self.errors.append(BenchmarkError(SourceLocation(Path(path), line), message))
@@ -88,6 +99,7 @@ class _Loader:
                 config_path, _key_line(raw, "chapters"), 'expected "chapters": a non-empty list of file names'
             )
             chapters = []
+        self._refuse_if_too_big(config_path, chapters)
         markers = settings.get("answer_markers", [])
         if not isinstance(markers, list) or not all(isinstance(m, str) and m for m in markers):
             self.error(
@@ -128,6 +140,7 @@ class _Loader:
                 seen[q.id] = q
         self.warnings.extend(giveaways([q for p in phases for q in p.questions], self.root))
         self.warnings.extend(now_over_dated_updates(phases, self.root))
+        self.warnings.extend(answers_in_context(phases, facts, self.root))
         if chapters and not phases and not self.errors:
             self.error(config_path, _key_line(raw, "chapters"), "the chapters hold no `## ` phase")
         scale = self._check_scale(settings, raw, config_path, tuple(phases), language)
@@ -258,6 +271,23 @@ class _Loader:
 
     # -- files -----------------------------------------------------------------------------
 
+    def _refuse_if_too_big(self, config_path: Path, chapters: list[str]) -> None:
+        """Before anything is parsed: the files the benchmark may read — its chapters and the
+        `.md` files beside them — hold at most MAX_BENCHMARK_BYTES in all, else one error."""
+        paths = {config_path, *self.root.glob("*.md"), *self.root.glob("facts/*.md")}
+        paths |= {self.root / c for c in chapters if "\x00" not in c}
+        total = 0
+        for path in paths:
+            with contextlib.suppress(OSError, ValueError):
+                info = path.stat()
+                total += info.st_size if stat.S_ISREG(info.st_mode) else 0
+        if total > MAX_BENCHMARK_BYTES:
+            self.error(
+                config_path, 1, f"the benchmark's files hold {total:,} bytes; a benchmark may hold at most "
+                f"{MAX_BENCHMARK_BYTES:,} in all (its chapters and the .md files beside them)",
+            )  # fmt: skip
+            raise BenchmarkErrors(self.errors)
+
     def _read(self, path: Path, rel: str, required: bool = True) -> str | None:
         """A file of the benchmark: inside its folder (symlinks resolved), a regular file (not
         a FIFO that would hang or a device that never ends), at most MAX_FILE_BYTES."""
@@ -286,6 +316,14 @@ class _Loader:
                 path, 0, f"{info.st_size:,} bytes; a benchmark file may hold at most {MAX_FILE_BYTES:,}"
             )
             return None
+        if self.total_bytes + info.st_size > MAX_BENCHMARK_BYTES:
+            if self.total_bytes <= MAX_BENCHMARK_BYTES:  # said once, at the file that crossed it
+                self.error(
+                    path, 0, f"with this file the benchmark's files hold {self.total_bytes + info.st_size:,} bytes; "
+                    f"a benchmark may hold at most {MAX_BENCHMARK_BYTES:,} in all (the rest was not read)",
+                )  # fmt: skip
+            self.total_bytes += info.st_size
+            return None
         try:
             with open(real, "rb") as f:
                 data = f.read(MAX_FILE_BYTES + 1)
@@ -302,6 +340,7 @@ class _Loader:
             self.error(path, line, "not valid UTF-8")
             return None
         self.hash_parts.append((rel, data))
+        self.total_bytes += len(data)
         return text
 
     def _inside(self, rel: str, referrer: Path, line: int, what: str) -> Path | None:
@@ -419,9 +458,6 @@ def _looks_like_facts(path: Path) -> bool:
     if any(ln.startswith(("❓", "```js", "✎")) for ln in lines):
         return False
     return any(_FACT_SECTION.match(ln) or _FACT_LINE.match(ln) for ln in lines)
-
-
-MAX_FILE_BYTES = 8 * 1024 * 1024
 
 
 def _json5_error(message: str) -> tuple[int, str]:

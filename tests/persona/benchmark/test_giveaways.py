@@ -3,6 +3,8 @@ with both lines; the shipped benchmarks have none."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from persona.benchmark.loader import load_benchmark
@@ -135,3 +137,42 @@ def test_the_indexed_check_finds_exactly_what_comparing_every_pair_finds() -> No
             assert f"question {earlier} gives away the answer of {later} " in text and text.endswith(
                 ", ".join(given)
             )
+
+
+def _in_context(bench: Path) -> list[str]:
+    return [w for w in load_benchmark(bench).warnings if "tests the agent's context" in w]
+
+
+def test_an_exam_right_after_its_answers_with_no_break_is_warned_about(make_benchmark: BenchFactory) -> None:
+    """The phase before the exam told the cat's name (a facts file) and its new age (an
+    update), and no new session or compaction came between: both questions test the context."""
+    ch2 = TINY["ch2.md"].replace("```js\nawait bench.newSession();\n```\n", "")
+    warnings = _in_context(make_benchmark(ch2__md=ch2))
+    assert len(warnings) == 2, warnings
+    q1, q2 = warnings
+    assert "ch2.md:4: question q1" in q1 and "pets.md:4 said its answer" in q1  # "My cat is called Miso"
+    assert "ch2.md:5: question q2" in q2 and "ch1.md:13 said its answer" in q2  # "Miso turned 5 years old"
+    assert "await bench.newSession();" in q1
+
+
+NO_PETS_TOLD = TINY["ch1.md"].split("## Pets")[0]
+
+
+@pytest.mark.parametrize(
+    ("ch1", "ch2"),
+    [
+        (TINY["ch1.md"], TINY["ch2.md"]),  # a new session before the exam
+        (TINY["ch1.md"], TINY["ch2.md"].replace("bench.newSession()", "bench.compact()")),  # a compaction
+        (NO_PETS_TOLD, "# Two\n\n## Exam\n> My cat is Miso.\n❓ q1 What is my cat called? Correct answer: Miso\n"),
+    ],
+    ids=["new-session", "compaction", "in-phase-check"],
+)
+def test_an_exam_after_a_break_or_an_in_phase_check_is_not_warned_about(
+    make_benchmark: BenchFactory, ch1: str, ch2: str
+) -> None:
+    assert not _in_context(make_benchmark(ch1__md=ch1, ch2__md=ch2))
+
+
+@pytest.mark.parametrize("name", ["demo-en", "marathon-en", "marathon-ru"])
+def test_no_shipped_exam_follows_its_answers_in_context(name: str) -> None:
+    assert not _in_context(REPO / "benchmarks" / name)

@@ -4,6 +4,7 @@ each is an error with its file and line, found before any run starts."""
 from __future__ import annotations
 
 import os
+import re
 import time
 from pathlib import Path
 
@@ -11,8 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from persona.benchmark.cache import MAX_BENCHMARK_BYTES, MAX_FILE_BYTES
 from persona.benchmark.errors import BenchmarkErrors
-from persona.benchmark.loader import MAX_FILE_BYTES, load_benchmark
+from persona.benchmark.loader import load_benchmark
 from tests.conftest import TINY, BenchFactory
 
 
@@ -103,3 +105,45 @@ def test_any_nesting_of_benchmark_json_ends_in_a_load_or_a_clear_error(depth: in
             load_benchmark(root)
         except BenchmarkErrors as exc:
             assert depth > 30 and "nested" in str(exc.errors[0].message)
+
+
+def test_a_benchmark_past_the_total_cap_is_refused_before_anything_is_parsed(
+    make_benchmark: BenchFactory,
+) -> None:
+    """Five chapters of 7 MiB: each under the per-file limit, 35 MiB in all. Refused at once
+    with the cap named (40 chapters of 7.9 MB took 82 s and 5 GB to check before)."""
+    names = [f"big{n}.md" for n in range(5)]
+    root = make_benchmark(benchmark__json=f'{{name: "big", language: "en", chapters: {names!r}}}')
+    for name in names:
+        with open(root / name, "wb") as f:
+            f.truncate(7 << 20)  # NUL bytes: never valid chapters, and never read
+    started = time.monotonic()
+    problems = errors_of(root)
+    assert time.monotonic() - started < 5
+    assert len(problems) == 1, problems
+    said = re.fullmatch(
+        r"benchmark\.json:1: the benchmark's files hold ([\d,]+) bytes; a benchmark may hold at most "
+        r"([\d,]+) in all \(its chapters and the \.md files beside them\)",
+        problems[0],
+    )
+    assert said, problems[0]
+    assert int(said[1].replace(",", "")) > 35 << 20 and said[2] == f"{MAX_BENCHMARK_BYTES:,}"
+
+
+def test_a_benchmark_is_loaded_once_while_its_files_stay_and_again_after_any_edit(
+    make_benchmark: BenchFactory,
+) -> None:
+    root = make_benchmark()
+    first = load_benchmark(root)
+    assert load_benchmark(root) is first  # the run's preflight, the run and the report ask for it
+    # an edit of the same size, at once (a file's time may not move): the new text is seen
+    (root / "ch2.md").write_text(TINY["ch2.md"].replace("Correct answer: 5", "Correct answer: 6"))
+    edited = load_benchmark(root)
+    assert [q.expected for q in edited.questions][1] == "6" and edited.content_hash != first.content_hash
+    # a facts file the loader finds by looking, added beside: seen too
+    (root / "home.md").write_text("# Home\n\n## 1. Flat\n1.1 The flat has 72 square meters\n")
+    assert "home" in load_benchmark(root).facts
+    # spelt another way (relative, through a link), the same benchmark under that spelling
+    (root.parent / "link").symlink_to(root)
+    linked = load_benchmark(root.parent / "link")
+    assert linked.root == root.parent / "link" and linked.content_hash == load_benchmark(root).content_hash
