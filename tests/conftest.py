@@ -32,6 +32,12 @@ TINY = {
 type BenchFactory = Callable[..., Path]
 
 
+@pytest.fixture(autouse=True)
+def _own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test its own user cache (the viewer's list index lives there), never the machine's."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user-cache"))
+
+
 @pytest.fixture
 def pool_beside(tmp_path: Path) -> str:
     """A copy of the shipped English distractor pool beside `make_benchmark`'s folder, and

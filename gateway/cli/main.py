@@ -246,9 +246,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - keep Python from failing at exit
         return 0
     except KeyboardInterrupt:
-        again = "the same command again" if not getattr(args, "fresh", False) else "it again without --fresh"
-        print(f"\ninterrupted; the run log is intact — run {again} to resume", file=sys.stderr)
+        print(f"\n{_interrupted(args)}", file=sys.stderr)
         return 130
+
+
+def _interrupted(args: argparse.Namespace) -> str:
+    """What Ctrl-C left behind, for the command it stopped: only a run has a log to resume."""
+    if args.command in ("run", "demo", "replay"):
+        again = "the same command again" if not getattr(args, "fresh", False) else "it again without --fresh"
+        return f"interrupted; the run log is intact — run {again} to resume"
+    if args.command in ("report", "compare"):
+        return (
+            "interrupted; the run logs are untouched and no report was half-written "
+            "(each is replaced whole or not at all) — run it again for the reports"
+        )
+    return "interrupted"
 
 
 # -- check -----------------------------------------------------------------------------------

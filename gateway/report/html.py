@@ -246,6 +246,12 @@ def render_html(
                 ],
             }
             for r in runs
+            if not r.released
+        ],
+        "uncharted": [
+            f"{r.summary.run_id} — {r.summary.status}, mean {r.summary.describe_mean()} ({r.run_dir / 'report.md'})"
+            for r in runs
+            if r.released
         ],
     }
     notes = []

@@ -8,6 +8,7 @@ benchmark can't be read is skipped with the reason, never guessed at.
 from __future__ import annotations
 
 import hashlib
+import heapq
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -22,12 +23,26 @@ from persona.benchmark.model import Benchmark
 EVIDENCE_PURPOSES = ("fact", "update", "line")
 
 
+# runs whose whole log the report keeps (the newest, charted one by one in report.html);
+# every other run keeps its summary and what the tables need: 10,000 demo runs took 8.1 GB
+CHARTED_RUNS = 40
+
+
 @dataclass
 class RecordedRun:
     run_dir: Path
     log: RunLog
     benchmark: Benchmark
     summary: RunSummary
+    released: bool = False  # its log's events were dropped (`release`): no per-run charts
+
+    def release(self) -> None:
+        """Drop the log's events, keeping what the tables need of them (`observed`,
+        `evidence_hash`) and the summary. A run of an experiment is never released: its run
+        line reads the events."""
+        _ = self.observed, self.evidence_hash
+        self.log.events = []
+        self.released = True
 
     @property
     def header(self) -> Header:
@@ -82,17 +97,25 @@ def load_run(run_dir: Path) -> RecordedRun:
     return RecordedRun(run_dir, log, bench, summarize(log, bench))
 
 
-def load_runs(recordings: Path) -> tuple[list[RecordedRun], list[str]]:
-    """Every readable run under `recordings`, and a line for each one that isn't."""
+def load_runs(recordings: Path, charted: int = CHARTED_RUNS) -> tuple[list[RecordedRun], list[str]]:
+    """Every readable run under `recordings`, and a line for each one that isn't. Only the
+    `charted` newest runs outside experiments keep their whole log; the others are released
+    as they are read, so memory grows with the summaries, not with the logs."""
     runs: list[RecordedRun] = []
     problems: list[str] = []
+    newest: list[tuple[float, int]] = []  # a heap of (created, index in runs): the charted runs
     for run_dir in run_dirs(recordings):
         try:
             log = read_log(run_dir / EVENTS_FILE)
             if not log.header.benchmark.get("path"):
                 continue  # a probe or a typed chat: no benchmark, nothing to tabulate
             bench = benchmark_of(log.header)
-            runs.append(RecordedRun(run_dir, log, bench, summarize(log, bench)))
+            run = RecordedRun(run_dir, log, bench, summarize(log, bench))
+            runs.append(run)
+            if not run.meta.get("experiment"):
+                heapq.heappush(newest, (float(log.header.created), len(runs) - 1))
+                if len(newest) > charted:
+                    runs[heapq.heappop(newest)[1]].release()
         except (RunLogFormatError, OSError, KeyError) as exc:
             problems.append(f"{run_dir.name}: unreadable log ({exc})")
         except BenchmarkErrors as exc:

@@ -4,6 +4,7 @@ An aiohttp app on 127.0.0.1 serving one page (`assets/`, plotly.js from the inst
 plotly package: nothing from a CDN) and a small JSON API over the run logs:
 
     GET /api/runs                         every run: status, benchmark, agent, persona, progress, score, cost
+                                          (and `pending`: runs not read yet; the next call goes on)
     GET /api/runs/{id}                    one run: header, status, questions, chart series
     GET /api/runs/{id}/items?after=&limit= the transcript, paged by log sequence number
     GET /api/runs/{id}/exchange/{seq}     one recorded LLM exchange (request and response, as logged: redacted)
@@ -110,12 +111,9 @@ def make_app(recordings: Path, host: str = "127.0.0.1") -> web.Application:
         return web.FileResponse(path)
 
     async def runs(request: web.Request) -> web.Response:
+        summaries, pending = await store.listing()
         return web.json_response(
-            {
-                "root": str(store.root),
-                "runs": [w.summary() for w in await store.all()],
-                "subfolders": store.subfolders(),
-            }
+            {"root": str(store.root), "runs": summaries, "pending": pending, "subfolders": store.subfolders()}
         )
 
     async def run(request: web.Request) -> web.Response:

@@ -47,7 +47,9 @@ async function showList() {
   async function draw() {
     const data = await getJSON("/api/runs");
     const nested = Object.entries(data.subfolders).map(([name, n]) => `${name}/ (${n} runs: marathon view ${data.root}/${name})`);
-    note.textContent = `${data.runs.length} run(s) under ${data.root}` + (nested.length ? `; other recordings folders inside: ${nested.join(", ")}` : "");
+    note.textContent = `${data.runs.length} run(s) under ${data.root}` +
+      (data.pending ? ` — reading ${data.pending} more…` : "") +
+      (nested.length ? `; other recordings folders inside: ${nested.join(", ")}` : "");
     const head = el("tr", {}, ...["run", "status", "benchmark", "agent", "persona", "progress", "graded", "mean", "cost"].map((h) => el("th", {text: h})));
     const rows = data.runs.map((r) =>
       el("tr", {"data-run": r.id, onclick: () => (location.hash = `#/run/${encodeURIComponent(r.id)}`)},

@@ -292,3 +292,27 @@ def test_the_reference_agent_on_a_real_model_without_a_key_is_refused_before_sta
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert "needs its model's API key in $ANTHROPIC_API_KEY" in result.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_ctrl_c_in_report_says_what_it_left_not_to_resume(tmp_path: Path) -> None:
+    """`report` stopped by Ctrl-C printed "the run log is intact — run the same command again
+    to resume": there is nothing to resume. It says the logs are untouched and that no report
+    was left half-written."""
+    assert marathon("demo", cwd=tmp_path).returncode == 0
+    recordings = tmp_path / "recordings"
+    for written in [p for p in recordings.iterdir() if p.is_file()]:  # what the demo's end wrote
+        written.unlink()
+    data = (recordings / "demo" / EVENTS_FILE).read_bytes()
+    for n in range(150):  # enough runs to be reading them still when Ctrl-C comes
+        (recordings / f"copy{n:03d}").mkdir()
+        (recordings / f"copy{n:03d}" / EVENTS_FILE).write_bytes(data)
+    proc = spawn_marathon("report", str(recordings), cwd=tmp_path)
+    time.sleep(1.5)
+    assert proc.poll() is None, "the report ended before Ctrl-C"
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "interrupted; the run logs are untouched and no report was half-written" in err
+    assert "resume" not in err and "Traceback" not in err
+    assert not [p.name for p in recordings.iterdir() if p.is_file()]  # no report at all, no .partial
+    assert (recordings / "demo" / EVENTS_FILE).read_bytes() == data

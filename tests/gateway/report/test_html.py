@@ -3,6 +3,7 @@ agents said stays text (in the viewer too)."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -142,3 +143,26 @@ async def test_an_agents_answer_is_shown_as_text_never_as_markup(
     finally:
         await page.close()
         await viewer.stop()
+
+
+async def test_past_the_newest_runs_a_report_keeps_summaries_not_logs(tmp_path: Path) -> None:
+    """10,000 demo runs took `report` to 8.1 GB and past 300 s (4 charts a run, every log
+    kept): only the `charted` newest keep their log and charts; the rest are a line each."""
+    from gateway.log.runlog import EVENTS_FILE
+    from gateway.report.html import render_html
+    from gateway.report.recordings import load_runs
+
+    recordings = tmp_path / "recordings"
+    await run_spec(RunSpec("r0", DEMO, {"adapter": "reference"}, {"driver": "scripted"}), recordings)
+    data = (recordings / "r0" / EVENTS_FILE).read_bytes()
+    for n in (1, 2, 3):  # copies, read after r0
+        (recordings / f"r{n}").mkdir()
+        (recordings / f"r{n}" / EVENTS_FILE).write_bytes(data)
+    runs, problems = load_runs(recordings, charted=2)
+    assert not problems and [r.released for r in runs] == [True, True, False, False]
+    assert all(not r.log.events for r in runs[:2]) and all(r.log.events for r in runs[2:])
+    assert all(r.summary.evaluations and r.evidence_hash == runs[3].evidence_hash for r in runs)
+    page = render_html(recordings, runs, [], [], [])
+    uncharted = json.loads(re.search(r'"uncharted": (\[.*?\])', page)[1])  # type: ignore[index]
+    assert [line.rsplit("/", 2)[-2] for line in uncharted] == ["r0", "r1"]
+    assert all(" — completed, mean 8.67/10 (" in line for line in uncharted)

@@ -149,6 +149,7 @@ async def test_a_replay_of_a_resumed_run_sends_the_message_it_re_sent_once(
     replay must send it once — not drop it, which left a question unasked or facts untold."""
     calls = 0
     stuck = asyncio.Event()
+    released = asyncio.Event()  # set before the server stops: it would wait a minute for the handler
 
     async def chat(request: web.Request) -> web.Response:
         nonlocal calls
@@ -156,7 +157,7 @@ async def test_a_replay_of_a_resumed_run_sends_the_message_it_re_sent_once(
         text = (await request.json())["message"]
         if calls == 3 and not stuck.is_set():
             stuck.set()
-            await asyncio.Event().wait()  # never answers: the run is stopped meanwhile
+            await released.wait()  # no answer while the run is stopped meanwhile
         return web.json_response({"reply": "Miso" if "cat" in text else "5" if "old" in text else "Noted."})
 
     app = web.Application()
@@ -172,6 +173,7 @@ async def test_a_replay_of_a_resumed_run_sends_the_message_it_re_sent_once(
             await first
         resumed = await run_spec(RunSpec("orig", bench, agent, {"driver": "scripted"}), tmp_path)
     finally:
+        released.set()
         await served.stop()
     assert resumed.reason == TerminationReason.COMPLETED and resumed.resent == 1
     result = marathon("replay", str(tmp_path / "orig"), "--agent", "reference", cwd=tmp_path)

@@ -58,7 +58,7 @@ async def test_the_runs_list_shows_a_recorded_run(viewer: str) -> None:
     assert (run["phase"], run["phases"], run["graded"], run["questions"]) == (5, 5, 15, 15)
     assert run["stand_in"] is True and run["persona"] == "scripted" and run["mean"] > 5
     assert run["cost"] == "$0.0000"
-    assert data["subfolders"] == {}
+    assert data["subfolders"] == {} and data["pending"] == 0
 
 
 async def test_recordings_folders_inside_are_pointed_at(recorded: Path, tmp_path: Path) -> None:
