@@ -11,6 +11,7 @@ tests/ assert each family). Usage: `.venv/bin/python bench/hostile_inputs.py`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import random
@@ -327,12 +328,16 @@ def _read_as(reader: str, run_dir: Path, bench: Any) -> None:
         _view(run_dir)
 
 
+class Unreadable(RuntimeError):
+    """The viewer listed the run as unreadable, with its reason (no crash)."""
+
+
 def _view(run_dir: Path) -> None:
     watch = RunWatch(run_dir)
     asyncio.run(watch.refresh())
     watch.summary(), watch.series()
     if watch.error:
-        raise RuntimeError(watch.error)
+        raise Unreadable(watch.error)
 
 
 # -- secrets, concurrent runs, mid-log damage -----------------------------------------------------
@@ -442,6 +447,227 @@ def damage_family() -> tuple[int, int, list[str]]:
     return clean, 2, failures
 
 
+# -- hostile agents and big inputs (issue 31) ------------------------------------------------
+
+# one of each class of control character an agent's or a benchmark's text may hold
+CONTROLS = {
+    "OSC title": "\x1b]0;owned\x07",
+    "clear screen": "\x1b[2J",
+    "OSC 52 clipboard": "\x1b]52;c;aGk=\x07",
+    "OSC 8 link": "\x1b]8;;http://x\x1b\\",
+    "C1 CSI": "\x9b2J",
+    "NUL": "\x00",
+    "bidi override": "\u202e",
+}
+
+
+def _raw_controls(text: str) -> bool:
+    return any(c in text for c in ("\x1b", "\x07", "\x9b", "\x00", "\u202e"))
+
+
+def controls_family() -> tuple[int, int, list[str]]:
+    """Each control class in a benchmark's name (`marathon check`) and in an agent's answer
+    (`marathon inspect`, report.md): held when no raw control character is written."""
+    from gateway.log.events import Replied
+    from gateway.report.markdown import render_markdown, summarize
+
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    held, tried, bad = 0, 0, []
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, seq in CONTROLS.items():
+            bench = Path(tmp) / f"b{tried}"
+            bench.mkdir()
+            for file, text in TINY.items():
+                (bench / file).write_text(text, encoding="utf-8")
+            (bench / "benchmark.json").write_text(
+                json.dumps({"name": f"tiny{seq}", "language": "en", "chapters": ["ch1.md", "ch2.md"]})
+            )
+            run_dir = Path(tmp) / f"r{tried}"
+            run_dir.mkdir()
+            with RunLogWriter.create(run_dir / EVENTS_FILE, Header(run_id="r")) as log:
+                log.append(Replied(text=f"completed: mean 10.00/10 {seq}"))
+            outputs = {
+                "check": subprocess.run(
+                    [sys.executable, "-m", "gateway.cli", "check", str(bench)], capture_output=True, text=True, env=env
+                ),
+                "inspect": subprocess.run(
+                    [sys.executable, "-m", "gateway.cli", "inspect", str(run_dir)], capture_output=True, text=True, env=env
+                ),
+            }
+            texts = {k: v.stdout + v.stderr for k, v in outputs.items()}
+            texts["report.md"] = render_markdown(summarize(read_log(run_dir / EVENTS_FILE), load_benchmark(bench)))
+            for where, text in texts.items():
+                tried += 1
+                if where == "report.md":
+                    from gateway.display import safe_text
+
+                    text = safe_text(text)  # as report.md is written
+                if _raw_controls(text) or "Traceback" in text:
+                    bad.append(f"{name} through {where}")
+                else:
+                    held += 1
+    return held, tried, bad
+
+
+def replies_family() -> tuple[int, int, list[str]]:
+    """Replies past the bound over HTTP, WebSocket and the Bot API, and JSON nested past the
+    stack: held when each is a typed agent error (never a crash, never read whole)."""
+    from aiohttp import web
+
+    from adapters.base import AdapterError
+    from adapters.http import HttpAdapter
+    from adapters.http_server import serve
+    from adapters.websocket import WebSocketAdapter
+
+    async def endless(request: web.Request) -> web.StreamResponse:
+        response = web.StreamResponse(headers={"Content-Type": "application/json"})
+        await response.prepare(request)
+        with contextlib.suppress(ConnectionError):
+            for _ in range(1024):
+                await response.write(b"x" * (1 << 20))
+        return response
+
+    async def nested(request: web.Request) -> web.Response:
+        return web.Response(text="[" * 200_000 + "]" * 200_000, content_type="application/json")
+
+    async def frame_of_2_mib(request: web.Request) -> web.WebSocketResponse:
+        ws = web.WebSocketResponse()
+        await ws.prepare(request)
+        async for _ in ws:
+            await ws.send_str(json.dumps({"text": "x" * (2 << 20)}))
+        return ws
+
+    async def attempt(kind: str) -> str:
+        app = web.Application()
+        if kind == "websocket":
+            app.router.add_get("/ws", frame_of_2_mib)
+        else:
+            app.router.add_post("/chat", endless if kind == "endless body" else nested)
+        served = await serve(app)
+        adapter: Any = (
+            WebSocketAdapter({"url": served.url.replace("http", "ws") + "/ws", "retries": 0, "timeout": 10})
+            if kind == "websocket"
+            else HttpAdapter({"url": f"{served.url}/chat", "retries": 0, "max_reply_bytes": 1 << 21})
+        )
+        try:
+            await adapter.send("hi")
+            return "read whole"
+        except AdapterError:
+            return ""
+        except Exception as exc:
+            return f"{type(exc).__name__}"
+        finally:
+            await adapter.close()
+            await served.stop()
+
+    kinds = ["endless body", "nested 200,000 deep", "websocket"]
+    bad = [f"{k}: {why}" for k in kinds if (why := asyncio.run(attempt(k)))]
+    return len(kinds) - len(bad), len(kinds), bad
+
+
+def crafted_values_family() -> tuple[int, int, list[str]]:
+    """Values of the right type that can't be (a time of 1e308, an end reason that is none):
+    held when `inspect`, `report` and the viewer read the log, or refuse it with a message (a
+    header that can't be is `RunLogFormatError`; the viewer lists the run as unreadable)."""
+    from gateway.log.runlog import RunLogFormatError
+
+    bench = load_benchmark(DEMO)
+    head, *base = [record for _, record in _ends(FORMAT1)]
+    head = head | {"format": 2, "benchmark": {"name": bench.name, "hash": bench.content_hash}}
+    cases = [
+        ("header created 1e308", lambda h, rs: (h | {"created": 1e308}, rs)),
+        ("header created -inf", lambda h, rs: (h | {"created": float("-inf")}, rs)),
+        ("an event at ts nan", lambda h, rs: (h, [rs[0] | {"ts": float("nan")}, *rs[1:]])),
+        ("end reason 'str'", lambda h, rs: (h, [*rs, {"t": "end", "seq": len(rs) + 1, "ts": 1.0, "reason": "str"}])),
+    ]
+    held, tried, bad = 0, 0, []
+    with tempfile.TemporaryDirectory() as tmp:
+        for n, (name, craft) in enumerate(cases):
+            h, records = craft(dict(head), [dict(r) for r in base])
+            run_dir = Path(tmp) / f"v{n}"
+            run_dir.mkdir()
+            (run_dir / EVENTS_FILE).write_bytes(
+                b"".join(frame(msgpack.packb(r, use_bin_type=True)) for r in [h, *records])
+            )
+            for reader in ("inspect", "report", "viewer"):
+                tried += 1
+                try:
+                    _read_as(reader, run_dir, bench)
+                    held += 1
+                except (RunLogFormatError, Unreadable):
+                    held += 1  # refused with its reason: what `inspect` prints, what the viewer shows
+                except Exception as exc:
+                    bad.append(f"{name} in {reader}: {type(exc).__name__}")
+    return held, tried, bad
+
+
+def settings_family() -> tuple[int, int, list[str]]:
+    """Agent settings of the wrong shape: held when refused before the run, naming the field."""
+    from adapters.base import AdapterConfigError
+    from gateway.run.agents import check_agent_settings
+    from gateway.run.placement import parse_executor
+
+    url = "http://127.0.0.1:9/chat"
+    cases: list[tuple[str, dict[str, Any], str]] = [
+        ("timeout 'soon'", {"adapter": "http", "url": url, "timeout": "soon"}, "`timeout`"),
+        ("retries 1.5", {"adapter": "http", "url": url, "retries": 1.5}, "`retries`"),
+        ("llm.port 'x'", {"adapter": "http", "url": url, "llm": {"upstream": "standin", "port": "x"}}, "`llm.port`"),
+        ("port 70000", {"adapter": "http", "url": url, "port": 70000}, "`port`"),
+        ("quiet 'later'", {"adapter": "websocket", "url": "ws://127.0.0.1:9", "quiet": "later"}, "`quiet`"),
+        (
+            "a URL's password beside an Authorization header",
+            {"adapter": "http", "url": "http://bob:pw@127.0.0.1:9/chat", "headers": {"Authorization": "Bearer x"}},
+            "Authorization",
+        ),
+    ]
+    held, bad = 0, []
+    for name, agent, field in cases:
+        try:
+            check_agent_settings(agent)
+            bad.append(f"{name}: accepted")
+        except AdapterConfigError as exc:
+            held += 1 if field in str(exc) else 0
+            if field not in str(exc):
+                bad.append(f"{name}: {exc}")
+        except Exception as exc:
+            bad.append(f"{name}: {type(exc).__name__}: {exc}")
+    executor, problem = parse_executor({"ray": {"runtime_env": {"pip": 5}}})
+    if executor is None and "runtime_env.pip" in problem:
+        held += 1
+    else:
+        bad.append(f"Ray runtime_env {{pip: 5}}: {problem!r}")
+    return held, len(cases) + 1, bad
+
+
+def big_benchmarks_family() -> tuple[int, int, list[str]]:
+    """20,000 questions checked within 30 s; 40 chapters of 8 MB refused within 5 s."""
+    sys.path.insert(0, str(REPO / "bench"))
+    from big_benchmarks import write_benchmark
+
+    held, bad = 0, []
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = write_benchmark(Path(tmp) / "many", 20_000)
+        started = time.monotonic()
+        load_benchmark(folder)
+        took = time.monotonic() - started
+        held, bad = (held + 1, bad) if took < 30 else (held, [*bad, f"20,000 questions: {took:.0f} s"])
+        huge = Path(tmp) / "huge"
+        huge.mkdir()
+        names = [f"ch{n}.md" for n in range(40)]
+        (huge / "benchmark.json").write_text(json.dumps({"name": "h", "language": "en", "chapters": names}))
+        for name in names:
+            with open(huge / name, "wb") as f:
+                f.truncate(8_000_000)
+        started = time.monotonic()
+        try:
+            load_benchmark(huge)
+            bad.append("40 chapters of 8 MB: loaded")
+        except BenchmarkErrors:
+            took = time.monotonic() - started
+            held, bad = (held + 1, bad) if took < 5 else (held, [*bad, f"40 × 8 MB refused in {took:.0f} s"])
+    return held, 2, bad
+
+
 def _ends(path: Path) -> list[tuple[int, dict[str, Any]]]:
     from gateway.log.runlog import iter_records
 
@@ -470,6 +696,16 @@ def main() -> None:
     rows.append(("two `marathon demo`s on one run folder: one refused", f"{ok}/{total}", bad))
     ok, total, bad = damage_family()
     rows.append(("mid-log damage refused by resume, file kept", f"{ok}/{total}", bad))
+    ok, total, bad = controls_family()
+    rows.append(("control characters (7 classes) through `check`, `inspect`, report.md: none raw", f"{ok}/{total}", bad))
+    ok, total, bad = replies_family()
+    rows.append(("replies past the bound (endless body, 2 MiB frame, 200,000-deep JSON): typed errors", f"{ok}/{total}", bad))
+    ok, total, bad = crafted_values_family()
+    rows.append(("crafted values of the right type (1e308, -inf, nan, end reason 'str'): read", f"{ok}/{total}", bad))
+    ok, total, bad = settings_family()
+    rows.append(("agent settings of the wrong shape: refused before the run, field named", f"{ok}/{total}", bad))
+    ok, total, bad = big_benchmarks_family()
+    rows.append(("big benchmarks (20,000 questions checked; 40 × 8 MB refused, in seconds)", f"{ok}/{total}", bad))
     print("| family | handled cleanly |")
     print("|---|---|")
     for family, figure, _ in rows:

@@ -48,6 +48,7 @@ class Recordings:
         # ended runs: id → (log size, log mtime_ns, the list's summary)
         self.indexed: dict[str, tuple[int, int, dict[str, Any]]] = self._read_index()
         self._subfolders: tuple[float, dict[str, int]] = (-SUBFOLDERS_TTL, {})
+        self.version = 0  # moves whenever a listing may differ from the one before (a log was read)
 
     def run_dir(self, run_id: str) -> Path | None:
         """The folder of `run_id`, only when it is a run directly under the recordings folder."""
@@ -142,6 +143,8 @@ class Recordings:
         if changed:
             self._write_index()
         summaries.sort(key=lambda s: -(s.get("created") or 0))
+        if read or changed or pending:
+            self.version += 1
         return summaries, pending
 
     def _stamp(self, entry: os.DirEntry[str]) -> tuple[int, int] | None:
