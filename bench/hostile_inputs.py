@@ -674,13 +674,26 @@ def _ends(path: Path) -> list[tuple[int, dict[str, Any]]]:
     return list(iter_records(path))
 
 
+FAMILIES: list[tuple[str, Callable[[], tuple[int, int, list[str]]]]] = [
+    ("benchmark folders (`marathon check`)", benchmarks_family),
+    ("configs (`marathon run`)", configs_family),
+    ("secrets placed in a recorded call and its settings, redacted", secrets_family),
+    ("two `marathon demo`s on one run folder: one refused", concurrent_family),
+    ("mid-log damage refused by resume, file kept", damage_family),
+    ("control characters (7 classes) through `check`, `inspect`, report.md: none raw", controls_family),
+    ("replies past the bound (endless body, 2 MiB frame, 200,000-deep JSON): typed errors", replies_family),
+    ("crafted values of the right type (1e308, -inf, nan, end reason 'str'): read or refused", crafted_values_family),
+    ("agent settings of the wrong shape: refused before the run, field named", settings_family),
+    ("big benchmarks (20,000 questions checked; 40 × 8 MB refused, in seconds)", big_benchmarks_family),
+]
+
+
 def main() -> None:
     started = time.monotonic()
     rows: list[tuple[str, str, list[str]]] = []
-    ok, total, bad = benchmarks_family()
-    rows.append(("benchmark folders (`marathon check`)", f"{ok}/{total}", bad))
-    ok, total, bad = configs_family()
-    rows.append(("configs (`marathon run`)", f"{ok}/{total}", bad))
+    for label, family in FAMILIES[:2]:
+        ok, total, bad = family()
+        rows.append((label, f"{ok}/{total}", bad))
     crashed, total, examples = logs_family()
     for reader, count in crashed.items():
         rows.append(
@@ -690,22 +703,9 @@ def main() -> None:
                 examples if count else [],
             )
         )
-    ok, total, bad = secrets_family()
-    rows.append(("secrets placed in a recorded call and its settings, redacted", f"{ok}/{total}", bad))
-    ok, total, bad = concurrent_family()
-    rows.append(("two `marathon demo`s on one run folder: one refused", f"{ok}/{total}", bad))
-    ok, total, bad = damage_family()
-    rows.append(("mid-log damage refused by resume, file kept", f"{ok}/{total}", bad))
-    ok, total, bad = controls_family()
-    rows.append(("control characters (7 classes) through `check`, `inspect`, report.md: none raw", f"{ok}/{total}", bad))
-    ok, total, bad = replies_family()
-    rows.append(("replies past the bound (endless body, 2 MiB frame, 200,000-deep JSON): typed errors", f"{ok}/{total}", bad))
-    ok, total, bad = crafted_values_family()
-    rows.append(("crafted values of the right type (1e308, -inf, nan, end reason 'str'): read", f"{ok}/{total}", bad))
-    ok, total, bad = settings_family()
-    rows.append(("agent settings of the wrong shape: refused before the run, field named", f"{ok}/{total}", bad))
-    ok, total, bad = big_benchmarks_family()
-    rows.append(("big benchmarks (20,000 questions checked; 40 × 8 MB refused, in seconds)", f"{ok}/{total}", bad))
+    for label, family in FAMILIES[2:]:
+        ok, total, bad = family()
+        rows.append((label, f"{ok}/{total}", bad))
     print("| family | handled cleanly |")
     print("|---|---|")
     for family, figure, _ in rows:
