@@ -13,6 +13,7 @@ import html
 import json
 import time
 from collections import defaultdict
+from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 from string import Template
@@ -27,6 +28,7 @@ from gateway.report.budget import Ladder, render_ladder
 from gateway.report.comparison import Comparison, render_comparison
 from gateway.report.markdown import render_markdown
 from gateway.report.recordings import RecordedRun
+from gateway.report.run_cards import RunCard
 
 TEMPLATE = Path(__file__).parent / "templates" / "report.html"
 STAND_IN_NOTE = (
@@ -221,7 +223,10 @@ def render_html(
     comparisons: list[Comparison],
     problems: list[str],
     verdicts: list[str] | None = None,
+    cards: Sequence[RunCard] = (),
 ) -> str:
+    """The report page: every ladder and experiment, each run read whole charted one by one,
+    and a line for each other run (`cards`, and the ladder runs whose logs were released)."""
     sections = [
         {"id": f"ladder{n}", "title": f"Scale ladder: {ladder.label}", "charts": [pass_at_b(ladder)],
          "markdown": render_ladder(ladder)}
@@ -252,10 +257,11 @@ def render_html(
             f"{r.summary.run_id} — {r.summary.status}, mean {r.summary.describe_mean()} ({r.run_dir / 'report.md'})"
             for r in runs
             if r.released
-        ],
+        ]
+        + [card.line(recordings) for card in cards],
     }
     notes = []
-    if any(r.summary.stand_in for r in runs):
+    if any(r.summary.stand_in for r in runs) or any(c.stand_in for c in cards):
         notes.append(f'<p class="note">{html.escape(STAND_IN_NOTE)}</p>')
     for problem in problems:
         notes.append(f'<p class="note">Skipped {html.escape(problem)}</p>')

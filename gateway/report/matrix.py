@@ -46,7 +46,7 @@ def _replace(path: Path, text: str) -> None:
 
 
 def write_matrix_report(recordings: Path, seed: int = 0) -> MatrixReport:
-    runs, problems = load_runs(recordings)
+    runs, cards, problems = load_runs(recordings)
     ladders = build_ladders(runs)
     by_experiment: dict[str, list[dict[str, object]]] = defaultdict(list)
     for run in runs:
@@ -62,7 +62,7 @@ def write_matrix_report(recordings: Path, seed: int = 0) -> MatrixReport:
         comparisons.append(compare(lines, seed=seed))
         verdicts.append(render_verdict(plan_decision(jsonl), comparisons[-1], lines))
     parts = ["# Across runs", ""]
-    if any(r.summary.stand_in for r in runs):
+    if any(r.summary.stand_in for r in runs) or any(c.stand_in for c in cards):
         parts += ["> Some agents ran on the offline rule-based model stand-in, not an LLM.", ""]
     parts += [render_ladder(ladder) for ladder in ladders]
     parts += [render_comparison(c) + v for c, v in zip(comparisons, verdicts, strict=True)]
@@ -74,5 +74,5 @@ def write_matrix_report(recordings: Path, seed: int = 0) -> MatrixReport:
     from gateway.report.html import render_html  # plotly takes a while to import; only needed here
 
     html = recordings / HTML_FILE
-    _replace(html, render_html(recordings, runs, ladders, comparisons, problems, verdicts))
-    return MatrixReport(markdown, html, ladders, comparisons, written, problems, len(runs), verdicts)
+    _replace(html, render_html(recordings, runs, ladders, comparisons, problems, verdicts, cards))
+    return MatrixReport(markdown, html, ladders, comparisons, written, problems, len(runs) + len(cards), verdicts)

@@ -8,14 +8,14 @@ benchmark can't be read is skipped with the reason, never guessed at.
 from __future__ import annotations
 
 import hashlib
-import heapq
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
 from gateway.log.events import Asked, Header, LLMExchange, Said
-from gateway.log.runlog import EVENTS_FILE, RunLog, RunLogFormatError, read_log
+from gateway.log.runlog import EVENTS_FILE, RunLog, RunLogFormatError, read_header, read_log
 from gateway.report.markdown import RunSummary, summarize
+from gateway.report.run_cards import CardIndex, RunCard, Stamp, read_cards, stamp_of
 from persona.benchmark.errors import BenchmarkErrors
 from persona.benchmark.ladder import benchmark_for
 from persona.benchmark.model import Benchmark
@@ -23,8 +23,8 @@ from persona.benchmark.model import Benchmark
 EVIDENCE_PURPOSES = ("fact", "update", "line")
 
 
-# runs whose whole log the report keeps (the newest, charted one by one in report.html);
-# every other run keeps its summary and what the tables need: 10,000 demo runs took 8.1 GB
+# plain runs the report reads whole (the newest, charted one by one in report.html); every
+# other plain run is a line (`RunCard`): 10,000 demo runs took 8.1 GB
 CHARTED_RUNS = 40
 
 
@@ -37,7 +37,7 @@ class RecordedRun:
     released: bool = False  # its log's events were dropped (`release`): no per-run charts
 
     def release(self) -> None:
-        """Drop the log's events, keeping what the tables need of them (`observed`,
+        """Drop the log's events, keeping what the ladder tables need of them (`observed`,
         `evidence_hash`) and the summary. A run of an experiment is never released: its run
         line reads the events."""
         _ = self.observed, self.evidence_hash
@@ -97,27 +97,68 @@ def load_run(run_dir: Path) -> RecordedRun:
     return RecordedRun(run_dir, log, bench, summarize(log, bench))
 
 
-def load_runs(recordings: Path, charted: int = CHARTED_RUNS) -> tuple[list[RecordedRun], list[str]]:
-    """Every readable run under `recordings`, and a line for each one that isn't. Only the
-    `charted` newest runs outside experiments keep their whole log; the others are released
-    as they are read, so memory grows with the summaries, not with the logs."""
+def load_runs(
+    recordings: Path, charted: int = CHARTED_RUNS
+) -> tuple[list[RecordedRun], list[RunCard], list[str]]:
+    """Every readable run under `recordings`: the runs read whole — those of a scale ladder
+    or an experiment, and the `charted` newest others — then a card for each other run (its
+    line: `gateway.report.run_cards`), and a line for each run that can't be read.
+
+    Memory grows with the ladder and experiment runs' summaries, not with the logs: a ladder
+    run's log is released once read; an experiment's runs keep theirs (their run lines read
+    the events). A plain run's log is read only when the card index has no card for its
+    current size and time."""
+    index = CardIndex(recordings)
     runs: list[RecordedRun] = []
     problems: list[str] = []
-    newest: list[tuple[float, int]] = []  # a heap of (created, index in runs): the charted runs
+    cards: dict[str, RunCard] = {}
+    unread: list[Path] = []
+    stamps: dict[str, Stamp] = {}
     for run_dir in run_dirs(recordings):
+        stamp = stamp_of(run_dir)
+        card = index.get(run_dir.name, stamp) if stamp is not None else None
+        if card is not None:
+            cards[run_dir.name] = card
+            continue
         try:
-            log = read_log(run_dir / EVENTS_FILE)
-            if not log.header.benchmark.get("path"):
-                continue  # a probe or a typed chat: no benchmark, nothing to tabulate
-            bench = benchmark_of(log.header)
-            run = RecordedRun(run_dir, log, bench, summarize(log, bench))
-            runs.append(run)
-            if not run.meta.get("experiment"):
-                heapq.heappush(newest, (float(log.header.created), len(runs) - 1))
-                if len(newest) > charted:
-                    runs[heapq.heappop(newest)[1]].release()
-        except (RunLogFormatError, OSError, KeyError) as exc:
+            header = read_header(run_dir / EVENTS_FILE)
+        except (RunLogFormatError, OSError) as exc:
             problems.append(f"{run_dir.name}: unreadable log ({exc})")
-        except BenchmarkErrors as exc:
-            problems.append(f"{run_dir.name}: its benchmark no longer loads ({exc.errors[0]})")
-    return runs, problems
+            continue
+        if not header.benchmark.get("path"):
+            continue  # a probe or a typed chat: no benchmark, nothing to tabulate
+        if header.benchmark.get("rung") or header.meta.get("experiment"):
+            if (run := _read_whole(run_dir, problems)) is not None:
+                runs.append(run)
+                if not run.meta.get("experiment"):
+                    run.release()
+        else:
+            unread.append(run_dir)
+            if stamp is not None:
+                stamps[run_dir.name] = stamp
+    for run_dir, read in zip(unread, read_cards(unread), strict=True):
+        if isinstance(read, RunCard):
+            cards[run_dir.name] = read
+            if run_dir.name in stamps:
+                index.put(stamps[run_dir.name], read)
+        elif read is not None:
+            problems.append(read)
+    index.keep_only(cards)
+    index.save()
+    newest = sorted(cards.values(), key=lambda c: (c.created, c.folder), reverse=True)[:charted]
+    for card in newest:
+        if (run := _read_whole(recordings / card.folder, problems)) is not None:
+            runs.append(run)
+            del cards[card.folder]
+    runs.sort(key=lambda r: r.run_dir.name)
+    return runs, sorted(cards.values(), key=lambda c: c.folder), problems
+
+
+def _read_whole(run_dir: Path, problems: list[str]) -> RecordedRun | None:
+    try:
+        return load_run(run_dir)
+    except (RunLogFormatError, OSError, KeyError) as exc:
+        problems.append(f"{run_dir.name}: unreadable log ({exc})")
+    except BenchmarkErrors as exc:
+        problems.append(f"{run_dir.name}: its benchmark no longer loads ({exc.errors[0]})")
+    return None

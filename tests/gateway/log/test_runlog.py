@@ -150,3 +150,16 @@ def test_a_follower_notices_a_new_log_written_over_the_same_file(tmp_path: Path)
         f.write(other.read_bytes())
     events = follower.read_new()
     assert follower.restarted and [type(e) for e in events] == [Header] + [Said] * 6
+
+
+def test_the_header_alone_is_read_without_the_events(tmp_path: Path) -> None:
+    """A report over 10,000 runs sorts them by their headers before reading any log whole."""
+    from gateway.log.runlog import read_header
+
+    path = tmp_path / "events.msgpack"
+    with RunLogWriter.create(path, Header(run_id="r", meta={"note": "x" * 100_000})) as log:  # past 64 KiB
+        log.append(Said(text="hello"))
+    assert read_header(path).meta["note"] == "x" * 100_000
+    (tmp_path / "other").write_bytes(b"not a log at all")
+    with pytest.raises(RunLogFormatError, match="not a marathonbench run log"):
+        read_header(tmp_path / "other")

@@ -145,24 +145,38 @@ async def test_an_agents_answer_is_shown_as_text_never_as_markup(
         await viewer.stop()
 
 
-async def test_past_the_newest_runs_a_report_keeps_summaries_not_logs(tmp_path: Path) -> None:
+async def test_past_the_newest_runs_a_report_keeps_a_line_not_the_log(tmp_path: Path) -> None:
     """10,000 demo runs took `report` to 8.1 GB and past 300 s (4 charts a run, every log
-    kept): only the `charted` newest keep their log and charts; the rest are a line each."""
+    kept): only the `charted` newest are read whole and charted; each other run is a line,
+    as its report.md says it, kept in an index so the next report reads no log for it."""
     from gateway.log.runlog import EVENTS_FILE
     from gateway.report.html import render_html
     from gateway.report.recordings import load_runs
+    from gateway.report.run_cards import INDEX_FILE
 
     recordings = tmp_path / "recordings"
     await run_spec(RunSpec("r0", DEMO, {"adapter": "reference"}, {"driver": "scripted"}), recordings)
     data = (recordings / "r0" / EVENTS_FILE).read_bytes()
-    for n in (1, 2, 3):  # copies, read after r0
+    for n in (1, 2, 3):  # copies: the same created time, so the later folder names are the newest
         (recordings / f"r{n}").mkdir()
         (recordings / f"r{n}" / EVENTS_FILE).write_bytes(data)
-    runs, problems = load_runs(recordings, charted=2)
-    assert not problems and [r.released for r in runs] == [True, True, False, False]
-    assert all(not r.log.events for r in runs[:2]) and all(r.log.events for r in runs[2:])
-    assert all(r.summary.evaluations and r.evidence_hash == runs[3].evidence_hash for r in runs)
-    page = render_html(recordings, runs, [], [], [])
+    runs, cards, problems = load_runs(recordings, charted=2)
+    assert not problems and [r.run_dir.name for r in runs] == ["r2", "r3"]
+    assert [c.folder for c in cards] == ["r0", "r1"]
+    assert all(c.line(recordings).startswith("r0 — completed, mean 8.67/10 (") for c in cards)
+    page = render_html(recordings, runs, [], [], [], None, cards)
+    assert page.count('"charts": [{') == 2  # two runs charted
     uncharted = json.loads(re.search(r'"uncharted": (\[.*?\])', page)[1])  # type: ignore[index]
     assert [line.rsplit("/", 2)[-2] for line in uncharted] == ["r0", "r1"]
-    assert all(" — completed, mean 8.67/10 (" in line for line in uncharted)
+
+    # the next report takes the cards from the index; a log that changed is read again
+    index = json.loads((recordings / INDEX_FILE).read_text())
+    assert sorted(index["runs"]) == ["r0", "r1", "r2", "r3"]
+    (recordings / "r0" / EVENTS_FILE).write_bytes(data[: len(data) // 2])  # killed half-way, say
+    crafted = index["runs"]["r1"]
+    crafted[2]["mean"] = "10.00/10"  # changed by hand, to tell a card taken from the index
+    (recordings / INDEX_FILE).write_text(json.dumps(index))
+    _, cards, _ = load_runs(recordings, charted=2)
+    by_folder = {c.folder: c for c in cards}
+    assert by_folder["r0"].status != "completed"  # read again: the log changed
+    assert by_folder["r1"].mean == "10.00/10"  # its log unchanged: not read again
