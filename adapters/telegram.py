@@ -18,6 +18,7 @@ from adapters.base import (
     AdapterConfigError,
     AgentAuthError,
     AgentExited,
+    AgentReplyTooLarge,
     AgentTimeout,
     OffTurn,
     SessionState,
@@ -182,6 +183,7 @@ class TelegramAdapter:
     async def _settle(self, message_id: int) -> str:
         em = self.emulator
         before = self.classified
+        refused = em.oversized  # requests past `max_reply_bytes`, refused 413 as Telegram does
         start = time.monotonic()
         while True:
             now = time.monotonic()
@@ -189,6 +191,9 @@ class TelegramAdapter:
             mine = [m for m, off in judged if off is None]
             quiet_since = max(em.last_activity, start)
             still_typing = em.last_typing > em.last_message and now - em.last_typing < TYPING_SECONDS
+            if not mine and em.oversized > refused and now - quiet_since >= self.quiet and not still_typing:
+                # its reply was refused for its size and nothing came instead: cut, not a timeout
+                raise AgentReplyTooLarge(em.oversized_bytes, em.max_bytes, "Bot API request")
             if mine and now - quiet_since >= self.quiet and not still_typing:
                 self.off_turn += [off for _, off in judged if off is not None]
                 self.classified = len(em.sent)

@@ -100,6 +100,7 @@ class TelegramEmulator:
     rejected: int = 0  # requests with a token that is not the bot's (answered 401)
     max_bytes: int = 1 << 20  # a request body past it is refused (413), unread — the adapter's `max_reply_bytes`
     oversized: int = 0  # requests refused so
+    oversized_bytes: int = 0  # the size of the last (its Content-Length, else "past the limit")
     version: int = 0  # bumped on every change; waiters poll it (see `wait_change`)
     released: bool = False  # the run is ending: long polls return at once
     _redeliveries: set[asyncio.Task[None]] = field(default_factory=set)
@@ -205,6 +206,8 @@ class TelegramEmulator:
                 params = await read_params(request)
             except web.HTTPRequestEntityTooLarge:
                 self.oversized += 1
+                self.oversized_bytes = request.content_length or self.max_bytes + 1
+                await self._activity()  # the bot answered, too big: the turn settles on it
                 raise BotAPIError(413, "Request Entity Too Large") from None
             handler = getattr(self, f"_m_{method}", None)
             if handler is None:

@@ -7,7 +7,10 @@ benchmark can't be read is skipped with the reason, never guessed at.
 
 from __future__ import annotations
 
+import concurrent.futures
 import hashlib
+import multiprocessing
+import os
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -15,12 +18,13 @@ from pathlib import Path
 from gateway.log.events import Asked, Header, LLMExchange, Said
 from gateway.log.runlog import EVENTS_FILE, RunLog, RunLogFormatError, read_header, read_log
 from gateway.report.markdown import RunSummary, summarize
-from gateway.report.run_cards import CardIndex, RunCard, Stamp, read_cards, stamp_of
+from gateway.report.run_cards import CardIndex, RunCard, Stamp, stamp_of
 from persona.benchmark.errors import BenchmarkErrors
 from persona.benchmark.ladder import benchmark_for
 from persona.benchmark.model import Benchmark
 
 EVIDENCE_PURPOSES = ("fact", "update", "line")
+PARALLEL_FROM = 64  # logs to read before worker processes are worth their start-up (~1 s)
 
 
 # plain runs the report reads whole (the newest, charted one by one in report.html); every
@@ -95,6 +99,35 @@ def load_run(run_dir: Path) -> RecordedRun:
     log = read_log(run_dir / EVENTS_FILE)
     bench = benchmark_of(log.header)
     return RecordedRun(run_dir, log, bench, summarize(log, bench))
+
+
+def read_card(run_dir: Path) -> RunCard | str | None:
+    """The run's card; a problem line when its log or benchmark can't be read; None for a
+    log with no benchmark (a probe, a typed chat: nothing to tabulate). Never raises for a bad
+    run: it runs in a worker process."""
+    try:
+        log = read_log(run_dir / EVENTS_FILE)
+        if not log.header.benchmark.get("path"):
+            return None
+        summary = summarize(log, benchmark_of(log.header))
+    except (RunLogFormatError, OSError, KeyError) as exc:
+        return f"{run_dir.name}: unreadable log ({exc})"
+    except BenchmarkErrors as exc:
+        return f"{run_dir.name}: its benchmark no longer loads ({exc.errors[0]})"
+    return RunCard(
+        run_dir.name, summary.run_id, summary.status, summary.describe_mean(), summary.stand_in, log.header.created
+    )
+
+
+def read_cards(run_dirs: list[Path]) -> list[RunCard | str | None]:
+    """`read_card` of each, over worker processes when there are many and cores to spare
+    (started fresh, never forked: `marathon run` calls this with threads running)."""
+    workers = min(os.cpu_count() or 1, 4)
+    if len(run_dirs) < PARALLEL_FROM or workers < 2:
+        return [read_card(d) for d in run_dirs]
+    context = multiprocessing.get_context("spawn")
+    with concurrent.futures.ProcessPoolExecutor(workers, mp_context=context) as pool:
+        return list(pool.map(read_card, run_dirs, chunksize=32))
 
 
 def load_runs(

@@ -7,18 +7,17 @@ is all the report keeps of it (`RunCard`). Lines are kept in `INDEX_FILE` in the
 folder (beside matrix.md, which `report` writes too) with their log's size and modification
 time: a later report reads a log again only when either changed. The index is a cache:
 deleting it costs a re-read, never a wrong report; an entry of the wrong shape is ignored.
-Reading many logs for the first time is spread over worker processes (`read_cards`).
+Reading many logs for the first time is spread over worker processes
+(`gateway.report.recordings.read_cards`).
 
 What a caller may rely on: a card says what the run's own report.md says of it (the same
-summary), and `read_cards` returns them in the order asked.
+summary).
 """
 
 from __future__ import annotations
 
-import concurrent.futures
 import contextlib
 import json
-import multiprocessing
 import os
 import stat
 from collections.abc import Iterable
@@ -26,13 +25,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from gateway.log.runlog import EVENTS_FILE, RunLogFormatError, read_log
-from gateway.report.markdown import summarize
-from persona.benchmark.errors import BenchmarkErrors
+from gateway.log.runlog import EVENTS_FILE
 
 INDEX_FILE = ".runs-index.json"
 INDEX_FORMAT = 1
-PARALLEL_FROM = 64  # logs to read before worker processes are worth their start-up (~1 s)
 
 Stamp = tuple[int, int]  # the log's (size, mtime_ns)
 
@@ -56,37 +52,6 @@ def stamp_of(run_dir: Path) -> Stamp | None:
     except OSError:
         return None
     return (info.st_size, info.st_mtime_ns) if stat.S_ISREG(info.st_mode) else None
-
-
-def read_card(run_dir: Path) -> RunCard | str | None:
-    """The run's card; a problem line when its log or benchmark can't be read; None for a
-    log with no benchmark (a probe, a typed chat: nothing to tabulate). Never raises for a bad
-    run: it runs in a worker process."""
-    from gateway.report.recordings import benchmark_of  # recordings imports this module
-
-    try:
-        log = read_log(run_dir / EVENTS_FILE)
-        if not log.header.benchmark.get("path"):
-            return None
-        summary = summarize(log, benchmark_of(log.header))
-    except (RunLogFormatError, OSError, KeyError) as exc:
-        return f"{run_dir.name}: unreadable log ({exc})"
-    except BenchmarkErrors as exc:
-        return f"{run_dir.name}: its benchmark no longer loads ({exc.errors[0]})"
-    return RunCard(
-        run_dir.name, summary.run_id, summary.status, summary.describe_mean(), summary.stand_in, log.header.created
-    )
-
-
-def read_cards(run_dirs: list[Path]) -> list[RunCard | str | None]:
-    """`read_card` of each, over worker processes when there are many and cores to spare
-    (started fresh, never forked: `marathon run` calls this with threads running)."""
-    workers = min(os.cpu_count() or 1, 4)
-    if len(run_dirs) < PARALLEL_FROM or workers < 2:
-        return [read_card(d) for d in run_dirs]
-    context = multiprocessing.get_context("spawn")
-    with concurrent.futures.ProcessPoolExecutor(workers, mp_context=context) as pool:
-        return list(pool.map(read_card, run_dirs, chunksize=32))
 
 
 class CardIndex:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ import aiohttp
 import pytest
 from aiohttp import web
 
+from adapters.base import AgentReplyTooLarge
 from adapters.http_server import serve
 from adapters.telegram import TelegramAdapter
 from gateway.log.events import Evaluation, SessionChanged, TerminationReason
@@ -302,3 +304,25 @@ def test_the_bot_api_port_is_not_the_agent_s_port() -> None:
     adapter = TelegramAdapter({"port": 18789})
     assert adapter.port == 0
     assert TelegramAdapter({"api_port": 18800}).port == 18800
+
+
+async def test_a_reply_refused_for_its_size_is_reply_too_large_not_a_timeout() -> None:
+    """A bot whose answer passes `max_reply_bytes` gets Telegram's 413; the turn ends at once as
+    `reply_too_large` with the size (it waited out the whole timeout, then said "no reply")."""
+    telegram = TelegramAdapter({"quiet": 0.2, "timeout": 30, "max_reply_bytes": 64 * 1024})
+    await telegram.start()
+    em = telegram.emulator
+
+    async def bot() -> int:
+        await api(telegram, "getUpdates", timeout=5)
+        status, _ = await api(telegram, "sendMessage", chat_id=em.user_id, text="x" * 200_000)
+        return status
+
+    task = asyncio.create_task(bot())
+    started = time.monotonic()
+    try:
+        with pytest.raises(AgentReplyTooLarge, match=r"Bot API request was (more than )?[\d,]+ bytes, past the limit of 65,536"):
+            await telegram.send("tell me everything")
+        assert await task == 413 and time.monotonic() - started < 10
+    finally:
+        await telegram.close()
