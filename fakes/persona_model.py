@@ -171,6 +171,34 @@ def _next_step(messages: list[dict[str, Any]], openai: bool = False) -> Step:
 class FakePersonaModel:
     requests: list[dict[str, Any]] = field(default_factory=list)
     garble_judge: bool = False
+    # a model that can't play, as real small models were seen to: "loop" sends one paragraph
+    # again and again, "chatty" talks on and never calls a tool
+    mistake: str = ""
+    # the model's window: a request estimated past it is refused as each provider refuses it
+    context_tokens: int = 0
+
+    def _mistaken(self) -> Step | None:
+        if self.mistake == "loop":
+            return ("say", "Hello! I would like to tell you about my life. My name is Maya and I live in Lisbon.")
+        if self.mistake == "chatty":
+            return ("say", f"Let me tell you more about my week, part {len(self.requests)}: it was busy.")
+        return None
+
+    def _too_long(self, body: dict[str, Any], openai: bool) -> web.Response | None:
+        size = len(json.dumps(body)) // 4
+        if not self.context_tokens or size <= self.context_tokens:
+            return None
+        if openai:  # llama.cpp's and vLLM's OpenAI-compatible servers
+            message = (
+                f"This model's maximum context length is {self.context_tokens} tokens. "
+                f"However, you requested {size} tokens. Please reduce the length of the messages."
+            )
+            error = {"code": 400, "message": message, "type": "invalid_request_error"}
+            return web.json_response({"error": error}, status=400)
+        message = f"prompt is too long: {size} tokens > {self.context_tokens} maximum"
+        return web.json_response(
+            {"type": "error", "error": {"type": "invalid_request_error", "message": message}}, status=400
+        )
 
     def app(self) -> web.Application:
         app = web.Application()
@@ -185,7 +213,9 @@ class FakePersonaModel:
     async def anthropic(self, request: web.Request) -> web.StreamResponse:
         body = await request.json()
         self.requests.append(body)
-        step = self._judge(body) or next_step(body["messages"])
+        if (refused := self._too_long(body, openai=False)) is not None:
+            return refused
+        step = self._judge(body) or self._mistaken() or next_step(body["messages"])
         content: list[dict[str, Any]]
         if step[0] == "say" or step[0] == "text":
             content = [{"type": "text", "text": step[1]}]
@@ -228,8 +258,12 @@ class FakePersonaModel:
     async def openai(self, request: web.Request) -> web.StreamResponse:
         body = await request.json()
         self.requests.append(body)
-        step = self._judge(body) or next_step(
-            [m for m in body["messages"] if m["role"] != "system"], openai=True
+        if (refused := self._too_long(body, openai=True)) is not None:
+            return refused
+        step = (
+            self._judge(body)
+            or self._mistaken()
+            or next_step([m for m in body["messages"] if m["role"] != "system"], openai=True)
         )
         message: dict[str, Any] = {"role": "assistant", "content": None}
         if step[0] in ("say", "text"):

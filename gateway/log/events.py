@@ -210,6 +210,7 @@ class TerminationReason(StrEnum):
     LOG_FAILED = "log_failed"  # the run log could not be written: stopped, fail closed
     ERROR = "error"  # a bug or bad state on our side; resumable once fixed
     LIMIT_REACHED = "limit_reached"  # a run limit (time, turns, spend) was reached: final, a failure
+    PERSONA_FAILED = "persona_failed"  # the persona's model could not play it: resumable once changed or fixed
 
     @property
     def final(self) -> bool:

@@ -13,8 +13,10 @@ from typing import Any
 from gateway.log.events import Event, PersonaTurn
 from persona.benchmark.ladder import without_distractors
 from persona.benchmark.model import Benchmark
+from persona.drivers.give_up import GiveUp
 from persona.drivers.ladder import LadderDriver
-from persona.drivers.llm import Compaction, LLMPersonaDriver
+from persona.drivers.llm import LLMPersonaDriver
+from persona.drivers.persona_compaction import Compaction
 from persona.drivers.protocol import PersonaDriver
 from persona.drivers.scripted import ScriptedDriver
 from persona.grading.judge import Judge, LLMJudge
@@ -56,7 +58,9 @@ def build_driver(
 ) -> PersonaDriver:
     """`driver`: scripted | anthropic:MODEL | openai:URL#MODEL | replay (`from`: a run). LLM settings: `base_url`,
     `api_key_env`, `temperature` (default: 0.2 for OpenAI-compatible endpoints, the provider's
-    default for Anthropic, whose current API takes none), `compaction: {max_tokens, trim_to_tokens}`."""
+    default for Anthropic, whose current API takes none), `compaction: {max_tokens, trim_to_tokens}`,
+    `context_tokens` (the model's window: compaction defaults that fit it), `give_up: {repeats,
+    idle_messages}` (when a model that can't play is stopped: `persona.drivers.give_up`)."""
     name = driver_name(settings)
     if name == "scripted":
         return ScriptedDriver(
@@ -80,13 +84,18 @@ def _llm_driver(
 ) -> LLMPersonaDriver:
     client = _client(name, settings)
     limits = settings.get("compaction") or benchmark.settings.get("compaction") or {}
-    compaction = Compaction(int(limits.get("max_tokens", 30000)), int(limits.get("trim_to_tokens", 10000)))
+    window = settings.get("context_tokens")  # the persona model's window, where the config says it
+    default = Compaction.for_window(int(window)) if window else Compaction()
+    compaction = Compaction(
+        int(limits.get("max_tokens", default.max_tokens)), int(limits.get("trim_to_tokens", default.trim_to_tokens))
+    )
     temperature = settings.get("temperature", None if name.startswith("anthropic:") else 0.2)
     return LLMPersonaDriver(
         benchmark,
         LoggedClient(client, log, replay),
         compaction=compaction,
         temperature=None if temperature is None else float(temperature),
+        give_up=GiveUp.from_settings(settings.get("give_up")),
     )
 
 
@@ -138,5 +147,10 @@ def check_persona_settings(settings: dict[str, Any], benchmark: Benchmark) -> No
         raise ValueError(problem)
     if name != "scripted" and (problem := _key_problem(name, settings, "the persona")):
         raise ValueError(problem)
+    if name != "scripted":
+        GiveUp.from_settings(settings.get("give_up"))  # names the field
+        window = settings.get("context_tokens")
+        if window is not None and (not isinstance(window, int) or isinstance(window, bool) or window < 2000):
+            raise ValueError("persona `context_tokens` must be the model's window in tokens (at least 2,000)")
     if name == "scripted" or benchmark.rung:  # the scripted words, or a rung's distractor intros
         phrases_for(benchmark.language)  # UnknownLanguage (a ValueError) names the files there are

@@ -88,7 +88,7 @@ from persona.drivers.actions import (
     Say,
     Slip,
 )
-from persona.drivers.protocol import PersonaDriver
+from persona.drivers.protocol import PersonaCantPlay, PersonaDriver
 
 MAX_CONSECUTIVE_AGENT_ERRORS = 3
 
@@ -245,6 +245,8 @@ class Run:
             raise
         except AdapterError as exc:
             reason, detail = TerminationReason.AGENT_FAILED, f"{type(exc).__name__}: {exc}"
+        except PersonaCantPlay as exc:
+            reason, detail = TerminationReason.PERSONA_FAILED, str(exc)
         except Exception as exc:
             detail = f"{type(exc).__name__}: {exc}"
             raise

@@ -14,7 +14,6 @@ runner logs each model response and, on resume, replays them before calling the 
 
 from __future__ import annotations
 
-import json
 import re
 from collections import deque
 from dataclasses import dataclass, field
@@ -36,13 +35,18 @@ from persona.drivers.actions import (
     Say,
     Slip,
 )
+from persona.drivers.give_up import GiveUp, PlayWatch, is_context_error
 from persona.drivers.live_facts import LiveFacts
+from persona.drivers.persona_compaction import Compaction, compacted
+from persona.drivers.protocol import PersonaCantPlay
 from persona.drivers.tools import TOOL_SPECS
 from persona.languages import UnknownLanguage, language_table
-from persona.llm.types import LLMClient, LLMRequest, LLMResponse, ToolUse
+from persona.llm.types import LLMClient, LLMError, LLMRequest, LLMResponse, ToolUse
 from persona.terms import key_terms, missing_details, terms_match
 
 PROMPTS = Path(__file__).parent / "prompts"
+# what the model did that moves the benchmark on, for `PlayWatch` (asking a question does too)
+_PROGRESS = (MarkTold, EditFact, EnterPhase, Evaluate, Finish)
 RETRY_WEIGHT = 0.5
 MAX_TOOL_ROUNDS = 16
 _REASONING = re.compile(r"<(thinking|think|reasoning|scratchpad)>.*?</\1>", re.S | re.I)
@@ -53,25 +57,12 @@ _OUT_OF_ROLE = re.compile(
 )
 
 
-def estimate_tokens(value: Any) -> int:
-    """About four characters per token, over the JSON of the messages. The persona's context
-    size is only compared with its own `compaction` limits, so an estimate is enough and needs
-    no provider call; the provider's exact counts are in the usage of every logged response."""
-    return len(json.dumps(value, ensure_ascii=False)) // 4
-
-
 @dataclass
 class QuestionState:
     question: Question
     attempts: int = 0
     answer: str = ""
     graded: bool = False
-
-
-@dataclass
-class Compaction:
-    max_tokens: int = 30000
-    trim_to_tokens: int = 10000
 
 
 @dataclass
@@ -97,6 +88,7 @@ class LLMPersonaDriver:
         *,
         compaction: Compaction | None = None,
         temperature: float | None = None,
+        give_up: GiveUp | None = None,
     ) -> None:
         self.benchmark = benchmark
         self.client = client
@@ -108,6 +100,7 @@ class LLMPersonaDriver:
         self.state = _State()
         self.queue: deque[PersonaAction] = deque()
         self.compactions = 0
+        self.watch = PlayWatch(give_up or GiveUp())
 
     # -- the PersonaDriver protocol --------------------------------------------------------
 
@@ -162,34 +155,15 @@ class LLMPersonaDriver:
             self.state.last_asked = None
         self._append("user", text)
 
-    def _maybe_compact(self) -> None:
-        """Past `max_tokens`, keep the messages since the latest phase boundary that fits
-        `trim_to_tokens` (always cutting at a phase boundary), and put the profile and the
-        facts files read, with their current values, in front."""
-        messages = self.state.messages
-        if estimate_tokens(messages) <= self.compaction.max_tokens or len(self.state.boundaries) < 2:
-            return
-        cut = self.state.boundaries[-1]
-        for b in reversed(self.state.boundaries[:-1]):
-            if estimate_tokens(messages[b:]) > self.compaction.trim_to_tokens:
-                break
-            cut = b
-        if cut == 0:
-            return
-        head = messages[cut]
-        phase_text = "\n".join(
-            str(b.get("content") if b.get("type") == "tool_result" else b.get("text", ""))
-            for b in head["content"]
-        )
-        recap = self._recap()
-        kept = [
-            {"role": "user", "content": [{"type": "text", "text": f"{recap}\n\n{phase_text}"}]},
-            *messages[cut + 1 :],
-        ]
-        shift = cut
-        self.state.messages = kept
-        self.state.boundaries = [0] + [b - shift for b in self.state.boundaries if b > cut]
+    def _maybe_compact(self, force: bool = False) -> bool:
+        """Past `max_tokens` (or `force`d), cut the messages at a phase boundary
+        (`persona_compaction.compacted`); whether anything was cut."""
+        cut = compacted(self.state.messages, self.state.boundaries, self.compaction, self._recap, force)
+        if cut is None:
+            return False
+        self.state.messages, self.state.boundaries = cut
         self.compactions += 1
+        return True
 
     def _recap(self) -> str:
         lines = ["(Earlier conversation was trimmed to save space. What you need to know:)"]
@@ -262,13 +236,31 @@ class LLMPersonaDriver:
         request = LLMRequest(
             system=self.system_parts(), messages=messages, tools=TOOL_SPECS, temperature=self.temperature
         )
-        return await self.client.complete(request)
+        try:
+            return await self.client.complete(request)
+        except LLMError as exc:
+            if not is_context_error(str(exc)):
+                raise PersonaCantPlay(f"the persona model failed: {exc}") from None
+            # past the model's window: compact earlier from now on, cut now, and try once more
+            self.compaction = Compaction(self.compaction.max_tokens // 2, self.compaction.trim_to_tokens // 2)
+            if reminder is None and self._maybe_compact(force=True):
+                try:
+                    return await self._call()
+                except PersonaCantPlay:
+                    pass
+            raise PersonaCantPlay(
+                f"the persona model's context window can't hold the conversation ({exc}); "
+                "give the model a larger window, or set persona `context_tokens` to the one it has"
+            ) from None
 
     # -- what a message is -----------------------------------------------------------------
 
     def _send(self, text: str) -> None:
-        self.state.sent.append(text)
         question = self._question_in(text)
+        asks = question is not None and not getattr(self.state.questions.get(question.id), "attempts", 0)
+        progressed = asks or any(isinstance(a, _PROGRESS) for a in self.queue)
+        self.watch.message(text, progressed, self.benchmark.phases[self.state.phase].title)
+        self.state.sent.append(text)
         if question is not None:
             q = self.state.questions.setdefault(question.id, QuestionState(question))
             if q.attempts == 0:

@@ -20,3 +20,10 @@ class PersonaDriver(Protocol):
     deterministic: bool
 
     async def next_action(self, reply: AgentReply | None) -> PersonaAction: ...
+
+
+class PersonaCantPlay(Exception):
+    """The persona's model is not playing the persona — it loops on one message, talks without
+    ever telling a fact or asking, or its context window can't hold the conversation. The run
+    ends `persona_failed` with this sentence (resumable once the model is changed or fixed),
+    scoring nothing it did not test."""

@@ -1,0 +1,63 @@
+"""The LLM persona's own context: trimmed at a phase boundary when it grows past its limits.
+
+The persona model sees the whole conversation so far; a marathon is longer than any model's
+window. Past `Compaction.max_tokens` the messages are cut at the latest phase boundary whose
+messages fit `trim_to_tokens`, and a recap — the profile and the facts files read, with their
+current values — is put in front, so the persona never loses what it must know. A context
+error from the provider halves both limits and cuts at once (`LLMPersonaDriver._call`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+
+def estimate_tokens(value: Any) -> int:
+    """About four characters per token, over the JSON of the messages. The persona's context
+    size is only compared with its own `compaction` limits, so an estimate is enough and needs
+    no provider call; the provider's exact counts are in the usage of every logged response."""
+    return len(json.dumps(value, ensure_ascii=False)) // 4
+
+
+@dataclass
+class Compaction:
+    max_tokens: int = 30000
+    trim_to_tokens: int = 10000
+
+    @classmethod
+    def for_window(cls, context_tokens: int) -> Compaction:
+        """Limits that fit a model's window of `context_tokens`, room left for the system
+        parts, the tools and the answer (a 8,192-token server took 9,241 and failed)."""
+        return cls(min(30000, context_tokens // 2), min(10000, context_tokens // 5))
+
+
+def compacted(
+    messages: list[dict[str, Any]],
+    boundaries: list[int],
+    limits: Compaction,
+    recap: Callable[[], str],
+    force: bool = False,
+) -> tuple[list[dict[str, Any]], list[int]] | None:
+    """The messages and phase boundaries after a cut, or None when there is nothing to cut
+    (under the limit and not `force`d, or no earlier phase to cut at)."""
+    if not (force or estimate_tokens(messages) > limits.max_tokens) or len(boundaries) < 2:
+        return None
+    cut = boundaries[-1]
+    for b in reversed(boundaries[:-1]):
+        if estimate_tokens(messages[b:]) > limits.trim_to_tokens:
+            break
+        cut = b
+    if cut == 0:
+        return None
+    phase_text = "\n".join(
+        str(b.get("content") if b.get("type") == "tool_result" else b.get("text", ""))
+        for b in messages[cut]["content"]
+    )
+    kept = [
+        {"role": "user", "content": [{"type": "text", "text": f"{recap()}\n\n{phase_text}"}]},
+        *messages[cut + 1 :],
+    ]
+    return kept, [0] + [b - cut for b in boundaries if b > cut]

@@ -1,0 +1,143 @@
+"""A persona model that can't play is stopped, clearly: the run ends `persona_failed` with
+one sentence, never a traceback and never minutes of a loop. The fake model's mistake modes
+stand in for what a real small model (SmolLM2-135M) did; served over loopback in the exact
+wire formats, through the official SDKs."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from adapters.http_server import ServedApp, serve
+from fakes.persona_model import FakePersonaModel
+from gateway.log.events import Evaluation, RunEnded, TerminationReason
+from gateway.log.runlog import EVENTS_FILE, read_log
+from gateway.run.config import RunSpec
+from gateway.run.runner import run_spec
+from persona.drivers.give_up import GiveUp
+from tests.conftest import DEMO
+
+
+@pytest.fixture
+async def fake(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[tuple[FakePersonaModel, ServedApp]]:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    model = FakePersonaModel()
+    served = await serve(model.app())
+    yield model, served
+    await served.stop()
+
+
+def persona(kind: str, url: str, **extra: object) -> dict[str, object]:
+    if kind == "anthropic":
+        return {"driver": "anthropic:fake-persona", "base_url": url, **extra}
+    return {"driver": f"openai:{url}/v1#fake-persona", **extra}
+
+
+async def play(model_url: str, tmp_path: Path, kind: str = "openai", **extra: object) -> tuple[RunEnded, float, int]:
+    started = time.monotonic()
+    outcome = await run_spec(RunSpec("p", DEMO, {"adapter": "reference"}, persona(kind, model_url, **extra)), tmp_path)
+    took = time.monotonic() - started
+    log = read_log(tmp_path / "p" / EVENTS_FILE)
+    (end,) = [e for e in log.events if isinstance(e, RunEnded)]
+    assert outcome.reason.value == end.reason
+    return end, took, len([e for e in log.events if isinstance(e, Evaluation)])
+
+
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+async def test_a_model_that_sends_one_paragraph_again_and_again_is_stopped(
+    fake: tuple[FakePersonaModel, ServedApp], tmp_path: Path, kind: str
+) -> None:
+    model, served = fake
+    model.mistake = "loop"
+    end, took, graded = await play(served.url, tmp_path, kind)
+    assert end.reason == TerminationReason.PERSONA_FAILED and not TerminationReason.PERSONA_FAILED.final
+    assert "sent the same message 3 times in a row in phase 'Introduction'" in end.detail
+    assert "try a larger model" in end.detail and graded == 0 and took < 60
+    report = (tmp_path / "p" / "report.md").read_text()
+    assert "persona_failed" in report
+
+
+async def test_a_model_that_talks_on_without_its_tools_is_stopped_at_its_limit(
+    fake: tuple[FakePersonaModel, ServedApp], tmp_path: Path
+) -> None:
+    model, served = fake
+    model.mistake = "chatty"
+    end, _, graded = await play(served.url, tmp_path, give_up={"idle_messages": 5})
+    assert end.reason == TerminationReason.PERSONA_FAILED and graded == 0
+    assert "sent 5 messages in a row in phase 'Introduction' without marking a fact told" in end.detail
+
+
+async def test_a_model_that_plays_is_never_stopped(fake: tuple[FakePersonaModel, ServedApp], tmp_path: Path) -> None:
+    """The defaults let a playing model finish: the demo needs more messages in a row than a
+    tight limit between two facts marked told (its exam asks 15 questions in one phase)."""
+    _, served = fake
+    end, _, graded = await play(served.url, tmp_path)
+    assert end.reason == TerminationReason.COMPLETED and graded == 15
+
+
+async def test_a_context_length_error_compacts_and_goes_on(
+    fake: tuple[FakePersonaModel, ServedApp], tmp_path: Path
+) -> None:
+    """A server with a window smaller than the persona's compaction limit refused a request
+    ("maximum context length is 8192 tokens. However, you requested 9241") and the run
+    crashed with a traceback: now the persona compacts, retries, and the run completes."""
+    model, served = fake
+    model.context_tokens = 9000
+    end, _, graded = await play(served.url, tmp_path)
+    refused = [r for r in model.requests if len(json.dumps(r)) // 4 > 9000]
+    assert refused, "the window was never reached: the test proves nothing"
+    assert end.reason == TerminationReason.COMPLETED and graded == 15
+
+
+async def test_a_window_too_small_for_the_persona_is_persona_failed_naming_the_fix(
+    fake: tuple[FakePersonaModel, ServedApp], tmp_path: Path
+) -> None:
+    model, served = fake
+    model.context_tokens = 1500  # not even the system prompt and the tools fit
+    end, _, _ = await play(served.url, tmp_path, kind="anthropic")
+    assert end.reason == TerminationReason.PERSONA_FAILED
+    assert "context window can't hold the conversation" in end.detail and "prompt is too long" in end.detail
+    assert "persona `context_tokens`" in end.detail
+
+
+async def test_the_window_in_the_config_sets_compaction_so_nothing_is_refused(
+    fake: tuple[FakePersonaModel, ServedApp], tmp_path: Path
+) -> None:
+    model, served = fake
+    model.context_tokens = 9000
+    end, _, graded = await play(served.url, tmp_path, context_tokens=9000)
+    assert end.reason == TerminationReason.COMPLETED and graded == 15
+    assert all(len(json.dumps(r)) // 4 <= 9000 for r in model.requests)
+
+
+@pytest.mark.parametrize(
+    ("value", "said"),
+    [
+        ({"repeats": 1}, "`give_up.repeats` must be a whole number of at least 2"),
+        ({"idle": 3}, "must be {repeats: N, idle_messages: N}"),
+        ("often", "must be {repeats: N, idle_messages: N}"),
+    ],
+)
+def test_give_up_settings_of_the_wrong_shape_name_the_field(value: object, said: str) -> None:
+    with pytest.raises(ValueError, match=said.replace("{", r"\{").replace("}", r"\}").replace("`", "`")):
+        GiveUp.from_settings(value)
+
+
+@pytest.mark.parametrize(
+    ("extra", "said"),
+    [({"give_up": {"repeats": 0}}, "`give_up.repeats`"), ({"context_tokens": "8k"}, "`context_tokens`")],
+)
+def test_bad_persona_limits_fail_before_the_run(extra: dict[str, object], said: str, tmp_path: Path) -> None:
+    from tests.marathon_cli import marathon
+
+    config = tmp_path / "config.json"
+    run = {"id": "p", "benchmark": str(DEMO), "agent": {"adapter": "reference"}}
+    run["persona"] = {"driver": "openai:http://127.0.0.1:9/v1#m", **extra}
+    config.write_text(json.dumps({"runs": [run]}))
+    done = marathon("run", str(config), cwd=tmp_path)
+    assert done.returncode != 0 and said in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "recordings" / "p").exists()  # nothing started
