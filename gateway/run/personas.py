@@ -36,8 +36,10 @@ class LoggedClient:
         self._log = log
         self._replay = deque(replay or [])
         self.replayed = 0
+        self.last_replayed = False  # the last response came from the log, not the model
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
+        self.last_replayed = bool(self._replay)
         if self._replay:
             self.replayed += 1
             return LLMResponse.from_record(self._replay.popleft())

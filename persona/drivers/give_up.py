@@ -61,8 +61,13 @@ class PlayWatch:
     same: int = 0
     idle: int = 0
 
-    def message(self, text: str, progressed: bool, phase: str) -> None:
-        """The persona sent `text`; `progressed`: the model moved the benchmark on with it."""
+    def message(self, text: str, progressed: bool, phase: str, live: bool = True) -> None:
+        """The persona sent `text`; `progressed`: the model moved the benchmark on with it.
+        A message replayed from the log on resume (`live` False) is not judged again and
+        starts the count over: the run was stopped for it, and the model may have been fixed."""
+        if not live:
+            self.last, self.same, self.idle = "", 0, 0
+            return
         flat = " ".join(text.lower().split())
         self.same = self.same + 1 if flat == self.last else 1
         self.last = flat

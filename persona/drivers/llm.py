@@ -259,7 +259,8 @@ class LLMPersonaDriver:
         question = self._question_in(text)
         asks = question is not None and not getattr(self.state.questions.get(question.id), "attempts", 0)
         progressed = asks or any(isinstance(a, _PROGRESS) for a in self.queue)
-        self.watch.message(text, progressed, self.benchmark.phases[self.state.phase].title)
+        live = not getattr(self.client, "last_replayed", False)  # a resume replays the log first
+        self.watch.message(text, progressed, self.benchmark.phases[self.state.phase].title, live)
         self.state.sent.append(text)
         if question is not None:
             q = self.state.questions.setdefault(question.id, QuestionState(question))

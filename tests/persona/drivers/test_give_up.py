@@ -141,3 +141,19 @@ def test_bad_persona_limits_fail_before_the_run(extra: dict[str, object], said: 
     done = marathon("run", str(config), cwd=tmp_path)
     assert done.returncode != 0 and said in done.stderr and "Traceback" not in done.stderr
     assert not (tmp_path / "recordings" / "p").exists()  # nothing started
+
+
+async def test_a_stopped_run_resumes_once_the_model_plays(
+    fake: tuple[FakePersonaModel, ServedApp], tmp_path: Path
+) -> None:
+    """The responses that stopped it are replayed on resume, not judged again: with the model
+    fixed (here: the same server now playing), the same command finishes the run."""
+    model, served = fake
+    model.mistake = "loop"
+    end, _, _ = await play(served.url, tmp_path)
+    assert end.reason == TerminationReason.PERSONA_FAILED
+    model.mistake = ""
+    outcome = await run_spec(RunSpec("p", DEMO, {"adapter": "reference"}, persona("openai", served.url)), tmp_path)
+    assert outcome.reason == TerminationReason.COMPLETED
+    log = read_log(tmp_path / "p" / EVENTS_FILE)
+    assert len({e.question_id for e in log.events if isinstance(e, Evaluation)}) == 15
