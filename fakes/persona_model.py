@@ -41,9 +41,7 @@ def items_of(messages: list[dict[str, Any]], openai: bool) -> list[Item]:
     for m in messages:
         role, content = m.get("role"), m.get("content")
         if openai:
-            if role == "assistant":
-                if content:
-                    out.append(Item("said", str(content)))
+            if role == "assistant":  # tool calls run before the text beside them is sent
                 for c in m.get("tool_calls") or []:
                     out.append(
                         Item(
@@ -53,6 +51,8 @@ def items_of(messages: list[dict[str, Any]], openai: bool) -> list[Item]:
                             id=c["id"],
                         )
                     )
+                if content:
+                    out.append(Item("said", str(content)))
             elif role == "tool":
                 out.append(Item("result", str(content), id=m["tool_call_id"]))
                 if re.match(r"^Phase \d+ of \d+:", str(content)):
@@ -63,6 +63,8 @@ def items_of(messages: list[dict[str, Any]], openai: bool) -> list[Item]:
         blocks: list[dict[str, Any]] = (
             [{"type": "text", "text": content}] if isinstance(content, str) else content or []
         )
+        if role == "assistant":  # tool calls run before the text beside them is sent
+            blocks = sorted(blocks, key=lambda b: b.get("type") != "tool_use")
         for b in blocks:
             if b.get("type") == "text":
                 out.append(Item("said", b["text"]) if role == "assistant" else _user_text(b["text"]))
@@ -176,6 +178,26 @@ class FakePersonaModel:
     mistake: str = ""
     # the model's window: a request estimated past it is refused as each provider refuses it
     context_tokens: int = 0
+    # a grade and the next question in one response (tool call and text), as capable models do
+    combine: bool = False
+
+    def _combined(self, step: Step, messages: list[dict[str, Any]], openai: bool) -> str:
+        """The text to send beside `step` when `combine` is on: the next question, when the
+        plan's step after this grade is one (known without the tool's result)."""
+        if not (self.combine and step[0] == "call" and step[1] == "log_evaluation"):
+            return ""
+        args = json.dumps(step[2])
+        then: list[dict[str, Any]]
+        if openai:
+            call = {"id": "sim", "type": "function", "function": {"name": step[1], "arguments": args}}
+            then = [{"role": "assistant", "content": None, "tool_calls": [call]},
+                    {"role": "tool", "tool_call_id": "sim", "content": "Grade logged."}]  # fmt: skip
+        else:
+            use: dict[str, Any] = {"type": "tool_use", "id": "sim", "name": step[1], "input": step[2]}
+            result: dict[str, Any] = {"type": "tool_result", "tool_use_id": "sim", "content": "Grade logged."}
+            then = [{"role": "assistant", "content": [use]}, {"role": "user", "content": [result]}]
+        following = next_step([*messages, *then], openai=openai)
+        return str(following[1]) if following[0] == "say" else ""
 
     def _mistaken(self) -> Step | None:
         if self.mistake == "loop":
@@ -220,14 +242,16 @@ class FakePersonaModel:
         if step[0] == "say" or step[0] == "text":
             content = [{"type": "text", "text": step[1]}]
         else:
-            content = [
+            beside = self._combined(step, body["messages"], openai=False)
+            content = [{"type": "text", "text": beside}] if beside else []
+            content.append(
                 {
                     "type": "tool_use",
                     "id": f"toolu_{uuid.uuid4().hex[:16]}",
                     "name": step[1],
                     "input": step[2],
                 }
-            ]
+            )
         size, cached = self._usage(body)
         message = {
             "id": f"msg_{uuid.uuid4().hex[:16]}",
@@ -269,6 +293,8 @@ class FakePersonaModel:
         if step[0] in ("say", "text"):
             message["content"] = step[1]
         else:
+            conversation = [m for m in body["messages"] if m["role"] != "system"]
+            message["content"] = self._combined(step, conversation, openai=True) or None
             message["tool_calls"] = [
                 {
                     "id": f"call_{uuid.uuid4().hex[:12]}",

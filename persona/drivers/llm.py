@@ -101,6 +101,7 @@ class LLMPersonaDriver:
         self.queue: deque[PersonaAction] = deque()
         self.compactions = 0
         self.watch = PlayWatch(give_up or GiveUp())
+        self.pending = ""  # the message beside the tool calls being run, sent after them
 
     # -- the PersonaDriver protocol --------------------------------------------------------
 
@@ -140,8 +141,14 @@ class LLMPersonaDriver:
         )
 
     def _append(self, role: str, content: str | list[dict[str, Any]]) -> None:
+        """A message of `role`; one after a message of the same role joins it (the agent's
+        reply to a message sent beside tool calls follows their results: roles alternate)."""
         blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
-        self.state.messages.append({"role": role, "content": blocks})
+        messages = self.state.messages
+        if messages and messages[-1]["role"] == role and len(messages) not in self.state.boundaries:
+            messages[-1] = {"role": role, "content": [*messages[-1]["content"], *blocks]}
+            return
+        messages.append({"role": role, "content": blocks})
 
     def _take_reply(self, reply: AgentReply) -> None:
         if reply.error is not None:
@@ -190,12 +197,19 @@ class LLMPersonaDriver:
             ]
             if response.tool_uses:
                 self._append("assistant", blocks)
+                # a message beside the tool calls is sent once they ran: one model call, not two
+                self.pending = _REASONING.sub("", response.text).strip()
                 results = [self._run_tool(t) for t in response.tool_uses]
                 self._append("user", results)
+                text, self.pending = self.pending, ""
                 if self.state.finished:
                     self.queue.append(Finish())
                     return
                 if any(isinstance(a, Say) for a in self.queue):  # `ask_again` sent a message: await its reply
+                    return
+                moved = any(isinstance(a, EnterPhase) for a in self.queue)  # written for the phase before
+                if text and not moved and not _OUT_OF_ROLE.search(text) and not any(r["is_error"] for r in results):
+                    self._send(text)
                     return
                 continue
             text = _REASONING.sub("", response.text).strip()
@@ -387,7 +401,7 @@ class LLMPersonaDriver:
         unknown = [str(i) for i in ids if str(i).split(":")[-1] not in known]
         if unknown:
             raise ToolInputError(f"no fact {', '.join(unknown)} in {name}")
-        said = "\n".join(self.state.sent[self.state.read_mark.get(name, 0) :])
+        said = "\n".join([*self.state.sent[self.state.read_mark.get(name, 0) :], self.pending])
         marked = []
         for raw in ids:
             fid = str(raw).split(":")[-1]

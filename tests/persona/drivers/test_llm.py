@@ -404,3 +404,29 @@ async def test_a_facts_file_reads_as_written_with_its_section_headings(
         "1.4 Miso sleeps on the radiator",
     ]
     await driver.client.close()
+
+
+@pytest.mark.parametrize("kind", ["anthropic", "openai"])
+async def test_a_grade_and_the_next_question_in_one_response_are_one_model_call(
+    fake: tuple[FakePersonaModel, ServedApp], tmp_path: Path, kind: str
+) -> None:
+    """A text beside tool calls was dropped from the chat, so each grade cost a round trip
+    more: now the tools run and the text is the next message. The same run, the same grades,
+    a model call fewer for each grade followed by a question (13 in the demo's exam)."""
+    model, served = fake
+    runs = {}
+    for combine in (False, True):
+        model.combine, model.requests[:] = combine, []
+        outcome = await run_spec(
+            RunSpec(f"c{combine}", DEMO, {"adapter": "reference"}, persona(kind, served.url)), tmp_path
+        )
+        assert outcome.reason == TerminationReason.COMPLETED
+        log = read_log(tmp_path / f"c{combine}" / EVENTS_FILE)
+        runs[combine] = (
+            len(model.requests),
+            [e.text for e in log.events if isinstance(e, Asked)],
+            {e.question_id: e.score for e in log.events if isinstance(e, Evaluation)},
+        )
+    (plain_calls, plain_asked, plain_scores), (calls, asked, scores) = runs[False], runs[True]
+    assert asked == plain_asked and scores == plain_scores and len(scores) == 15
+    assert plain_calls - calls >= 13, (plain_calls, calls)
