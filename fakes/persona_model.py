@@ -21,6 +21,7 @@ from typing import Any
 
 from aiohttp import web
 
+from fakes.prompt_cache import AnthropicCache, OpenAICache
 from persona.grading.exact import contains_expected
 from persona.grading.never_told import says_never_told
 
@@ -91,17 +92,24 @@ def _user_text(text: str) -> Item:
     return Item("reply", text.removeprefix("The assistant replied:\n"))
 
 
-def plan(phase: str) -> Generator[Step, str, None]:
+def plan(phase: str, combine: bool = False) -> Generator[Step, str, None]:
+    """The persona's steps through `phase`. `combine`: the untold facts are listed once per
+    file (not again after each batch), so marking a batch told and telling the next can be
+    one response."""
     required = re.search(r"tell every fact of: (.+)\.$", phase, re.M)
     for file in required.group(1).split(", ") if required else []:
+        facts: list[list[str]] = []
         while True:
-            untold = yield ("call", "facts_get_untold", {"file": file})
-            facts = [line.split(" ", 1) for line in untold.splitlines() if re.match(r"^\d+\.\d+ ", line)]
+            if not (combine and facts):
+                untold = yield ("call", "facts_get_untold", {"file": file})
+                facts = [line.split(" ", 1) for line in untold.splitlines() if re.match(r"^\d+\.\d+ ", line)]
             if not facts:
                 break
-            batch = facts[:3]
+            batch, facts = facts[:3], facts[3:]
             yield ("say", "Some things about me: " + " ".join(text.rstrip(".") + "." for _, text in batch))
             yield ("call", "facts_mark_told", {"file": file, "ids": [fid for fid, _ in batch]})
+            if combine and not facts:
+                break
     for line in phase.splitlines():
         line = line.strip()
         if line.startswith(">"):
@@ -133,9 +141,9 @@ def plan(phase: str) -> Generator[Step, str, None]:
     yield ("call", "next_phase", {})
 
 
-def next_step(messages: list[dict[str, Any]], openai: bool = False) -> Step:
+def next_step(messages: list[dict[str, Any]], openai: bool = False, combine: bool = False) -> Step:
     try:
-        return _next_step(messages, openai)
+        return _next_step(messages, openai, combine)
     except (
         StopIteration,
         RuntimeError,
@@ -144,10 +152,10 @@ def next_step(messages: list[dict[str, Any]], openai: bool = False) -> Step:
         raise AssertionError(f"fake persona has no next step after {last.kind}: {last.text[:300]!r}") from exc
 
 
-def _next_step(messages: list[dict[str, Any]], openai: bool = False) -> Step:
+def _next_step(messages: list[dict[str, Any]], openai: bool = False, combine: bool = False) -> Step:
     items = items_of(messages, openai)
     start = max(i for i, it in enumerate(items) if it.kind == "phase")
-    steps = plan(items[start].text)
+    steps = plan(items[start].text, combine)
     step = next(steps)
     rest = items[start + 1 :]
     results = {it.id: it.text for it in rest if it.kind == "result"}
@@ -178,25 +186,30 @@ class FakePersonaModel:
     mistake: str = ""
     # the model's window: a request estimated past it is refused as each provider refuses it
     context_tokens: int = 0
-    # a grade and the next question in one response (tool call and text), as capable models do
+    # a grade and the next question, or a batch marked told and the next batch, in one
+    # response (tool call and text), as capable models do
     combine: bool = False
+    # what each provider would have cached, by its documented rules (`fakes.prompt_cache`)
+    anthropic_cache: AnthropicCache = field(default_factory=AnthropicCache)
+    openai_cache: OpenAICache = field(default_factory=OpenAICache)
 
     def _combined(self, step: Step, messages: list[dict[str, Any]], openai: bool) -> str:
-        """The text to send beside `step` when `combine` is on: the next question, when the
-        plan's step after this grade is one (known without the tool's result)."""
-        if not (self.combine and step[0] == "call" and step[1] == "log_evaluation"):
+        """The text to send beside `step` when `combine` is on: the next message, when the
+        plan's step after this grade (the next question) or this batch marked told (the next
+        batch) is one, known without the tool's result."""
+        if not (self.combine and step[0] == "call" and step[1] in ("log_evaluation", "facts_mark_told")):
             return ""
         args = json.dumps(step[2])
         then: list[dict[str, Any]]
         if openai:
             call = {"id": "sim", "type": "function", "function": {"name": step[1], "arguments": args}}
             then = [{"role": "assistant", "content": None, "tool_calls": [call]},
-                    {"role": "tool", "tool_call_id": "sim", "content": "Grade logged."}]  # fmt: skip
+                    {"role": "tool", "tool_call_id": "sim", "content": "Done."}]  # fmt: skip
         else:
             use: dict[str, Any] = {"type": "tool_use", "id": "sim", "name": step[1], "input": step[2]}
-            result: dict[str, Any] = {"type": "tool_result", "tool_use_id": "sim", "content": "Grade logged."}
+            result: dict[str, Any] = {"type": "tool_result", "tool_use_id": "sim", "content": "Done."}
             then = [{"role": "assistant", "content": [use]}, {"role": "user", "content": [result]}]
-        following = next_step([*messages, *then], openai=openai)
+        following = next_step([*messages, *then], openai=openai, combine=True)
         return str(following[1]) if following[0] == "say" else ""
 
     def _mistaken(self) -> Step | None:
@@ -228,16 +241,12 @@ class FakePersonaModel:
         app.router.add_post("/v1/chat/completions", self.openai)
         return app
 
-    def _usage(self, body: dict[str, Any]) -> tuple[int, int]:
-        size = len(json.dumps(body)) // 4
-        return size, min(size, 1000) if len(self.requests) > 1 else 0
-
     async def anthropic(self, request: web.Request) -> web.StreamResponse:
         body = await request.json()
         self.requests.append(body)
         if (refused := self._too_long(body, openai=False)) is not None:
             return refused
-        step = self._judge(body) or self._mistaken() or next_step(body["messages"])
+        step = self._judge(body) or self._mistaken() or next_step(body["messages"], combine=self.combine)
         content: list[dict[str, Any]]
         if step[0] == "say" or step[0] == "text":
             content = [{"type": "text", "text": step[1]}]
@@ -252,7 +261,7 @@ class FakePersonaModel:
                     "input": step[2],
                 }
             )
-        size, cached = self._usage(body)
+        uncached, cached, written = self.anthropic_cache.usage(body)
         message = {
             "id": f"msg_{uuid.uuid4().hex[:16]}",
             "type": "message",
@@ -262,10 +271,10 @@ class FakePersonaModel:
             "stop_reason": "tool_use" if step[0] == "call" else "end_turn",
             "stop_sequence": None,
             "usage": {
-                "input_tokens": size - cached,
+                "input_tokens": uncached,
                 "output_tokens": 20,
                 "cache_read_input_tokens": cached,
-                "cache_creation_input_tokens": 0,
+                "cache_creation_input_tokens": written,
             },
         }
         if not body.get("stream"):
@@ -287,7 +296,7 @@ class FakePersonaModel:
         step = (
             self._judge(body)
             or self._mistaken()
-            or next_step([m for m in body["messages"] if m["role"] != "system"], openai=True)
+            or next_step([m for m in body["messages"] if m["role"] != "system"], openai=True, combine=self.combine)
         )
         message: dict[str, Any] = {"role": "assistant", "content": None}
         if step[0] in ("say", "text"):
@@ -302,7 +311,7 @@ class FakePersonaModel:
                     "function": {"name": step[1], "arguments": json.dumps(step[2])},
                 }
             ]
-        size, cached = self._usage(body)
+        size, cached = self.openai_cache.usage(body)
         usage = {
             "prompt_tokens": size,
             "completion_tokens": 20,

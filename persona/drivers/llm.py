@@ -247,8 +247,10 @@ class LLMPersonaDriver:
             if len(messages) >= 2 and messages[-2]["role"] == "user":  # keep roles alternating
                 merged = {"role": "user", "content": [*messages[-2]["content"], *messages[-1]["content"]]}
                 messages = [*messages[:-2], merged]
+        system = self.system_parts()
+        stable = len(system) - (1 if "profile" in self.facts.files and self.facts.render("profile") else 0)
         request = LLMRequest(
-            system=self.system_parts(), messages=messages, tools=TOOL_SPECS, temperature=self.temperature
+            system=system, messages=messages, tools=TOOL_SPECS, temperature=self.temperature, stable_system=stable
         )
         try:
             return await self.client.complete(request)

@@ -47,6 +47,9 @@ class LLMRequest:
     tools: list[ToolSpec] = field(default_factory=list)
     max_tokens: int = 1024
     temperature: float | None = None  # None: the provider's default
+    # how many leading system parts never change during a run (the rest — the live profile —
+    # changes with a facts edit): where a provider's cache breakpoint on the system goes
+    stable_system: int | None = None  # None: all of them
 
 
 @dataclass
