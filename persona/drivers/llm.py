@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from persona.benchmark.model import DELETED_MARKERS, Benchmark, Phase, Question
+from persona.benchmark.model import DELETED_MARKERS, Benchmark, Phase, Question, Utterance
 from persona.drivers.actions import (
     AgentReply,
     Ask,
@@ -35,6 +35,7 @@ from persona.drivers.actions import (
     Say,
     Slip,
 )
+from persona.drivers.claims import disputed_grade, leaked_answer, questions_in, two_questions, wrong_language
 from persona.drivers.give_up import GiveUp, PlayWatch, is_context_error
 from persona.drivers.live_facts import LiveFacts
 from persona.drivers.persona_compaction import Compaction, compacted
@@ -42,7 +43,7 @@ from persona.drivers.protocol import PersonaCantPlay
 from persona.drivers.tools import TOOL_SPECS
 from persona.languages import UnknownLanguage, language_table
 from persona.llm.types import LLMClient, LLMError, LLMRequest, LLMResponse, ToolUse
-from persona.terms import key_terms, missing_details, terms_match
+from persona.terms import missing_details
 
 PROMPTS = Path(__file__).parent / "prompts"
 # what the model did that moves the benchmark on, for `PlayWatch` (asking a question does too)
@@ -272,8 +273,14 @@ class LLMPersonaDriver:
     # -- what a message is -----------------------------------------------------------------
 
     def _send(self, text: str) -> None:
-        question = self._question_in(text)
+        asked = self._questions_in(text)
+        question = asked[0] if asked else None
         asks = question is not None and not getattr(self.state.questions.get(question.id), "attempts", 0)
+        lines = tuple(i.text for i in self.benchmark.phases[self.state.phase].items if isinstance(i, Utterance))
+        checks = [two_questions(asked, text), wrong_language(self.benchmark.language, text, lines)]
+        if asks and question is not None:
+            checks.append(leaked_answer(question, text))
+        self.queue.extend(slip for slip in checks if slip is not None)
         progressed = asks or any(isinstance(a, _PROGRESS) for a in self.queue)
         live = not getattr(self.client, "last_replayed", False)  # a resume replays the log first
         self.watch.message(text, progressed, self.benchmark.phases[self.state.phase].title, live)
@@ -287,28 +294,12 @@ class LLMPersonaDriver:
                 return
         self.queue.append(Say(text, "persona"))
 
-    def _question_in(self, text: str) -> Question | None:
-        """The question of the current phase that `text` asks: one quoted in full, else the
-        not-yet-asked question with most of its key terms there (at least three quarters)."""
+    def _questions_in(self, text: str) -> list[Question]:
+        """The questions of the current phase that `text` asks, the one it asks first."""
         if self.state.phase < 0:
-            return None
-        questions = self.benchmark.phases[self.state.phase].questions
-        flat = " ".join(text.lower().split())
-        for q in questions:
-            if " ".join(q.text.lower().split()) in flat:
-                return q
-        said = key_terms(text)
-        best: tuple[float, int, Question] | None = None
-        for q in questions:
-            if self.state.questions.get(q.id, QuestionState(q)).attempts:
-                continue
-            wanted = key_terms(q.text)
-            if not wanted:
-                continue
-            share = sum(any(terms_match(w, s) for s in said) for w in wanted) / len(wanted)
-            if share >= 0.75 and (best is None or (share, len(wanted)) > best[:2]):
-                best = (share, len(wanted), q)
-        return best[2] if best else None
+            return []
+        asked = {qid for qid, q in self.state.questions.items() if q.attempts}
+        return questions_in(self.benchmark.phases[self.state.phase].questions, asked, text)
 
     # -- phases ----------------------------------------------------------------------------
 
@@ -479,6 +470,8 @@ class LLMPersonaDriver:
         if not 0 <= score <= 10:
             raise ToolInputError(f"score {score:g} is outside 0–10")
         q.graded = True
+        if (disputed := disputed_grade(q.question, q.answer, score)) is not None:
+            self.queue.append(disputed)
         weight = RETRY_WEIGHT if q.attempts == 2 else 1.0
         comment = str(args.get("comment", ""))
         reason = comment if q.attempts == 1 else f"after a search-memory nudge (×{RETRY_WEIGHT}): {comment}"
