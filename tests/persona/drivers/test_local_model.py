@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import socket
 import subprocess
+import sys
 import time
 import urllib.request
 from pathlib import Path
@@ -16,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO
-from tests.marathon_cli import marathon
+from tests.marathon_cli import MARATHON_ENV
 
 pytestmark = pytest.mark.localmodel
 
@@ -47,7 +48,10 @@ def test_a_tiny_real_model_as_persona_is_stopped_with_a_reason(tmp_path: Path) -
                 assert time.monotonic() < deadline and server.poll() is None, "the model server did not come up"
                 time.sleep(1)
         started = time.monotonic()
-        done = marathon("demo", "--persona", f"openai:http://127.0.0.1:{port}/v1#smollm2", cwd=tmp_path)
+        done = subprocess.run(
+            [sys.executable, "-m", "gateway.cli", "demo", "--persona", f"openai:http://127.0.0.1:{port}/v1#smollm2"],
+            cwd=tmp_path, env=MARATHON_ENV, capture_output=True, text=True, timeout=900,
+        )  # fmt: skip
         took = time.monotonic() - started
     finally:
         os.killpg(server.pid, 15)
