@@ -177,6 +177,16 @@ def _next_step(messages: list[dict[str, Any]], openai: bool = False, combine: bo
     return step
 
 
+CHATTER = (
+    "My week was busy with work and long meetings.",
+    "Yesterday I cooked pasta for some friends.",
+    "The weather in town is lovely these days.",
+    "I watched a film about the ocean last night.",
+    "My neighbour's dog barked all morning.",
+    "I am thinking of learning to play the guitar.",
+)
+
+
 @dataclass
 class FakePersonaModel:
     requests: list[dict[str, Any]] = field(default_factory=list)
@@ -215,8 +225,8 @@ class FakePersonaModel:
     def _mistaken(self) -> Step | None:
         if self.mistake == "loop":
             return ("say", "Hello! I would like to tell you about my life. My name is Maya and I live in Lisbon.")
-        if self.mistake == "chatty":
-            return ("say", f"Let me tell you more about my week, part {len(self.requests)}: it was busy.")
+        if self.mistake == "chatty":  # a different message each time, none of them progress
+            return ("say", CHATTER[len(self.requests) % len(CHATTER)])
         return None
 
     def _spoiled(self, step: Step) -> Step:

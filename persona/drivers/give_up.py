@@ -32,6 +32,15 @@ def is_context_error(message: str) -> bool:
     return bool(_CONTEXT_ERROR.search(message))
 
 
+def _alike(a: str, b: str) -> bool:
+    """The same message, or one grown out of the other (SmolLM2 sent a paragraph, then the
+    same paragraph twice as long, then that again), or four fifths of the words shared."""
+    if a == b or (min(len(a), len(b)) >= 40 and (a in b or b in a)):
+        return True
+    words_a, words_b = set(a.split()), set(b.split())
+    return len(words_a & words_b) >= 0.8 * len(words_a | words_b)
+
+
 @dataclass
 class GiveUp:
     repeats: int = 3  # the same message this many times in a row
@@ -69,7 +78,7 @@ class PlayWatch:
             self.last, self.same, self.idle = "", 0, 0
             return
         flat = " ".join(text.lower().split())
-        self.same = self.same + 1 if flat == self.last else 1
+        self.same = self.same + 1 if self.last and _alike(flat, self.last) else 1
         self.last = flat
         self.idle = 0 if progressed else self.idle + 1
         if self.same >= self.limits.repeats:

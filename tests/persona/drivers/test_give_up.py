@@ -157,3 +157,21 @@ async def test_a_stopped_run_resumes_once_the_model_plays(
     assert outcome.reason == TerminationReason.COMPLETED
     log = read_log(tmp_path / "p" / EVENTS_FILE)
     assert len({e.question_id for e in log.events if isinstance(e, Evaluation)}) == 15
+
+
+def test_a_message_grown_out_of_the_last_counts_as_the_same() -> None:
+    """SmolLM2-135M sent a paragraph, then the same paragraph twice as long, then that again:
+    three of a kind. Different short messages, and facts told batch after batch, are not."""
+    from persona.drivers.give_up import PlayWatch
+    from persona.drivers.protocol import PersonaCantPlay
+
+    paragraph = "I'm glad to hear that. I'll make sure to do everything that's asked of you, and more."
+    watch = PlayWatch(GiveUp())
+    watch.message(paragraph, False, "Intro")
+    watch.message(paragraph + " " + paragraph, False, "Intro")
+    with pytest.raises(PersonaCantPlay, match="the same message 3 times in a row"):
+        watch.message(paragraph + " " + paragraph, False, "Intro")
+    watch = PlayWatch(GiveUp())
+    for n, text in enumerate(["Thanks!", "Thanks! One more thing.", "Some things about me: I am 34.",
+                              "Some things about me: I live in Lisbon.", "Some things about me: my cat is Pixel."]):  # fmt: skip
+        watch.message(text, n > 1, "Intro")
