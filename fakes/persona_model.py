@@ -196,6 +196,7 @@ class FakePersonaModel:
     mistake: str = ""
     # the model's window: a request estimated past it is refused as each provider refuses it
     context_tokens: int = 0
+    says_window: bool = True  # in its model list, as vLLM does (llama.cpp's server does not)
     # a grade and the next question, or a batch marked told and the next batch, in one
     # response (tool call and text), as capable models do
     combine: bool = False
@@ -265,7 +266,24 @@ class FakePersonaModel:
         app = web.Application()
         app.router.add_post("/v1/messages", self.anthropic)
         app.router.add_post("/v1/chat/completions", self.openai)
+        app.router.add_get("/v1/models", self.models)  # OpenAI-compatible servers' model list
+        app.router.add_get("/v1/models/{model}", self.model)  # Anthropic's model description
         return app
+
+    async def models(self, request: web.Request) -> web.Response:
+        described: dict[str, Any] = {"id": "fake-persona", "object": "model", "owned_by": "fake"}
+        if self.context_tokens and self.says_window:
+            described["max_model_len"] = self.context_tokens  # as vLLM says its window
+        return web.json_response({"object": "list", "data": [described]})
+
+    async def model(self, request: web.Request) -> web.Response:
+        name = request.match_info["model"]
+        if name != "fake-persona":
+            error = {"type": "not_found_error", "message": f"model: {name}"}
+            return web.json_response({"type": "error", "error": error}, status=404)
+        return web.json_response(
+            {"id": name, "type": "model", "display_name": name, "created_at": "2025-01-01T00:00:00Z"}
+        )
 
     async def anthropic(self, request: web.Request) -> web.StreamResponse:
         body = await request.json()

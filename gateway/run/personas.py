@@ -47,6 +47,10 @@ class LoggedClient:
         self._log(PersonaTurn(client=self.name, response=response.to_record()))
         return response
 
+    async def probe(self) -> int | None:
+        probe = getattr(self.inner, "probe", None)
+        return await probe() if probe is not None else None
+
     async def close(self) -> None:
         await self.inner.close()
 
@@ -92,13 +96,15 @@ def _llm_driver(
         int(limits.get("max_tokens", default.max_tokens)), int(limits.get("trim_to_tokens", default.trim_to_tokens))
     )
     temperature = settings.get("temperature", None if name.startswith("anthropic:") else 0.2)
-    return LLMPersonaDriver(
+    driver = LLMPersonaDriver(
         benchmark,
         LoggedClient(client, log, replay),
         compaction=compaction,
         temperature=None if temperature is None else float(temperature),
         give_up=GiveUp.from_settings(settings.get("give_up")),
     )
+    driver.window_known = bool(window or settings.get("compaction") or benchmark.settings.get("compaction"))
+    return driver
 
 
 def _judge_settings(settings: dict[str, Any]) -> dict[str, Any]:

@@ -196,6 +196,8 @@ class Run:
         try:
             replay = [e.response for e in previous.events if isinstance(e, PersonaTurn)] if previous else []
             self.driver = build_driver(self.spec.persona, self.benchmark, self.log, replay)
+            if (start := getattr(self.driver, "start", None)) is not None:
+                await start()  # an LLM persona's model is reached once before the agent starts
             self.traffic = open_traffic(
                 resolve(self.spec.agent),
                 self.benchmark,

@@ -40,6 +40,11 @@ class LadderDriver:
         """The inner driver's model client (the runner closes it)."""
         return getattr(self.inner, "client", None)
 
+    async def start(self) -> None:
+        start = getattr(self.inner, "start", None)
+        if start is not None:
+            await start()
+
     async def next_action(self, reply: AgentReply | None) -> PersonaAction:
         if self._pending is not None:
             try:

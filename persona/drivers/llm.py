@@ -39,9 +39,9 @@ from persona.drivers.claims import disputed_grade, leaked_answer, questions_in, 
 from persona.drivers.give_up import GiveUp, PlayWatch, is_context_error
 from persona.drivers.live_facts import LiveFacts
 from persona.drivers.persona_compaction import Compaction, compacted
+from persona.drivers.persona_prompt import language_part, reminder
 from persona.drivers.protocol import PersonaCantPlay
 from persona.drivers.tools import TOOL_SPECS
-from persona.languages import UnknownLanguage, language_table
 from persona.llm.types import LLMClient, LLMError, LLMRequest, LLMResponse, ToolUse
 from persona.terms import missing_details
 
@@ -103,8 +103,23 @@ class LLMPersonaDriver:
         self.compactions = 0
         self.watch = PlayWatch(give_up or GiveUp())
         self.pending = ""  # the message beside the tool calls being run, sent after them
+        self.window_known = False  # the config sized the compaction: the server's window can't override it
 
     # -- the PersonaDriver protocol --------------------------------------------------------
+
+    async def start(self) -> None:
+        """Before the first message: one free call to the persona's model — unreachable, a
+        refused key or an unknown model is said now, with the fix; the window the server
+        reports sizes the compaction unless the config did."""
+        probe = getattr(self.client, "probe", None)
+        try:
+            window = await probe() if probe is not None else None
+        except LLMError as exc:
+            raise PersonaCantPlay(
+                f"the persona model can't be used: {exc} — check its URL, model name and key (api_key_env)"
+            ) from None
+        if window and not self.window_known:
+            self.compaction = Compaction.for_window(window)
 
     async def next_action(self, reply: AgentReply | None) -> PersonaAction:
         if self.queue:
@@ -122,24 +137,13 @@ class LLMPersonaDriver:
     # -- context ---------------------------------------------------------------------------
 
     def system_parts(self) -> list[str]:
-        parts = [f"{self.universal.rstrip()}\n\n{self._language_part()}"]
+        parts = [f"{self.universal.rstrip()}\n\n{language_part(self.benchmark.language)}"]
         if self.benchmark.instructions.strip():
             parts.append(f"# Your scenario\n\n{self.benchmark.instructions.strip()}")
         profile = self.facts.render("profile") if "profile" in self.facts.files else ""
         if profile:
             parts.append(f"# Your profile (always current)\n\n{profile}")
         return parts
-
-    def _language_part(self) -> str:
-        code = self.benchmark.language
-        try:
-            name = str(language_table(code).get("name", code))
-        except UnknownLanguage:
-            name = code
-        return (
-            f"# Language\n\nThis scenario is in {name} (`{code}`): write every message to the assistant "
-            "in that language, whatever language the scenario's notes or the assistant use."
-        )
 
     def _append(self, role: str, content: str | list[dict[str, Any]]) -> None:
         """A message of `role`; one after a message of the same role joins it (the agent's
@@ -217,7 +221,7 @@ class LLMPersonaDriver:
             if not text or (_OUT_OF_ROLE.search(text) and not nudged):
                 if not nudged:  # one regeneration, with a reminder that stays out of the transcript
                     nudged = True
-                    response = await self._call(reminder=self._reminder(empty=not text))
+                    response = await self._call(reminder=reminder(empty=not text))
                     text = _REASONING.sub("", response.text).strip()
                     if response.tool_uses or not text:
                         self._append("assistant", blocks or [{"type": "text", "text": "..."}])
@@ -231,14 +235,6 @@ class LLMPersonaDriver:
         self.queue.append(Slip("stuck", f"{MAX_TOOL_ROUNDS} tool rounds without a message"))
         self._append(
             "user", "(You have used many tools in a row. Write your next message to the assistant now.)"
-        )
-
-    @staticmethod
-    def _reminder(empty: bool) -> str:
-        if empty:
-            return "Reminder: write your next chat message to the assistant now, as the person you play."
-        return (
-            "Reminder: you are the user, not the assistant. Write your next message as the person you play."
         )
 
     async def _call(self, reminder: str | None = None) -> LLMResponse:

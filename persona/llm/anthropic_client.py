@@ -86,6 +86,16 @@ class AnthropicClient:
             model=message.model,
         )
 
+    async def probe(self) -> int | None:
+        """One free call before the first message: the model's description. Raises `LLMError`
+        when the API can't be reached, refuses the key or has no such model. Anthropic's models
+        API says no window: None."""
+        try:
+            await self._sdk.models.retrieve(self.model)
+        except anthropic.APIError as exc:
+            raise LLMError(f"{self.name}: {exc}") from exc
+        return None
+
     async def close(self) -> None:
         await self._sdk.close()
 

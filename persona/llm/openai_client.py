@@ -126,5 +126,20 @@ class OpenAICompatibleClient:
             model=completion.model,
         )
 
+    async def probe(self) -> int | None:
+        """One free call before the first message: the server's model list. Raises `LLMError`
+        when the server can't be reached or refuses the key; the model's context window when
+        the server says it (vLLM: `max_model_len`; llama.cpp and others say nothing)."""
+        try:
+            models = await self._sdk.models.list()
+        except openai.APIError as exc:
+            raise LLMError(f"{self.name}: {exc}") from exc
+        for model in models.data:
+            extra = model.model_extra or {}
+            window = extra.get("max_model_len") or extra.get("context_length")
+            if model.id == self.model and isinstance(window, int) and not isinstance(window, bool) and window > 0:
+                return window
+        return None
+
     async def close(self) -> None:
         await self._sdk.close()

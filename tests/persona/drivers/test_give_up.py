@@ -86,7 +86,7 @@ async def test_a_context_length_error_compacts_and_goes_on(
     ("maximum context length is 8192 tokens. However, you requested 9241") and the run
     crashed with a traceback: now the persona compacts, retries, and the run completes."""
     model, served = fake
-    model.context_tokens = 9000
+    model.context_tokens, model.says_window = 9000, False  # as llama.cpp's server: no window said
     end, _, graded = await play(served.url, tmp_path)
     refused = [r for r in model.requests if len(json.dumps(r)) // 4 > 9000]
     assert refused, "the window was never reached: the test proves nothing"
@@ -108,7 +108,7 @@ async def test_the_window_in_the_config_sets_compaction_so_nothing_is_refused(
     fake: tuple[FakePersonaModel, ServedApp], tmp_path: Path
 ) -> None:
     model, served = fake
-    model.context_tokens = 9000
+    model.context_tokens, model.says_window = 9000, False
     end, _, graded = await play(served.url, tmp_path, context_tokens=9000)
     assert end.reason == TerminationReason.COMPLETED and graded == 15
     assert all(len(json.dumps(r)) // 4 <= 9000 for r in model.requests)
@@ -175,3 +175,38 @@ def test_a_message_grown_out_of_the_last_counts_as_the_same() -> None:
     for n, text in enumerate(["Thanks!", "Thanks! One more thing.", "Some things about me: I am 34.",
                               "Some things about me: I live in Lisbon.", "Some things about me: my cat is Pixel."]):  # fmt: skip
         watch.message(text, n > 1, "Intro")
+
+
+@pytest.mark.parametrize(
+    ("kind", "url", "said"),
+    [
+        ("openai", "http://127.0.0.1:9", "Connection error"),  # nothing listens there
+        ("anthropic", None, "model: fake-persona-x"),  # the API knows no such model
+    ],
+)
+async def test_a_persona_model_that_cant_be_used_is_said_before_the_first_message(
+    fake: tuple[FakePersonaModel, ServedApp], tmp_path: Path, kind: str, url: str | None, said: str
+) -> None:
+    from gateway.log.events import Said
+
+    _, served = fake
+    settings = persona(kind, url or served.url)
+    if kind == "anthropic":
+        settings["driver"] = "anthropic:fake-persona-x"
+    outcome = await run_spec(RunSpec("p", DEMO, {"adapter": "reference"}, settings), tmp_path)
+    assert outcome.reason == TerminationReason.PERSONA_FAILED
+    assert said in outcome.detail and "check its URL, model name and key" in outcome.detail
+    log = read_log(tmp_path / "p" / EVENTS_FILE)
+    assert not [e for e in log.events if isinstance(e, Said)]  # the agent was sent nothing
+
+
+async def test_the_window_the_server_reports_sizes_the_compaction(
+    fake: tuple[FakePersonaModel, ServedApp], tmp_path: Path
+) -> None:
+    """vLLM says `max_model_len` in its model list: with no window in the config, the persona
+    compacts inside it and no request is refused."""
+    model, served = fake
+    model.context_tokens = 9000
+    end, _, graded = await play(served.url, tmp_path)
+    assert end.reason == TerminationReason.COMPLETED and graded == 15
+    assert all(len(json.dumps(r)) // 4 <= 9000 for r in model.requests)
