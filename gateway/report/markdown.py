@@ -46,6 +46,7 @@ from gateway.log.events import (
 from gateway.log.runlog import REFUSED_TRAFFIC, RunLog
 from gateway.report.cost import RoleCost
 from persona.benchmark.model import DELETED_MARKERS, Benchmark, Question
+from persona.grading.exact import contains_expected
 
 
 @dataclass(frozen=True)
@@ -94,6 +95,9 @@ class RunSummary:
     log_damage: str = ""  # the log's damage or torn tail, as one line ("" when intact)
     unplayed_prose: list[str] = field(default_factory=list)  # prose-only phases a scripted run skipped
     nudge_turn_calls: set[int] = field(default_factory=set)  # seqs of memory calls in nudge turns
+    # questions graded on evidence the persona never delivered (a fact marked told whose value
+    # was never said): out of the scores, never counted as forgotten — question id → why
+    unscored_persona: dict[str, str] = field(default_factory=dict)
     memory_flushes: int = 0  # pre-compaction memory-flush turns the recorder saw
     background_calls: int = 0  # the agent's own calls (heartbeats, reviews): not the conversation
 
@@ -174,6 +178,26 @@ class RunSummary:
             and not self.graded_twice
             and not self.unplayed_prose
         )
+
+
+def _undelivered(
+    benchmark: Benchmark, planned: list[Question], slips: list[PersonaSlip], evaluations: dict[str, Evaluation]
+) -> dict[str, str]:
+    """The questions whose answer lives in a fact the persona marked told but never said
+    (`fact_not_said`); their grades leave `evaluations` — the agent was never told, so a wrong
+    answer is no forgetting (a number told as 35 for 34, and "35" graded 0)."""
+    out: dict[str, str] = {}
+    for slip in slips:
+        ref = slip.detail.split(" ", 1)[0] if slip.kind == "fact_not_said" else ""
+        file, _, fid = ref.partition(":")
+        fact = benchmark.facts[file].facts.get(fid) if file in benchmark.facts else None
+        if fact is None:
+            continue
+        for q in planned:
+            if q.id in evaluations and not q.abstain and q.expected and contains_expected(q.expected, fact.text):
+                evaluations.pop(q.id)
+                out[q.id] = f"its answer is in {ref} ({fact.text!r}), which the persona marked told but never said"
+    return out
 
 
 def mean_range(grades: Iterable[tuple[float, bool, int]]) -> tuple[float, float] | None:
@@ -303,6 +327,7 @@ def summarize(log: RunLog, benchmark: Benchmark) -> RunSummary:
         if q.id in evaluations:
             for tag in q.tags or ("untagged",):
                 by_tag.setdefault(tag, []).append(evaluations[q.id].score)
+    unscored = _undelivered(benchmark, list(benchmark.questions), slips, evaluations)  # out of the scores
     return RunSummary(
         run_id=log.header.run_id,
         benchmark=str(log.header.benchmark.get("name", "")),
@@ -316,6 +341,7 @@ def summarize(log: RunLog, benchmark: Benchmark) -> RunSummary:
         phases_planned=len(benchmark.phases),
         planned=list(benchmark.questions),
         evaluations=evaluations,
+        unscored_persona=unscored,
         graded_twice=twice,
         required_facts=required - deleted,
         told_facts=told,
@@ -435,6 +461,9 @@ def render_markdown(s: RunSummary) -> str:
     if s.slips:
         out += ["", f"### Persona slips: {len(s.slips)}", ""]
         out += [f"- {slip.kind}: {slip.detail}" for slip in s.slips]
+    if s.unscored_persona:
+        out += ["", f"### Unscored (persona): {len(s.unscored_persona)} — left out of the scores, not forgotten", ""]
+        out += [f"- {qid}: {why}" for qid, why in sorted(s.unscored_persona.items())]
     if s.log_damage:
         out += ["", f"**Log:** {s.log_damage}; the figures above stop there."]
     if s.invalid:

@@ -64,3 +64,23 @@ def test_two_questions_in_one_message_are_caught_and_one_question_is_not() -> No
     assert two_questions(questions_in(exam.questions, set(), one), one) is None
     told = "By the way: the name of our cat is Pixel."  # no question mark: a fact, never a question
     assert questions_in(exam.questions, set(), told) == []
+
+
+async def test_a_question_on_a_fact_the_persona_never_said_is_unscored_not_forgotten(
+    fake: tuple[FakePersonaModel, ServedApp], tmp_path: Path
+) -> None:
+    """The persona told the age as 35 (it is 34) and marked the fact told: the agent's "35"
+    is no forgetting. The question leaves the scores, listed as unscored (persona)."""
+    from gateway.report.recordings import load_run
+
+    model, served = fake
+    model.mistake = "misnumber"
+    persona = {"driver": "anthropic:fake-persona", "base_url": served.url}
+    await run_spec(RunSpec("c", DEMO, {"adapter": "reference"}, persona), tmp_path)
+    summary = load_run(tmp_path / "c").summary
+    assert "q1" in summary.unscored_persona and "q1" not in summary.evaluations
+    assert "profile:1.1" in summary.unscored_persona["q1"]  # (each batch's first number was told wrong)
+    assert len(summary.evaluations) + len(summary.unscored_persona) == 15
+    report = (tmp_path / "c" / "report.md").read_text()
+    assert f"### Unscored (persona): {len(summary.unscored_persona)} — left out of the scores, not forgotten" in report
+    assert "- q1: its answer is in profile:1.1" in report
