@@ -192,7 +192,8 @@ class FakePersonaModel:
     requests: list[dict[str, Any]] = field(default_factory=list)
     garble_judge: bool = False
     # a model that can't play, as real small models were seen to: "loop" sends one paragraph
-    # again and again, "chatty" talks on and never calls a tool
+    # again and again, "chatty" talks on and never calls a tool, "tools_only" calls
+    # `next_phase` again and again and never writes a message
     mistake: str = ""
     # the model's window: a request estimated past it is refused as each provider refuses it
     context_tokens: int = 0
@@ -228,12 +229,15 @@ class FakePersonaModel:
             return ("say", "Hello! I would like to tell you about my life. My name is Maya and I live in Lisbon.")
         if self.mistake == "chatty":  # a different message each time, none of them progress
             return ("say", CHATTER[len(self.requests) % len(CHATTER)])
+        if self.mistake == "tools_only":  # never writes a message: ends the phase it never played
+            return ("call", "next_phase", {})
         return None
 
     def _spoiled(self, step: Step) -> Step:
         """`step` with the mistake a weak model makes: `leak` (the answer in the question),
         `lenient` (every answer graded 10), `misnumber` (a number told wrong), `wrong_language`
-        (facts told under a Russian preamble in an English story)."""
+        (facts told under a Russian preamble in an English story), `reasoning` (its thinking in
+        the message)."""
         facts = step[0] == "say" and step[1].startswith("Some things about me:")
         if self.mistake == "leak" and step[0] == "say" and len(step) == 3 and isinstance(step[2], dict):
             return ("say", f"{step[1]} Is it {step[2]['expected']}, by any chance", step[2])
@@ -241,6 +245,8 @@ class FakePersonaModel:
             return ("call", "log_evaluation", {**step[2], "score": 10})  # type: ignore[dict-item]
         if self.mistake == "misnumber" and facts:
             return ("say", re.sub(r"\d+", lambda m: str(int(m.group()) + 1), step[1], count=1))
+        if self.mistake == "reasoning" and step[0] == "say":
+            return ("say", f"<thinking>The phase wants facts told; I will say them now.</thinking>{step[1]}", *step[2:])
         if self.mistake == "wrong_language" and facts:
             preamble = "Привет! Сегодня я хочу рассказать тебе очень многое о себе, о семье и о работе, слушай внимательно."
             return ("say", f"{preamble} {preamble} {step[1]}")

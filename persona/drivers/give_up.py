@@ -69,11 +69,13 @@ class PlayWatch:
     last: str = ""
     same: int = 0
     idle: int = 0
+    stuck_rounds: int = 0  # tool-call rounds in a row that ended without a message
 
     def message(self, text: str, progressed: bool, phase: str, live: bool = True) -> None:
         """The persona sent `text`; `progressed`: the model moved the benchmark on with it.
         A message replayed from the log on resume (`live` False) is not judged again and
         starts the count over: the run was stopped for it, and the model may have been fixed."""
+        self.stuck_rounds = 0
         if not live:
             self.last, self.same, self.idle = "", 0, 0
             return
@@ -91,4 +93,14 @@ class PlayWatch:
                 f"the persona model sent {self.idle} messages in a row in phase {phase!r} without marking "
                 "a fact told, asking a question, grading or ending the phase: it is not using its tools — "
                 "try a model that calls tools"
+            )
+
+    def stuck(self, rounds: int, phase: str) -> None:
+        """The model used `rounds` tool calls in a row without writing a message (a phase it
+        can't finish: `next_phase` refusing again and again). Three times in a row: it can't play."""
+        self.stuck_rounds += 1
+        if self.stuck_rounds >= 3:
+            raise PersonaCantPlay(
+                f"the persona model called tools {rounds * self.stuck_rounds} times in a row in phase {phase!r} "
+                "without writing a message to the assistant: it can't finish the phase — try a larger model"
             )

@@ -233,6 +233,7 @@ class LLMPersonaDriver:
             self._send(text)
             return
         self.queue.append(Slip("stuck", f"{MAX_TOOL_ROUNDS} tool rounds without a message"))
+        self.watch.stuck(MAX_TOOL_ROUNDS, self.benchmark.phases[self.state.phase].title)
         self._append(
             "user", "(You have used many tools in a row. Write your next message to the assistant now.)"
         )

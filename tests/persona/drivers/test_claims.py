@@ -84,3 +84,17 @@ async def test_a_question_on_a_fact_the_persona_never_said_is_unscored_not_forgo
     report = (tmp_path / "c" / "report.md").read_text()
     assert f"### Unscored (persona): {len(summary.unscored_persona)} — left out of the scores, not forgotten" in report
     assert "- q1: its answer is in profile:1.1" in report
+
+
+async def test_reasoning_written_into_a_message_never_reaches_the_agent(
+    fake: tuple[FakePersonaModel, ServedApp], tmp_path: Path
+) -> None:
+    from gateway.log.events import Asked, Said
+
+    model, served = fake
+    model.mistake = "reasoning"
+    persona = {"driver": "anthropic:fake-persona", "base_url": served.url}
+    outcome = await run_spec(RunSpec("c", DEMO, {"adapter": "reference"}, persona), tmp_path)
+    assert outcome.reason == TerminationReason.COMPLETED
+    sent = [e.text for e in read_log(tmp_path / "c" / EVENTS_FILE).events if isinstance(e, (Said, Asked))]
+    assert sent and not [t for t in sent if "thinking" in t.lower()]

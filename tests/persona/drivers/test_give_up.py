@@ -210,3 +210,12 @@ async def test_the_window_the_server_reports_sizes_the_compaction(
     end, _, graded = await play(served.url, tmp_path)
     assert end.reason == TerminationReason.COMPLETED and graded == 15
     assert all(len(json.dumps(r)) // 4 <= 9000 for r in model.requests)
+
+
+async def test_a_model_that_only_calls_tools_is_stopped(fake: tuple[FakePersonaModel, ServedApp], tmp_path: Path) -> None:
+    """`next_phase` refusing, called again and again, no message ever: it ran for ever."""
+    model, served = fake
+    model.mistake = "tools_only"
+    end, took, graded = await play(served.url, tmp_path)
+    assert end.reason == TerminationReason.PERSONA_FAILED and graded == 0 and took < 60
+    assert "called tools 48 times in a row in phase 'Introduction' without writing a message" in end.detail
