@@ -4,12 +4,11 @@ persona model's mistake modes, over loopback through the official SDK — is cau
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
-from adapters.http_server import ServedApp, serve
+from adapters.http_server import ServedApp
 from fakes.persona_model import FakePersonaModel
 from gateway.log.events import PersonaSlip, TerminationReason
 from gateway.log.runlog import EVENTS_FILE, read_log
@@ -18,15 +17,7 @@ from gateway.run.runner import run_spec
 from persona.benchmark.loader import load_benchmark
 from persona.drivers.claims import questions_in, two_questions
 from tests.conftest import DEMO
-
-
-@pytest.fixture
-async def fake(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[tuple[FakePersonaModel, ServedApp]]:
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
-    model = FakePersonaModel()
-    served = await serve(model.app())
-    yield model, served
-    await served.stop()
+from tests.persona.drivers.settings import persona
 
 
 @pytest.mark.parametrize(
@@ -43,8 +34,7 @@ async def test_each_mistake_of_a_weak_model_is_a_slip_in_the_report(
 ) -> None:
     model, served = fake
     model.mistake = mistake
-    persona = {"driver": "anthropic:fake-persona", "base_url": served.url}
-    outcome = await run_spec(RunSpec("c", DEMO, {"adapter": "reference"}, persona), tmp_path)
+    outcome = await run_spec(RunSpec("c", DEMO, {"adapter": "reference"}, persona("anthropic", served.url)), tmp_path)
     assert outcome.reason == TerminationReason.COMPLETED  # a slip is logged; the run goes on
     slips = [e for e in read_log(tmp_path / "c" / EVENTS_FILE).events if isinstance(e, PersonaSlip)]
     assert {s.kind for s in slips} == {kind}, [(s.kind, s.detail[:80]) for s in slips]
@@ -75,8 +65,7 @@ async def test_a_question_on_a_fact_the_persona_never_said_is_unscored_not_forgo
 
     model, served = fake
     model.mistake = "misnumber"
-    persona = {"driver": "anthropic:fake-persona", "base_url": served.url}
-    await run_spec(RunSpec("c", DEMO, {"adapter": "reference"}, persona), tmp_path)
+    await run_spec(RunSpec("c", DEMO, {"adapter": "reference"}, persona("anthropic", served.url)), tmp_path)
     summary = load_run(tmp_path / "c").summary
     assert "q1" in summary.unscored_persona and "q1" not in summary.evaluations
     assert "profile:1.1" in summary.unscored_persona["q1"]  # (each batch's first number was told wrong)
@@ -93,8 +82,7 @@ async def test_reasoning_written_into_a_message_never_reaches_the_agent(
 
     model, served = fake
     model.mistake = "reasoning"
-    persona = {"driver": "anthropic:fake-persona", "base_url": served.url}
-    outcome = await run_spec(RunSpec("c", DEMO, {"adapter": "reference"}, persona), tmp_path)
+    outcome = await run_spec(RunSpec("c", DEMO, {"adapter": "reference"}, persona("anthropic", served.url)), tmp_path)
     assert outcome.reason == TerminationReason.COMPLETED
     sent = [e.text for e in read_log(tmp_path / "c" / EVENTS_FILE).events if isinstance(e, (Said, Asked))]
     assert sent and not [t for t in sent if "thinking" in t.lower()]

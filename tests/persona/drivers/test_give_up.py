@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
-from adapters.http_server import ServedApp, serve
+from adapters.http_server import ServedApp
 from fakes.persona_model import FakePersonaModel
 from gateway.log.events import Evaluation, RunEnded, TerminationReason
 from gateway.log.runlog import EVENTS_FILE, read_log
@@ -20,21 +19,7 @@ from gateway.run.config import RunSpec
 from gateway.run.runner import run_spec
 from persona.drivers.give_up import GiveUp
 from tests.conftest import DEMO
-
-
-@pytest.fixture
-async def fake(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[tuple[FakePersonaModel, ServedApp]]:
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
-    model = FakePersonaModel()
-    served = await serve(model.app())
-    yield model, served
-    await served.stop()
-
-
-def persona(kind: str, url: str, **extra: object) -> dict[str, object]:
-    if kind == "anthropic":
-        return {"driver": "anthropic:fake-persona", "base_url": url, **extra}
-    return {"driver": f"openai:{url}/v1#fake-persona", **extra}
+from tests.persona.drivers.settings import persona
 
 
 async def play(model_url: str, tmp_path: Path, kind: str = "openai", **extra: object) -> tuple[RunEnded, float, int]:

@@ -4,7 +4,6 @@ Anthropic and OpenAI wire formats, through the official SDKs."""
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -30,22 +29,8 @@ from persona.drivers.llm import LLMPersonaDriver
 from persona.llm.anthropic_client import AnthropicClient
 from persona.llm.types import ToolUse
 from tests.conftest import DEMO, BenchFactory
+from tests.persona.drivers.settings import persona
 from tests.run_logs import cut_after
-
-
-@pytest.fixture
-async def fake(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[tuple[FakePersonaModel, ServedApp]]:
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
-    model = FakePersonaModel()
-    served = await serve(model.app())
-    yield model, served
-    await served.stop()
-
-
-def persona(kind: str, url: str, **extra: object) -> dict[str, object]:
-    if kind == "anthropic":
-        return {"driver": "anthropic:fake-persona", "base_url": url, **extra}
-    return {"driver": f"openai:{url}/v1#fake-persona", **extra}
 
 
 @pytest.mark.parametrize("kind", ["anthropic", "openai"])
