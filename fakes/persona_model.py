@@ -25,7 +25,7 @@ from fakes.prompt_cache import AnthropicCache, OpenAICache
 from persona.grading.exact import contains_expected
 from persona.grading.never_told import says_never_told
 
-Step = tuple[str, ...] | tuple[str, str, dict[str, Any]]
+Step = tuple[str, ...] | tuple[str, str, dict[str, Any]] | tuple[str, str, dict[str, Any], list[str]]
 
 
 @dataclass
@@ -92,6 +92,13 @@ def _user_text(text: str) -> Item:
     return Item("reply", text.removeprefix("The assistant replied:\n"))
 
 
+def _question_text(line: str) -> str:
+    """`❓ q4 [tag] What …? Correct answer: …` → `What …?`."""
+    _, rest = line[1:].strip().split(" ", 1)
+    question = re.split(r"\s*(?:Correct answer|Правильный ответ)\s*:", rest, maxsplit=1)[0]
+    return re.sub(r"\[\w+\]\s*", "", question).strip()
+
+
 def plan(phase: str, combine: bool = False) -> Generator[Step, str, None]:
     """The persona's steps through `phase`. `combine`: the untold facts are listed once per
     file (not again after each batch), so marking a batch told and telling the next can be
@@ -107,9 +114,11 @@ def plan(phase: str, combine: bool = False) -> Generator[Step, str, None]:
                 break
             batch, facts = facts[:3], facts[3:]
             yield ("say", "Some things about me: " + " ".join(text.rstrip(".") + "." for _, text in batch))
-            yield ("call", "facts_mark_told", {"file": file, "ids": [fid for fid, _ in batch]})
+            # the fourth element is for the mistake modes only: the facts still untold
+            yield ("call", "facts_mark_told", {"file": file, "ids": [fid for fid, _ in batch]}, [f for f, _ in facts])
             if combine and not facts:
                 break
+    asked = [ln.strip() for ln in phase.splitlines() if ln.strip().startswith("❓")]
     for line in phase.splitlines():
         line = line.strip()
         if line.startswith(">"):
@@ -124,7 +133,9 @@ def plan(phase: str, combine: bool = False) -> Generator[Step, str, None]:
             question, expected = re.split(r"\s*(?:Correct answer|Правильный ответ)\s*:\s*", rest, maxsplit=1)
             question = re.sub(r"\[\w+\]\s*", "", question).strip()
             abstain = "[abstain]" in rest
-            reply = yield ("say", question, {"question_id": qid, "expected": expected})
+            later = asked[asked.index(line) + 1 :] if line in asked else []
+            following = _question_text(later[0]) if later else ""  # for the mistake modes only
+            reply = yield ("say", question, {"question_id": qid, "expected": expected, "next": following})
             if says_never_told(reply) and not abstain:  # its own decision, told through `ask_again`
                 message = "Please search your memory and answer again."
                 reply = yield ("ask", "ask_again", {"question_id": qid, "message": message})
@@ -245,6 +256,13 @@ class FakePersonaModel:
             return ("call", "log_evaluation", {**step[2], "score": 10})  # type: ignore[dict-item]
         if self.mistake == "misnumber" and facts:
             return ("say", re.sub(r"\d+", lambda m: str(int(m.group()) + 1), step[1], count=1))
+        if self.mistake == "mark_untold" and step[0] == "call" and step[1] == "facts_mark_told" and len(step) == 4:
+            untold = step[3]
+            if isinstance(untold, list) and untold and isinstance(step[2], dict):
+                return ("call", "facts_mark_told", {**step[2], "ids": [*step[2]["ids"], untold[0]]})
+        asks = step[0] == "say" and len(step) == 3 and isinstance(step[2], dict)
+        if self.mistake == "two_questions" and asks and isinstance(step[2], dict) and step[2].get("next"):
+            return ("say", f"{step[1]} And {step[2]['next']}", step[2])
         if self.mistake == "reasoning" and step[0] == "say":
             return ("say", f"<thinking>The phase wants facts told; I will say them now.</thinking>{step[1]}", *step[2:])
         if self.mistake == "wrong_language" and facts:

@@ -27,6 +27,8 @@ from tests.persona.drivers.settings import persona
         ("lenient", "grade_disputed", "the persona graded 10, the exact grader is certain of 0"),
         ("misnumber", "fact_not_said", "profile:1.1 marked told, but"),
         ("wrong_language", "wrong_language", "a message in ru, not en"),
+        ("mark_untold", "fact_not_said", "marked told, but"),
+        ("two_questions", "two_questions", "asked in one message"),
     ],
 )
 async def test_each_mistake_of_a_weak_model_is_a_slip_in_the_report(
