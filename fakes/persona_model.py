@@ -99,12 +99,12 @@ def _question_text(line: str) -> str:
     return re.sub(r"\[\w+\]\s*", "", question).strip()
 
 
-def plan(phase: str, combine: bool = False) -> Generator[Step, str, None]:
+def plan(phase: str, combine: bool = False, skip_files: bool = False) -> Generator[Step, str, None]:
     """The persona's steps through `phase`. `combine`: the untold facts are listed once per
     file (not again after each batch), so marking a batch told and telling the next can be
-    one response."""
+    one response. `skip_files`: the facts files are never told (a mistake mode)."""
     required = re.search(r"tell every fact of: (.+)\.$", phase, re.M)
-    for file in required.group(1).split(", ") if required else []:
+    for file in required.group(1).split(", ") if required and not skip_files else []:
         facts: list[list[str]] = []
         while True:
             if not (combine and facts):
@@ -149,12 +149,15 @@ def plan(phase: str, combine: bool = False) -> Generator[Step, str, None]:
                 "log_evaluation",
                 {"question_id": qid, "score": 10 if ok else 0, "comment": "checked"},
             )
-    yield ("call", "next_phase", {})
+    while (yield ("call", "next_phase", {})).startswith("Error"):  # refused: a model that skipped a file asks again
+        pass
 
 
-def next_step(messages: list[dict[str, Any]], openai: bool = False, combine: bool = False) -> Step:
+def next_step(
+    messages: list[dict[str, Any]], openai: bool = False, combine: bool = False, skip_files: bool = False
+) -> Step:
     try:
-        return _next_step(messages, openai, combine)
+        return _next_step(messages, openai, combine, skip_files)
     except (
         StopIteration,
         RuntimeError,
@@ -163,10 +166,12 @@ def next_step(messages: list[dict[str, Any]], openai: bool = False, combine: boo
         raise AssertionError(f"fake persona has no next step after {last.kind}: {last.text[:300]!r}") from exc
 
 
-def _next_step(messages: list[dict[str, Any]], openai: bool = False, combine: bool = False) -> Step:
+def _next_step(
+    messages: list[dict[str, Any]], openai: bool = False, combine: bool = False, skip_files: bool = False
+) -> Step:
     items = items_of(messages, openai)
     start = max(i for i, it in enumerate(items) if it.kind == "phase")
-    steps = plan(items[start].text, combine)
+    steps = plan(items[start].text, combine, skip_files)
     step = next(steps)
     rest = items[start + 1 :]
     results = {it.id: it.text for it in rest if it.kind == "result"}
@@ -314,7 +319,8 @@ class FakePersonaModel:
         self.requests.append(body)
         if (refused := self._too_long(body, openai=False)) is not None:
             return refused
-        step = self._judge(body) or self._mistaken() or self._spoiled(next_step(body["messages"], combine=self.combine))
+        skip = self.mistake == "skip_files"
+        step = self._judge(body) or self._mistaken() or self._spoiled(next_step(body["messages"], False, self.combine, skip))
         content: list[dict[str, Any]]
         if step[0] == "say" or step[0] == "text":
             content = [{"type": "text", "text": step[1]}]
@@ -361,10 +367,13 @@ class FakePersonaModel:
         self.requests.append(body)
         if (refused := self._too_long(body, openai=True)) is not None:
             return refused
+        skip = self.mistake == "skip_files"
         step = (
             self._judge(body)
             or self._mistaken()
-            or self._spoiled(next_step([m for m in body["messages"] if m["role"] != "system"], True, self.combine))
+            or self._spoiled(
+                next_step([m for m in body["messages"] if m["role"] != "system"], True, self.combine, skip)
+            )
         )
         message: dict[str, Any] = {"role": "assistant", "content": None}
         if step[0] in ("say", "text"):

@@ -204,3 +204,19 @@ async def test_a_model_that_only_calls_tools_is_stopped(fake: tuple[FakePersonaM
     end, took, graded = await play(served.url, tmp_path)
     assert end.reason == TerminationReason.PERSONA_FAILED and graded == 0 and took < 60
     assert "called tools 48 times in a row in phase 'Introduction' without writing a message" in end.detail
+
+
+async def test_a_model_that_skips_a_facts_file_is_told_why_and_then_stopped(
+    fake: tuple[FakePersonaModel, ServedApp], tmp_path: Path
+) -> None:
+    """`next_phase` refuses, naming the facts not yet told; a model that asks again and again
+    instead of telling them is stopped (the stuck rounds are slips in the report)."""
+    model, served = fake
+    model.mistake = "skip_files"
+    end, took, graded = await play(served.url, tmp_path)
+    assert end.reason == TerminationReason.PERSONA_FAILED and graded == 0 and took < 60
+    assert "without writing a message" in end.detail
+    refusals = [r for r in model.requests if "facts of profile are not marked told yet" in json.dumps(r)]
+    assert refusals, "the model was never told which facts it skipped"
+    report = (tmp_path / "p" / "report.md").read_text()
+    assert "- stuck: 16 tool rounds without a message" in report
