@@ -8,7 +8,6 @@ can't be written (a full disk); the run logs are never touched.
 
 from __future__ import annotations
 
-import os
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +17,7 @@ from gateway.report.budget import Ladder, build_ladders, render_ladder
 from gateway.report.comparison import Comparison, compare, render_comparison, run_line, write_lines
 from gateway.report.decision import plan_decision, render_verdict
 from gateway.report.recordings import load_runs
+from gateway.whole_file import write_whole
 
 SUMMARY_FILE = "matrix.md"
 HTML_FILE = "report.html"
@@ -37,12 +37,7 @@ class MatrixReport:
 
 def _replace(path: Path, text: str) -> None:
     """Write whole or not at all: a reader (or a browser) never sees half a report."""
-    partial = path.with_name(path.name + ".partial")
-    try:
-        partial.write_text(safe_text(text) if path.suffix == ".md" else text, encoding="utf-8")
-        os.replace(partial, path)
-    finally:
-        partial.unlink(missing_ok=True)
+    write_whole(path, safe_text(text) if path.suffix == ".md" else text)
 
 
 def write_matrix_report(recordings: Path, seed: int = 0) -> MatrixReport:

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from gateway.log.runlog import EVENTS_FILE
+from gateway.whole_file import write_whole
 
 INDEX_FILE = ".runs-index.json"
 INDEX_FORMAT = 1
@@ -83,13 +84,8 @@ class CardIndex:
         if not self.changed:
             return
         runs = {name: [*stamp, asdict(card)] for name, (stamp, card) in sorted(self.cards.items())}
-        partial = self.path.with_name(f"{self.path.name}.{os.getpid()}.partial")
         with contextlib.suppress(OSError):
-            try:
-                partial.write_text(json.dumps({"format": INDEX_FORMAT, "runs": runs}), encoding="utf-8")
-                os.replace(partial, self.path)
-            finally:
-                partial.unlink(missing_ok=True)
+            write_whole(self.path, json.dumps({"format": INDEX_FORMAT, "runs": runs}))
 
     def _read(self) -> dict[str, tuple[Stamp, RunCard]]:
         try:

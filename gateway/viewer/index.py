@@ -29,6 +29,7 @@ from typing import Any
 
 from gateway.log.runlog import EVENTS_FILE
 from gateway.viewer.watch import RunWatch
+from gateway.whole_file import write_whole
 
 RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$")
 OPEN_RUNS = 8  # run pages whose details stay in memory (a reopened one is read again)
@@ -183,16 +184,10 @@ class Recordings:
         """Best effort, whole or not at all: a folder the viewer can't write is read again
         by the next viewer, nothing worse."""
         path = index_path(self.root)
-        partial = path.with_name(f"{path.name}.{os.getpid()}.partial")
         runs = {run_id: list(entry) for run_id, entry in sorted(self.indexed.items())}
         with contextlib.suppress(OSError):
             path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            try:
-                text = json.dumps({"format": INDEX_FORMAT, "root": str(self.root), "runs": runs})
-                partial.write_text(text, encoding="utf-8")
-                os.replace(partial, path)
-            finally:
-                partial.unlink(missing_ok=True)
+            write_whole(path, json.dumps({"format": INDEX_FORMAT, "root": str(self.root), "runs": runs}))
 
 
 def index_path(root: Path) -> Path:

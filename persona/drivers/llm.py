@@ -48,6 +48,7 @@ from persona.terms import missing_details
 PROMPTS = Path(__file__).parent / "prompts"
 # what the model did that moves the benchmark on, for `PlayWatch` (asking a question does too)
 _PROGRESS = (MarkTold, EditFact, EnterPhase, Evaluate, Finish)
+PROFILE_HEADING = "# Your profile (always current)"  # the one system part that changes in a run
 RETRY_WEIGHT = 0.5
 MAX_TOOL_ROUNDS = 16
 _REASONING = re.compile(r"<(thinking|think|reasoning|scratchpad)>.*?</\1>", re.S | re.I)
@@ -142,7 +143,7 @@ class LLMPersonaDriver:
             parts.append(f"# Your scenario\n\n{self.benchmark.instructions.strip()}")
         profile = self.facts.render("profile") if "profile" in self.facts.files else ""
         if profile:
-            parts.append(f"# Your profile (always current)\n\n{profile}")
+            parts.append(f"{PROFILE_HEADING}\n\n{profile}")
         return parts
 
     def _append(self, role: str, content: str | list[dict[str, Any]]) -> None:
@@ -246,7 +247,7 @@ class LLMPersonaDriver:
                 merged = {"role": "user", "content": [*messages[-2]["content"], *messages[-1]["content"]]}
                 messages = [*messages[:-2], merged]
         system = self.system_parts()
-        stable = len(system) - (1 if "profile" in self.facts.files and self.facts.render("profile") else 0)
+        stable = len(system) - system[-1].startswith(PROFILE_HEADING)  # the live profile, last, changes
         request = LLMRequest(
             system=system, messages=messages, tools=TOOL_SPECS, temperature=self.temperature, stable_system=stable
         )
