@@ -37,12 +37,12 @@ from gateway.run.agents import (
     initial_state_promise,
 )
 from gateway.run.config import ConfigError, Experiment, RunSpec, load_config
+from gateway.run.forking import check_can_checkpoint
 from gateway.run.personas import check_persona_settings
 from gateway.run.placement import RayExecutor, resources_for
 from gateway.run.probe import Check
 from gateway.run.runner import ResumeError, RunOutcome
 from persona.benchmark.errors import BenchmarkErrors
-from persona.benchmark.ladder import benchmark_for
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEMO_BENCHMARK = REPO_ROOT / "benchmarks" / "demo-en"
@@ -217,9 +217,11 @@ def preflight(specs: Sequence[RunSpec]) -> int | None:
     starts: the exit code after saying why, else None."""
     try:
         for spec in specs:
-            benchmark = benchmark_for(spec.benchmark, spec.rung, spec.pool)
+            benchmark = spec.played_benchmark()
             check_agent_settings(spec.agent)
             check_agent_can_play(spec.agent, benchmark)
+            if refusal := check_can_checkpoint(spec.agent, benchmark, spec.parent is not None):
+                raise ValueError(f"run {spec.id}: {refusal}")
             check_persona_settings(spec.persona, benchmark)
             resources_for(spec.resources, spec.agent)
     except BenchmarkErrors as exc:
@@ -482,7 +484,7 @@ def _benchmark_check(chosen: ChosenAgent) -> Check:
     assert chosen.run is not None and chosen.config is not None
     spec = chosen.run
     try:
-        benchmark = benchmark_for(spec.benchmark, spec.rung, spec.pool)
+        benchmark = spec.played_benchmark()
         check_agent_can_play(chosen.settings, benchmark)
     except BenchmarkErrors as exc:
         where = chosen.config.parent.resolve()

@@ -37,6 +37,11 @@ def run_all(
         if executor is None:
             runs = [Run(spec, recordings, fresh=fresh) for spec in specs]
             return await schedule(runs, specs, fresh, asyncio.Semaphore(parallel), None)
+        if forks := [s.id for s in specs if s.parent is not None]:
+            raise ValueError(
+                f"forks ({', '.join(forks[:3])}{', …' if len(forks) > 3 else ''}) run on this machine only for now: "
+                "their checkpoint archives are not yet shipped through Ray's object store (--executor local)"
+            )
         cluster = RayCluster(executor, recordings)
         cluster.connect()
         try:
@@ -63,6 +68,10 @@ async def schedule(
     # the second run of an A/B pair starts when the first has ended: the drawn order holds
     first_done = {str(s.meta["pair"]): asyncio.Event() for s in specs if s.meta.get("position") == 1}
 
+    # a fork starts when the run it forks from has ended (its checkpoint is there)
+    parents = {s.parent[0] for s in specs if s.parent is not None}
+    ended = {r.spec.id: asyncio.Event() for r in runs if r.spec.id in parents}
+
     # runs that share an agent, a fixed port or a state folder take turns
     held = {r.spec.id: sorted(shared_resources(r.spec.agent)) for r in runs}
     locks = {key: asyncio.Lock() for keys in held.values() for key in keys}
@@ -71,6 +80,8 @@ async def schedule(
         pair = str(run.spec.meta.get("pair", ""))
         if run.spec.meta.get("position") == 2 and pair in first_done:
             await first_done[pair].wait()
+        if run.spec.parent is not None and run.spec.parent[0] in ended:
+            await ended[run.spec.parent[0]].wait()
         try:
             async with contextlib.AsyncExitStack() as stack:
                 for key in held[run.spec.id]:  # always in the same order: no deadlock
@@ -79,6 +90,8 @@ async def schedule(
         finally:
             if pair in first_done and run.spec.meta.get("position") == 1:
                 first_done[pair].set()
+            if run.spec.id in ended:
+                ended[run.spec.id].set()
 
     async def gated(run: Run | RemoteRun) -> RunOutcome:
         async with gate:

@@ -40,7 +40,6 @@ from gateway.run.config import RunSpec
 from gateway.run.placement import RayExecutor, Resources, resources_for
 from gateway.run.progress import RunProgress
 from gateway.run.runner import Run, RunOutcome
-from persona.benchmark.ladder import benchmark_for
 from persona.benchmark.model import Benchmark
 
 CANCEL_WAIT = 60.0  # s a stopped run gets to log `interrupted` and end its agent
@@ -219,7 +218,7 @@ class RayCluster:
 
         key = (str(spec.benchmark), spec.rung, str(spec.pool or ""))
         if key not in self._benchmarks:
-            benchmark = benchmark_for(spec.benchmark, spec.rung, spec.pool)
+            benchmark = spec.played_benchmark()
             self._benchmarks[key] = (benchmark, ray.put(benchmark))
         return self._benchmarks[key]
 

@@ -49,6 +49,9 @@ class Header(Event):
     agent: dict[str, Any] = field(default_factory=dict)
     # where the run sits in a matrix: config run id, repeat, rung; experiment, task, pair, variant
     meta: dict[str, Any] = field(default_factory=dict)
+    # a fork: {run, checkpoint, seq, state_hash, archive_sha256} of the checkpoint it started from;
+    # the parent's events up to `seq` are this run's inherited prefix (gateway/run/lineage.py)
+    parent: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -139,6 +142,20 @@ class SessionChanged(Event):
     action: str = "new_session"
     detail: str = ""
     reply: str = ""
+
+
+@dataclass
+class CheckpointSaved(Event):
+    """The agent's state folder archived between two settled turns (`bench.checkpoint`): runs
+    fork from it. `state_hash` is the folder's content hash (`folder_hash`), `archive` the
+    archive's path inside the run folder, `archive_sha256` its bytes' digest."""
+
+    type: ClassVar[str] = "checkpoint"
+    name: str = ""
+    state_hash: str = ""
+    archive: str = ""
+    archive_sha256: str = ""
+    bytes: int = 0
 
 
 @dataclass
@@ -405,6 +422,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
         FactTold,
         FactEdited,
         SessionChanged,
+        CheckpointSaved,
         Evaluation,
         ErrorEvent,
         RunEnded,

@@ -28,6 +28,7 @@ from gateway.log.events import (
     CompactionSeen,
     ErrorEvent,
     Evaluation,
+    Event,
     EvidenceCheck,
     FactEdited,
     FactTold,
@@ -43,6 +44,7 @@ from gateway.log.events import (
     RunStart,
     Said,
 )
+from gateway.log.lineage import LineageError, inherited_events
 from gateway.log.runlog import REFUSED_TRAFFIC, RunLog
 from gateway.report.cost import RoleCost
 from persona.benchmark.model import DELETED_MARKERS, Benchmark, Question
@@ -100,6 +102,7 @@ class RunSummary:
     unscored_persona: dict[str, str] = field(default_factory=dict)
     memory_flushes: int = 0  # pre-compaction memory-flush turns the recorder saw
     background_calls: int = 0  # the agent's own calls (heartbeats, reviews): not the conversation
+    inherited: str = ""  # a fork: what it inherits from its parent's checkpoint (never re-graded)
 
     def memory_calls_for(self, question_id: str) -> int:
         return sum(1 for m in self.memory_calls if m.question_id == question_id)
@@ -245,6 +248,17 @@ def summarize(log: RunLog, benchmark: Benchmark) -> RunSummary:
     initiated: list[AgentInitiated] = []
     segment_start: float | None = None
     last_ts = log.header.created
+    inherited, inherited_note = _inherited(log)
+    for event in inherited:  # a fork's teaching is its parent's: its facts count as told here
+        match event:
+            case PhaseEntered():
+                for name in event.require_all_facts:
+                    if facts := benchmark.facts.get(name):
+                        required.update(f"{name}:{fid}" for fid in facts.facts)
+            case FactTold():
+                told.add(f"{event.file}:{event.fact_id}")
+            case FactEdited() if event.new.strip() in DELETED_MARKERS:
+                deleted.add(f"{event.file}:{event.fact_id}")
     for event in log.events:
         match event:
             case RunStart():
@@ -368,6 +382,7 @@ def summarize(log: RunLog, benchmark: Benchmark) -> RunSummary:
         nudge_turn_calls=nudge_turn_calls,
         memory_flushes=flushes,
         background_calls=background,
+        inherited=inherited_note,
         unplayed_prose=[f"{p.chapter}:{p.prose[0][0]} ({p.title})" for p in benchmark.phases if p.prose_only]
         if log.header.persona.get("driver") == "scripted"
         else [],
@@ -396,6 +411,24 @@ def _short(text: str, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def _inherited(log: RunLog) -> tuple[list[Event], str]:
+    """A fork's inherited prefix and the report's line about it (([], "") for a run that is not one)."""
+    parent = log.header.parent
+    if not parent:
+        return [], ""
+    state = str(parent.get("state_hash"))[:12]
+    where = f"forked from {parent.get('run')} at checkpoint {parent.get('checkpoint')!r} (state {state})"
+    try:
+        events = inherited_events(log.path, log.header)
+    except LineageError as exc:
+        return [], f"{where}; its parent's log can't be read, so the teaching is not shown: {exc}"
+    told = sum(1 for e in events if isinstance(e, FactTold))
+    return events, (
+        f"{where}: its {len(events)} events up to there, {told} facts told, are inherited — "
+        "shown as the parent's, never re-graded"
+    )
+
+
 def _fmt(score: float | None) -> str:
     return "—" if score is None else f"{score:.2f}"
 
@@ -414,6 +447,8 @@ def render_markdown(s: RunSummary) -> str:
     first_try = [e for e in s.evaluations.values() if e.attempts == 1 and e.score >= 10]
     nudged = [e for e in s.evaluations.values() if e.attempts == 2]
     after_nudge = sum(1 for e in nudged if e.score >= 5)
+    if s.inherited:
+        out += [f"- {s.inherited}"]
     out += [
         f"- status: {s.status}; persona: {s.persona}; starts: {s.starts}; re-sent after a crash: {s.resent}",
         f"- run time: {s.active_seconds:.1f} s; phases: {s.phases_entered}/{s.phases_planned}",

@@ -20,6 +20,7 @@ from gateway.log.runlog import EVENTS_FILE, RunLog, RunLogFormatError, read_head
 from gateway.report.markdown import RunSummary, summarize
 from gateway.report.run_cards import CardIndex, RunCard, Stamp, stamp_of
 from persona.benchmark.errors import BenchmarkErrors
+from persona.benchmark.forks import as_played
 from persona.benchmark.ladder import benchmark_for
 from persona.benchmark.model import Benchmark
 
@@ -87,10 +88,17 @@ def benchmark_of(header: Header) -> Benchmark:
     """The benchmark as the logged run played it (its rung's distractors in place).
     Raises `BenchmarkErrors` when it no longer loads."""
     pool = header.benchmark.get("pool")
-    return benchmark_for(
+    bench = benchmark_for(
         header.benchmark["path"],
         str(header.benchmark.get("rung", "")),
         pool if isinstance(pool, str) else None,
+    )
+    questions = header.benchmark.get("questions")
+    return as_played(
+        bench,
+        str(header.benchmark.get("checkpoint_at", "")),
+        str(header.benchmark.get("until", "")),
+        [str(q) for q in questions] if isinstance(questions, list) else None,
     )
 
 

@@ -32,6 +32,7 @@ from urllib.parse import urlsplit
 from adapters.base import (
     AdapterConfigError,
     AgentAdapter,
+    SessionState,
     compact_commands,
     number_setting,
 )
@@ -45,6 +46,7 @@ from adapters.reference.standin import STANDIN_NAME, standin_app
 from adapters.telegram import TelegramAdapter
 from adapters.websocket import WebSocketAdapter
 from gateway.log.redact import Redactor
+from gateway.run.checkpoints import SavedCheckpoint, restore_state
 from gateway.run.process_adapters import RestartingAdapter, WatchedAdapter
 from gateway.traffic.profile import TrafficProfile, load_profile
 from gateway.traffic.recorder import RunRecorder
@@ -202,6 +204,11 @@ class AgentHandle:
     # the state folder as the agent started on it: a hash (a fresh run: its snapshot's, or an
     # empty folder's), or "unknown (why)" — an agent we don't start keeps a state of its own
     state: str = "unknown (an agent we don't start: its state is its own)"
+    # the folder holding the agent's whole state, when we hold it (None: it can't checkpoint)
+    state_dir: Path | None = None
+    # stop the agent cleanly, do the work (archive its state folder), start it again on the
+    # same session: what a checkpoint does between two settled turns
+    restart_around: Callable[[Callable[[], None]], Awaitable[None]] | None = None
 
 
 def recording_wanted(settings: dict[str, Any]) -> bool:
@@ -261,8 +268,15 @@ def assign_ports(settings: dict[str, Any]) -> dict[str, Any]:
 
 @asynccontextmanager
 async def open_agent(
-    settings: dict[str, Any], run_dir: Path, recorder: RunRecorder | None = None, *, fresh: bool = True
+    settings: dict[str, Any],
+    run_dir: Path,
+    recorder: RunRecorder | None = None,
+    *,
+    fresh: bool = True,
+    restore: SavedCheckpoint | None = None,
 ) -> AsyncIterator[AgentHandle]:
+    """`fresh`: the state folder reset (its snapshot, or empty); `restore`: a fork's first start,
+    the state folder restored from a checkpoint instead; neither: kept as it is (a resume)."""
     check_agent_settings(settings)
     settings = assign_ports(resolve(settings))
     async with AsyncExitStack() as stack:
@@ -279,7 +293,7 @@ async def open_agent(
 
         if settings["adapter"] == "reference":
             yield await _start_reference(
-                settings, run_dir, stack, record if recorder is not None else None, fresh
+                settings, run_dir, stack, record if recorder is not None else None, fresh, restore
             )
             return
         adapter = make_adapter(settings)
@@ -311,7 +325,10 @@ async def open_agent(
         process: AgentProcess | None = None
         if isinstance(process_settings, dict):
             process = AgentProcess(process_settings, run_dir, values)
-            state = process.reset() if fresh else folder_hash(process.state_dir)
+            if restore is not None:
+                state = restore_state(restore, process.state_dir)
+            else:
+                state = process.reset() if fresh else folder_hash(process.state_dir)
             stack.push_async_callback(process.stop)
             if telegram is not None:  # runs first at exit: the bot's long poll ends now, not in 50 s
                 stack.callback(telegram.release_polls)
@@ -326,11 +343,43 @@ async def open_agent(
         if process is None:
             yield AgentHandle(adapter, llm_url, [])
         else:
-            yield AgentHandle(adapter, llm_url, process.notes, state)
+            yield AgentHandle(
+                adapter, llm_url, process.notes, state, process.state_dir, _restarter(adapter, process, telegram)
+            )
+
+
+def _restarter(
+    adapter: AgentAdapter, process: AgentProcess, telegram: TelegramAdapter | None
+) -> Callable[[Callable[[], None]], Awaitable[None]]:
+    """Stop a started agent, do `work`, start it again and reopen its session (a bot on our Bot
+    API keeps its emulator and polls again; another surface reconnects)."""
+    inner = adapter.inner if isinstance(adapter, WatchedAdapter) else adapter
+    if isinstance(inner, RestartingAdapter):
+        inner = inner.inner
+
+    async def around(work: Callable[[], None]) -> None:
+        session = getattr(inner, "session", None)
+        resume = session if isinstance(session, SessionState) else None
+        if telegram is None:
+            await inner.close()
+        await process.stop()
+        work()
+        await process.start()
+        if telegram is not None:
+            await telegram.wait_for_bot(process.ready_timeout, process.exited)
+        else:
+            await inner.open(resume)
+
+    return around
 
 
 async def _start_reference(
-    settings: dict[str, Any], run_dir: Path, stack: AsyncExitStack, record: Record | None, fresh: bool
+    settings: dict[str, Any],
+    run_dir: Path,
+    stack: AsyncExitStack,
+    record: Record | None,
+    fresh: bool,
+    restore: SavedCheckpoint | None,
 ) -> AgentHandle:
     # imported here: the anthropic SDK takes ~2 s to import, and only this agent needs it
     from adapters.reference.agent import COMPACT_COMMAND, AgentConfig, ReferenceAgent
@@ -345,7 +394,10 @@ async def _start_reference(
         base_url = standin.url
     llm_url = await record(str(base_url)) if record is not None else None
     state_dir = run_dir / "agent-state"
-    state = reset_state(state_dir, run_dir, None) if fresh else folder_hash(state_dir)
+    if restore is not None:
+        state = restore_state(restore, state_dir)
+    else:
+        state = reset_state(state_dir, run_dir, None) if fresh else folder_hash(state_dir)
     agent = ReferenceAgent(
         AgentConfig(
             base_url=llm_url or str(base_url),
@@ -417,4 +469,11 @@ async def _start_reference(
         )
     if surface != "telegram":  # (the emulated Bot API closes after the bot, above)
         stack.push_async_callback(adapter.close)
-    return AgentHandle(adapter, llm_url, [], state)
+
+    async def around(work: Callable[[], None]) -> None:
+        # in-process, with no work of its own between settled turns: stopped as it is; started
+        # again as a new process would be — with its memory folder and no turns in context
+        work()
+        agent.sessions.clear()
+
+    return AgentHandle(adapter, llm_url, [], state, state_dir, around)

@@ -39,7 +39,12 @@ from typing import Any
 import json5
 
 from gateway.report.decision import Decision, parse_decision
+from gateway.run.fork_plan import expand_forks, fork_keys_problem
 from gateway.run.placement import RayExecutor, Resources, parse_executor, parse_resources
+from persona.benchmark.errors import BenchmarkErrors
+from persona.benchmark.forks import as_played
+from persona.benchmark.ladder import benchmark_for
+from persona.benchmark.model import Benchmark
 from persona.json5_bounds import MAX_JSON_DEPTH, json5_nesting
 
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
@@ -63,6 +68,20 @@ class RunSpec:
     pool: Path | None = None  # a distractor pool in place of the benchmark's own (`pool` in a run)
     limits: dict[str, float] = field(default_factory=dict)  # wall_seconds, agent_turns, spend_usd
     resources: Resources | None = None  # what its Ray task reserves (None: the agent's, or Ray's default)
+    # checkpoints and forks (gateway/run/forking.py): where a checkpoint goes ("exam", or one the
+    # benchmark declares), the checkpoint this run ends at (a teaching run whose exam is forked),
+    # the questions it asks after the checkpoint (an isolated exam's fork; None: all), and the
+    # (run id, checkpoint) it forks from
+    checkpoint_at: str = ""
+    until: str = ""
+    questions: tuple[str, ...] | None = None
+    parent: tuple[str, str] | None = None
+
+    def played_benchmark(self) -> Benchmark:
+        """The benchmark as this run plays it: its rung, then its checkpoint transforms."""
+        bench = benchmark_for(self.benchmark, self.rung, self.pool)
+        questions = list(self.questions) if self.questions is not None else None
+        return as_played(bench, self.checkpoint_at, self.until, questions)
 
 
 @dataclass(frozen=True)
@@ -152,7 +171,10 @@ def load_config(path: Path | str) -> Config:
 
 
 TOP_KEYS = ("recordings", "parallel", "runs", "experiment", "compaction", "executor")
-RUN_KEYS = ("id", "benchmark", "agent", "persona", "grading", "rung", "repeats", "pool", "limits", "resources")
+RUN_KEYS = (
+    "id", "benchmark", "agent", "persona", "grading", "rung", "repeats", "pool", "limits", "resources",
+    "checkpoint_at", "exam", "rollouts", "from",
+)  # fmt: skip
 EXPERIMENT_KEYS = (
     "name",
     "seed",
@@ -317,6 +339,8 @@ def _expand_run(path: Path, raw: str, base: Path, n: int, run: dict[str, Any]) -
     pool = run.get("pool")
     if pool is not None and not isinstance(pool, str):
         raise ConfigError(path, line, f"run {run_id}: `pool` must be the path of a distractor pool folder")
+    if problem := fork_keys_problem(run):
+        raise ConfigError(path, line, f"run {run_id}: {problem}")
     specs = []
     for rung in rungs:
         for k in range(1, repeats + 1):
@@ -335,7 +359,10 @@ def _expand_run(path: Path, raw: str, base: Path, n: int, run: dict[str, Any]) -
                     resources,
                 )
             )
-    return specs
+    try:
+        return [forked for spec in specs for forked in expand_forks(spec, run)]
+    except BenchmarkErrors as exc:
+        raise ConfigError(path, line, f"run {run_id}: {exc}") from None
 
 
 def _experiment(path: Path, raw: str, base: Path, data: Any) -> tuple[Experiment, list[RunSpec]]:

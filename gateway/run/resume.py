@@ -12,6 +12,7 @@ from __future__ import annotations
 from gateway.log.events import (
     FAILED_ANSWER,
     Asked,
+    CheckpointSaved,
     ErrorEvent,
     Evaluation,
     Event,
@@ -28,6 +29,7 @@ from gateway.log.events import (
 from persona.drivers.actions import (
     AgentReply,
     Ask,
+    Checkpoint,
     Compact,
     EditFact,
     EnterPhase,
@@ -39,7 +41,17 @@ from persona.drivers.actions import (
     Slip,
 )
 
-ACTION_EVENTS = (PhaseEntered, Said, Asked, SessionChanged, FactEdited, Evaluation, FactsMarked, PersonaSlip)
+ACTION_EVENTS = (
+    PhaseEntered,
+    Said,
+    Asked,
+    SessionChanged,
+    CheckpointSaved,
+    FactEdited,
+    Evaluation,
+    FactsMarked,
+    PersonaSlip,
+)
 
 
 def same_action(action: PersonaAction, event: Event) -> bool:
@@ -55,6 +67,8 @@ def same_action(action: PersonaAction, event: Event) -> bool:
             return event.action == "new_session"
         case Compact(), SessionChanged():
             return event.action == "compact"
+        case Checkpoint(), CheckpointSaved():
+            return action.name == event.name
         case EditFact(), FactEdited():
             return (action.file, action.fact_id, action.new) == (event.file, event.fact_id, event.new)
         case Evaluate(), Evaluation():
@@ -97,12 +111,15 @@ def conversation(
             and event.kind == FAILED_ANSWER
             and pairs
             and isinstance(pairs[-1][0], (Said, Asked))
-        ) or ((
-            isinstance(event, ErrorEvent)
-            and event.source == "agent"
-            and pairs
-            and isinstance(pairs[-1][0], (Said, Asked))
-        ) and pairs[-1][1] is None):
+        ) or (
+            (
+                isinstance(event, ErrorEvent)
+                and event.source == "agent"
+                and pairs
+                and isinstance(pairs[-1][0], (Said, Asked))
+            )
+            and pairs[-1][1] is None
+        ):
             pairs[-1] = (pairs[-1][0], AgentReply("", error=f"{event.kind}: {event.message}"))
     if pairs and pairs[-1][1] is not None and pairs[-1][1].error is not None:
         pairs[-1] = (pairs[-1][0], None)  # the run paused on this error: re-send it on resume
@@ -116,6 +133,8 @@ def told_but_not_logged(events: list[Event], pairs: list[tuple[Event, AgentReply
     logged = {f"{e.file}:{e.fact_id}" for e in events if isinstance(e, FactTold)}
     told: list[str] = []
     for event, answer in pairs:
-        if (isinstance(event, Said) and answer is not None and answer.error is None) or isinstance(event, FactsMarked):
+        if (isinstance(event, Said) and answer is not None and answer.error is None) or isinstance(
+            event, FactsMarked
+        ):
             told += event.fact_ids
     return [key for key in dict.fromkeys(told) if key not in logged]

@@ -44,6 +44,7 @@ from gateway.log.events import (
     RECORDER_BYPASSED,
     AgentInitiated,
     Asked,
+    CheckpointSaved,
     ErrorEvent,
     Evaluation,
     Event,
@@ -62,21 +63,24 @@ from gateway.log.events import (
     SessionChanged,
     TerminationReason,
 )
+from gateway.log.lineage import inherited_events
 from gateway.log.redact import DEFAULT_SECRET_ENV, Redactor, redact_text, secret_values
-from gateway.log.runlog import RunLog, RunLogWriteError, RunLogWriter, run_status
+from gateway.log.runlog import EVENTS_FILE, RunLog, RunLogWriteError, RunLogWriter, run_status
 from gateway.log.scrub import scrub_text
-from gateway.run.agents import describe_agent, open_agent
+from gateway.run.agents import AgentHandle, describe_agent, open_agent
+from gateway.run.checkpoints import CheckpointError, SavedCheckpoint, archive_state
 from gateway.run.config import RunSpec
+from gateway.run.forking import find_checkpoint
 from gateway.run.journal import LocalJournal, LogAppender, RunJournal
 from gateway.run.personas import build_driver, driver_name
 from gateway.run.progress import RunProgress
 from gateway.run.resume import conversation, same_action, told_but_not_logged
 from gateway.run.traffic_state import RunTraffic, open_traffic
-from persona.benchmark.ladder import benchmark_for
 from persona.benchmark.model import Benchmark
 from persona.drivers.actions import (
     AgentReply,
     Ask,
+    Checkpoint,
     Compact,
     EditFact,
     EnterPhase,
@@ -144,7 +148,12 @@ class Run:
             )
         )
         self.fresh = fresh
-        self.benchmark = benchmark or benchmark_for(spec.benchmark, spec.rung, spec.pool)
+        self.benchmark = benchmark or spec.played_benchmark()
+        self.recordings = recordings
+        # a fork: the checkpoint it starts from (its parent's log up to there is its prefix),
+        # found when the run starts — its parent may run first in the same matrix
+        self.parent: SavedCheckpoint | None = None
+        self.handle: AgentHandle | None = None
         self.driver: PersonaDriver | None = None
         self.writer: LogAppender | None = None
         self.adapter: AgentAdapter | None = None
@@ -181,6 +190,8 @@ class Run:
             self.journal.release()
 
     async def _execute(self) -> RunOutcome:
+        if self.spec.parent is not None:  # `CheckpointError` (no such run or checkpoint): no log
+            self.parent = find_checkpoint(self.recordings, *self.spec.parent)
         previous = self._open_log()
         for event in previous.events if previous else []:
             self.progress.observe(event)
@@ -194,7 +205,8 @@ class Run:
         reason = TerminationReason.ERROR
         detail = ""
         try:
-            replay = [e.response for e in previous.events if isinstance(e, PersonaTurn)] if previous else []
+            history = self._inherited() + (previous.events if previous else [])
+            replay = [e.response for e in history if isinstance(e, PersonaTurn)]
             self.driver = build_driver(self.spec.persona, self.benchmark, self.log, replay)
             if (start := getattr(self.driver, "start", None)) is not None:
                 await start()  # an LLM persona's model is reached once before the agent starts
@@ -202,7 +214,7 @@ class Run:
                 resolve(self.spec.agent),
                 self.benchmark,
                 self.log,
-                previous.events if previous else [],
+                history,
                 log_check=self.writer.check_writable if self.writer else None,
                 secrets=self.redactor.values,
             )
@@ -214,7 +226,9 @@ class Run:
                 self.run_dir,
                 self.traffic.recorder if self.traffic else None,
                 fresh=previous is None or moved,  # a moved run's agent has no state here: its snapshot
+                restore=self.parent if previous is None or moved else None,  # a fork: its checkpoint
             ) as handle:
+                self.handle = handle
                 self.adapter, self.llm_url = handle.adapter, handle.llm_url
                 self.agent_state = handle.state
                 if hasattr(handle.adapter, "on_retry"):
@@ -224,7 +238,7 @@ class Run:
                 if moved and previous is not None:
                     self._log_moved(previous)
                 try:
-                    reason = await self._drive(previous, moved)
+                    reason = await self._drive(previous, moved, history)
                     if reason == TerminationReason.LIMIT_REACHED:
                         detail = self.limit_detail
                     if self.last_error is not None and reason in (
@@ -249,6 +263,8 @@ class Run:
             reason, detail = TerminationReason.AGENT_FAILED, f"{type(exc).__name__}: {exc}"
         except PersonaCantPlay as exc:
             reason, detail = TerminationReason.PERSONA_FAILED, str(exc)
+        except CheckpointError as exc:
+            reason, detail = TerminationReason.ERROR, f"checkpoint: {exc}"
         except Exception as exc:
             detail = f"{type(exc).__name__}: {exc}"
             raise
@@ -275,7 +291,11 @@ class Run:
                         if self.benchmark.rung
                         else {}
                     ),
+                    **({"checkpoint_at": self.spec.checkpoint_at} if self.spec.checkpoint_at else {}),
+                    **({"until": self.spec.until} if self.spec.until else {}),
+                    **({"questions": list(self.spec.questions)} if self.spec.questions is not None else {}),
                 },
+                parent=self.parent.reference() if self.parent else {},
                 persona={**self.spec.persona, "driver": driver_name(self.spec.persona)},
                 agent=describe_agent(self.spec.agent),
                 meta=self.spec.meta,
@@ -318,20 +338,24 @@ class Run:
         self.log(ErrorEvent(source="runner", kind=AGENT_STATE_LOST, message=message))
         print(f"[{self.spec.id}] warning: {message}", file=sys.stderr, flush=True)
 
-    async def _drive(self, previous: RunLog | None, moved: bool = False) -> TerminationReason:
-        """Drive the run to its end, continuing `previous` when given: its persona side is
-        replayed into the driver and the agent's session resumed — or, for a run that `moved`
-        to a node without its agent's state, a new session opened."""
+    async def _drive(
+        self, previous: RunLog | None, moved: bool = False, history: list[Event] | None = None
+    ) -> TerminationReason:
+        """Drive the run to its end, continuing `history` (a fork's inherited prefix, then this
+        log's `previous` events) when there is one: its persona side is replayed into the driver
+        and the agent's session resumed — or, for a run that `moved` to a node without its
+        agent's state, a new session opened."""
         assert self.adapter is not None and self.driver is not None
         reply: AgentReply | None = None
         pending: PersonaAction | None = None
-        pairs, session_id, turns = conversation(previous.events) if previous else ([], "", [])
+        history = history if history is not None else (previous.events if previous else [])
+        pairs, session_id, turns = conversation(history) if history else ([], "", [])
         resume = SessionState(session_id, turns) if session_id and not moved else None
         session = await self.adapter.open(resume)
         self.log(
             RunStart(
                 resumed=previous is not None,
-                replayed_events=len(previous.events) if previous else 0,
+                replayed_events=len(history),
                 session_id=session,
                 llm_url=self.llm_url or "",
                 pid=os.getpid(),
@@ -341,9 +365,10 @@ class Run:
         )
         if previous is not None:
             self.outcome.resumed = True
-            for key in told_but_not_logged(previous.events, pairs):
+            for key in told_but_not_logged(history, pairs):
                 file, _, fact_id = key.partition(":")
                 self.log(FactTold(file=file, fact_id=fact_id))
+        if history:
             for event, answer in pairs:
                 action = await self.driver.next_action(reply)
                 if not same_action(action, event):
@@ -447,6 +472,8 @@ class Run:
                     answered = await self._until_done("compact", adapter.compact)
                     self._log_off_turn()
                     self.log(SessionChanged(action="compact", detail="", reply=answered))
+            case Checkpoint():
+                await self._checkpoint(action.name)
             case MarkTold():
                 self.log(FactsMarked(fact_ids=list(action.fact_ids)))
                 for key in action.fact_ids:
@@ -474,6 +501,36 @@ class Run:
                     )
                 )
         return None
+
+    def _inherited(self) -> list[Event]:
+        """A fork's prefix: its parent's events up to the checkpoint (never re-graded: they are
+        the parent's); [] for a run that is not a fork."""
+        if self.parent is None:
+            return []
+        return inherited_events(self.run_dir / EVENTS_FILE, Header(run_id=self.spec.id, parent=self.parent.reference()))
+
+    async def _checkpoint(self, name: str) -> None:
+        """Stop the agent cleanly between two settled turns, archive its state folder, start it
+        again on the same session. Logged only once the archive is whole: a run killed before
+        takes it again on resume."""
+        handle = self.handle
+        if handle is None or handle.state_dir is None or handle.restart_around is None:
+            message = f"checkpoint {name!r}: this agent's state is not held by marathonbench; nothing archived"
+            self.log(ErrorEvent(source="runner", kind="unsupported", message=message))
+            return
+        if self.writer is not None:
+            self.writer.flush()
+        state_dir, restart = handle.state_dir, handle.restart_around
+        saved: list[CheckpointSaved] = []
+        await self._until_done(
+            f"checkpoint {name}",
+            lambda: restart(lambda: saved.append(archive_state(state_dir, self.run_dir, name))),
+        )
+        self._log_off_turn()
+        if self.traffic is not None:
+            self.traffic.session_changed()  # a restarted agent's first call is no compaction
+        self.log(saved[-1])
+        print(f"[{self.spec.id}] checkpoint {name!r}: state {saved[-1].state_hash[:12]}, {saved[-1].bytes:,} bytes", flush=True)
 
     async def _until_done[T](self, what: str, call: Callable[[], Awaitable[T]]) -> T:
         """A session command (new session, compact) that fails is logged and tried again, like a

@@ -6,6 +6,7 @@ A phase may open with a fenced ```js block. We accept exactly these statements, 
     vars.NAME = LITERAL;          LITERAL: "str" | 'str' | number | true | false | null | [LITERAL, ...]
     await bench.newSession();     start a new session with the agent
     await bench.compact();        ask the agent to compact its context (our addition)
+    await bench.checkpoint("NAME"); archive the agent's state here, to fork runs from (our addition)
 
 Anything else -- `require('fs')`, `process.exit()`, a function call, an expression -- is a
 validation error at its line. The block is never handed to an interpreter, so a benchmark file
@@ -35,7 +36,8 @@ class SetVar:
 
 @dataclass(frozen=True)
 class BenchAction:
-    """`await bench.<method>()`; `action` is our name for it (`new_session`, `compact`)."""
+    """`await bench.<method>()`; `action` is our name for it (`new_session`, `compact`, or
+    `checkpoint:NAME` for `await bench.checkpoint("NAME")`)."""
 
     action: str
     line: int
@@ -45,6 +47,9 @@ type Directive = SetVar | BenchAction
 
 _SET_VAR = re.compile(r"^vars\.([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.+?)\s*;?$")
 _BENCH_CALL = re.compile(r"^await\s+bench\.([A-Za-z_][A-Za-z0-9_]*)\s*\(\s*\)\s*;?$")
+_CHECKPOINT_CALL = re.compile(r"^await\s+bench\.checkpoint\s*\(\s*(['\"])(.*?)\1\s*\)\s*;?$")
+CHECKPOINT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")  # it names a file in the run folder
+CHECKPOINT_PREFIX = "checkpoint:"
 _NUMBER = re.compile(r"^-?\d+(\.\d+)?([eE][+-]?\d+)?$")
 
 
@@ -59,17 +64,25 @@ def parse_directives(lines: list[str], path: Path, first_line: int) -> list[Dire
         where = SourceLocation(path, lineno)
         if m := _SET_VAR.match(text):
             out.append(SetVar(m.group(1), _parse_literal(m.group(2), where), lineno))
+        elif m := _CHECKPOINT_CALL.match(text):
+            if not CHECKPOINT_NAME.match(m.group(2)):
+                raise BenchmarkError(
+                    where,
+                    f"checkpoint name {m.group(2)!r}: letters, digits, '.', '_' or '-', at most 64 (it names a file)",
+                )
+            out.append(BenchAction(CHECKPOINT_PREFIX + m.group(2), lineno))
         elif m := _BENCH_CALL.match(text):
             method = m.group(1)
             if method not in BENCH_ACTIONS:
-                known = ", ".join(f"bench.{k}()" for k in BENCH_ACTIONS)
+                known = ", ".join([*(f"bench.{k}()" for k in BENCH_ACTIONS), 'bench.checkpoint("NAME")'])
                 raise BenchmarkError(where, f"unknown bench action bench.{method}(); expected one of {known}")
             out.append(BenchAction(BENCH_ACTIONS[method], lineno))
         else:
             raise BenchmarkError(
                 where,
                 f"unsupported directive {text!r}; expected `vars.NAME = literal;`, "
-                "`await bench.newSession();` or `await bench.compact();` (directives are data, "
+                "`await bench.newSession();`, `await bench.compact();` or `await bench.checkpoint(\"NAME\");` "
+                "(directives are data, "
                 "not JavaScript)",
             )
     return out

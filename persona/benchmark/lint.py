@@ -102,7 +102,7 @@ def answers_in_context(phases: list[Phase], facts: dict[str, FactsFile], root: P
     warnings: list[str] = []
     said: list[tuple[str, int, str]] = []  # (file, line, text) the phase before said, unless a break followed
     for phase in phases:
-        if phase.actions:  # a new session or a compaction at its start: the context is gone
+        if {"new_session", "compact"} & set(phase.actions):  # at its start: the context is gone
             said = []
         mine: list[tuple[str, int, str]] = []  # what this phase says: the next one's "right before"
         for name in phase.require_all_facts:

@@ -61,6 +61,23 @@ class Compact:
 
 
 @dataclass(frozen=True)
+class Checkpoint:
+    """Archive the agent's state here, between two settled turns (`await bench.checkpoint("NAME")`,
+    or `checkpoint_at: "exam"`): runs can fork from it (docs/experiments.md)."""
+
+    name: str
+
+
+def phase_action(action: str) -> NewSession | Compact | Checkpoint:
+    """A phase's opening directive (`Phase.actions`) as the action a driver yields for it."""
+    if action == "new_session":
+        return NewSession()
+    if action.startswith("checkpoint:"):
+        return Checkpoint(action.removeprefix("checkpoint:"))
+    return Compact()
+
+
+@dataclass(frozen=True)
 class EditFact:
     """A live fact copy changes; `new` of `—` deletes it."""
 
@@ -106,5 +123,5 @@ class Finish:
 
 
 type PersonaAction = (
-    EnterPhase | Say | Ask | NewSession | Compact | EditFact | Evaluate | MarkTold | Slip | Finish
+    EnterPhase | Say | Ask | NewSession | Compact | Checkpoint | EditFact | Evaluate | MarkTold | Slip | Finish
 )

@@ -24,16 +24,15 @@ from persona.benchmark.model import DELETED_MARKERS, Benchmark, Phase, Question,
 from persona.drivers.actions import (
     AgentReply,
     Ask,
-    Compact,
     EditFact,
     EnterPhase,
     Evaluate,
     Finish,
     MarkTold,
-    NewSession,
     PersonaAction,
     Say,
     Slip,
+    phase_action,
 )
 from persona.drivers.claims import disputed_grade, leaked_answer, questions_in, two_questions, wrong_language
 from persona.drivers.give_up import GiveUp, PlayWatch, is_context_error
@@ -307,7 +306,7 @@ class LLMPersonaDriver:
         self.state.boundaries.append(len(self.state.messages))
         self.queue.append(EnterPhase(phase.index, phase.chapter, phase.title, phase.require_all_facts))
         for action in phase.actions:
-            self.queue.append(NewSession() if action == "new_session" else Compact())
+            self.queue.append(phase_action(action))
 
     def _phase_text(self, phase: Phase) -> str:
         total = len(self.benchmark.phases)

@@ -18,14 +18,13 @@ from persona.benchmark.model import Benchmark, FactUpdate, Phase, Question, Utte
 from persona.drivers.actions import (
     AgentReply,
     Ask,
-    Compact,
     EditFact,
     EnterPhase,
     Evaluate,
     Finish,
-    NewSession,
     PersonaAction,
     Say,
+    phase_action,
 )
 from persona.drivers.live_facts import LiveFacts
 from persona.grading.exact import ExactGrader, Grade, Grader, with_evidence
@@ -116,7 +115,7 @@ class ScriptedDriver:
         that don't (the LLM persona), so every rung's distractors read the same."""
         yield EnterPhase(phase.index, phase.chapter, phase.title, phase.require_all_facts)
         for action in phase.actions:
-            yield NewSession() if action == "new_session" else Compact()
+            yield phase_action(action)
         for file in phase.require_all_facts:
             yield from self._tell_file(file)
         for item in phase.items:

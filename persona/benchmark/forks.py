@@ -1,0 +1,110 @@
+"""A benchmark as a checkpointed run or one of its forks plays it (docs/experiments.md,
+"Checkpoints and forks").
+
+Three transforms, each keeping the phases' indexes and titles so that a fork's persona, replaying
+its parent's log up to the checkpoint, acts exactly as the parent did:
+- `with_checkpoint_at(bench, "exam")`: a checkpoint at the start of the phase holding the first
+  question, after that phase's own new session or compaction (`checkpoint_at: "exam"`);
+- `until_checkpoint(bench, name)`: only what comes before the checkpoint (a teaching run whose
+  exam is played by forks);
+- `only_questions(bench, ids, name)`: after the checkpoint, only the questions `ids` (an
+  isolated exam's fork); lines, updates and sessions after it are kept, as they shape the state
+  each question is asked from.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from persona.benchmark.directives import CHECKPOINT_PREFIX, BenchAction
+from persona.benchmark.errors import BenchmarkError, SourceLocation
+from persona.benchmark.model import Benchmark, Question
+
+EXAM = "exam"  # `checkpoint_at: "exam"`: just before the exam
+
+
+def checkpoint_phase(bench: Benchmark, name: str) -> int:
+    """The index of the phase that opens with checkpoint `name`; `BenchmarkError` when none does."""
+    for phase in bench.phases:
+        if CHECKPOINT_PREFIX + name in phase.actions:
+            return phase.index
+    names = [
+        a.removeprefix(CHECKPOINT_PREFIX)
+        for p in bench.phases
+        for a in p.actions
+        if a.startswith(CHECKPOINT_PREFIX)
+    ]
+    known = f"; it has {', '.join(repr(n) for n in names)}" if names else "; it has none"
+    raise BenchmarkError(
+        SourceLocation(bench.root, 0), f"no checkpoint named {name!r} in {bench.name}{known}"
+    )
+
+
+def with_checkpoint_at(bench: Benchmark, name: str) -> Benchmark:
+    """`name` is "exam" (before the first question's phase talks), or a checkpoint the benchmark
+    itself declares (`await bench.checkpoint("NAME")`), which needs no change."""
+    if name != EXAM:
+        checkpoint_phase(bench, name)  # refused when the benchmark has no such checkpoint
+        return bench
+    first = next((p for p in bench.phases if p.questions), None)
+    if first is None:
+        raise BenchmarkError(
+            SourceLocation(bench.root, 0), f'`checkpoint_at: "exam"`: {bench.name} asks no question'
+        )
+    if CHECKPOINT_PREFIX + EXAM in first.actions:
+        return bench
+    marked = replace(first, directives=(*first.directives, BenchAction(CHECKPOINT_PREFIX + EXAM, first.line)))
+    return replace(bench, phases=tuple(marked if p.index == first.index else p for p in bench.phases))
+
+
+def until_checkpoint(bench: Benchmark, name: str) -> Benchmark:
+    """The phases before checkpoint `name`, and its own phase up to the checkpoint (entered, its
+    session directives and the checkpoint played; none of its items)."""
+    at = checkpoint_phase(bench, name)
+    phases = [p for p in bench.phases if p.index < at]
+    own = bench.phases[at]
+    directives = []
+    for d in own.directives:
+        directives.append(d)
+        if isinstance(d, BenchAction) and d.action == CHECKPOINT_PREFIX + name:
+            break
+    phases.append(replace(own, directives=tuple(directives), items=(), prose=()))
+    return replace(bench, phases=tuple(phases))
+
+
+def questions_after(bench: Benchmark, name: str) -> tuple[Question, ...]:
+    at = checkpoint_phase(bench, name)
+    return tuple(q for p in bench.phases if p.index >= at for q in p.questions)
+
+
+def only_questions(bench: Benchmark, ids: tuple[str, ...], name: str) -> Benchmark:
+    at = checkpoint_phase(bench, name)
+    unknown = set(ids) - {q.id for q in questions_after(bench, name)}
+    if unknown:
+        raise BenchmarkError(
+            SourceLocation(bench.root, 0),
+            f"no question {', '.join(sorted(unknown))} after checkpoint {name!r} in {bench.name}",
+        )
+    keep = set(ids)
+    phases = tuple(
+        p
+        if p.index < at
+        else replace(p, items=tuple(i for i in p.items if not isinstance(i, Question) or i.id in keep))
+        for p in bench.phases
+    )
+    return replace(bench, phases=phases)
+
+
+def as_played(
+    bench: Benchmark, checkpoint_at: str = "", until: str = "", questions: list[str] | None = None
+) -> Benchmark:
+    """The benchmark with the transforms a run's header records (`benchmark.checkpoint_at`,
+    `until`, `questions`), applied in that order — the same for the run, its resume and its report."""
+    if checkpoint_at:
+        bench = with_checkpoint_at(bench, checkpoint_at)
+    name = until or checkpoint_at
+    if questions is not None and name:
+        bench = only_questions(bench, tuple(questions), name)
+    if until:
+        bench = until_checkpoint(bench, until)
+    return bench
