@@ -3,7 +3,8 @@ statements and answers questions from them (`POST /chat`, `{"message"}` → `{"r
 
 Its environment steers it: DIE_AFTER=N exits (code 3) on the Nth message after printing why;
 DELAY=S waits S seconds a message (so a test can act while runs are under way); PIDS=DIR gets
-a file named by its pid (so a test can check it is gone). It prints "agent pid N" at start.
+a file named by its pid (so a test can check it is gone); NOTES=FILE keeps what it was told in
+that file (its state on disk: read at start, appended to). It prints "agent pid N" at start.
 """
 
 from __future__ import annotations
@@ -16,6 +17,9 @@ AGENT = textwrap.dedent(
     """
     import json, os, sys, time, http.server
     notes, count = [], 0
+    store = os.environ.get("NOTES")
+    if store and os.path.exists(store):
+        notes = [l for l in open(store).read().splitlines() if l]
     if os.environ.get("PIDS"):
         open(os.path.join(os.environ["PIDS"], str(os.getpid())), "w").close()
     class H(http.server.BaseHTTPRequestHandler):
@@ -33,7 +37,11 @@ AGENT = textwrap.dedent(
                 words = {w.lower().strip("?.,") for w in text.split() if len(w) > 3}
                 reply = max(notes, key=lambda n: len(words & set(n.lower().split())), default="never told")
             else:
-                notes.extend(l.strip("- ") for l in text.splitlines() if l.strip())
+                told = [l.strip("- ") for l in text.splitlines() if l.strip()]
+                notes.extend(told)
+                if store:
+                    with open(store, "a") as f:
+                        f.write("".join(t + "\\n" for t in told))
                 reply = "Noted."
             body = json.dumps({"reply": reply}).encode()
             self.send_response(200); self.send_header("Content-Type", "application/json")

@@ -14,6 +14,7 @@ from gateway.log.lock import RunInUse
 from gateway.log.runlog import EVENTS_FILE, RunLogFormatError, read_log, repair_log, run_status
 from gateway.report.recordings import benchmark_of
 from gateway.report.state import run_state, write_facts
+from gateway.run.checkpoints import checkpoints_in
 from persona.benchmark.errors import BenchmarkErrors
 
 
@@ -57,6 +58,11 @@ def cmd_inspect(run: Path, limit: int) -> int:
     )
     if h.agent.get("offline_stand_in"):
         print("note: the agent's model is the offline rule-based stand-in, not an LLM")
+    if h.parent:
+        print(
+            f"forked from {h.parent.get('run')} at checkpoint {h.parent.get('checkpoint')!r} (its event "
+            f"{h.parent.get('seq')}; state {str(h.parent.get('state_hash'))[:12]}): the events before are the parent's"
+        )
     t0 = h.created
     events = log.events[:limit] if limit else log.events
     for event in events:
@@ -66,6 +72,11 @@ def cmd_inspect(run: Path, limit: int) -> int:
         print(f"{event.seq:>6} {event.ts - t0:>9.3f}s {event.type:<11} {line}")
     if limit and len(log.events) > limit:
         print(f"... {len(log.events) - limit} more events")
+    for c in checkpoints_in(h.run_id, path.parent, log.events):
+        print(
+            f"checkpoint {c.name!r}: event {c.seq}, state {c.state_hash[:12]}, {c.archive} ({c.bytes:,} bytes) — "
+            f"fork with: marathon fork {path.parent} --at {c.name}"
+        )
     status = run_status(log)
     print(f"status: {status.value if status else 'running, or stopped without an end record (resumable)'}")
     if log.torn:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from gateway import __version__, display
 from gateway.cli.benchmarks import cmd_check, cmd_new
+from gateway.cli.forks import cmd_fork
 from gateway.cli.logs import cmd_inspect, cmd_repair, cmd_state
 from gateway.cli.runs import (
     agent_settings,
@@ -174,6 +175,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument(
         "--host", default="127.0.0.1", help="address to bind (default loopback; others get a warning)"
     )
+    p = sub.add_parser("fork", help="runs that go on from a run's checkpoint (docs/experiments.md)")
+    p.add_argument("run", type=Path, help="the run folder to fork from")
+    p.add_argument("--at", required=True, metavar="NAME", help="the checkpoint (marathon inspect lists them)")
+    p.add_argument("--runs", type=int, default=1, metavar="K", help="how many forks (default 1)")
+    p.add_argument("--parallel", type=int, default=1, metavar="N", help="forks at once (default 1)")
+    p.add_argument("--fresh", action="store_true", help="start the forks over, discarding their logs")
     p = sub.add_parser("inspect", help="print a run's timeline from its log")
     p.add_argument("run", type=Path, help="a run folder or its events.msgpack")
     p.add_argument("--limit", type=int, default=0, help="print at most this many events (0 = all)")
@@ -236,6 +243,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_new(args.folder, args.language)
         if args.command == "state":
             return cmd_state(args.run, args.json)
+        if args.command == "fork":
+            return cmd_fork(args.run, args.at, args.runs, max(1, args.parallel), args.fresh)
         return cmd_inspect(args.run, args.limit)
     except BrokenPipeError:  # `marathon inspect RUN | head`
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - keep Python from failing at exit

@@ -16,6 +16,7 @@ from gateway.display import safe_text
 from gateway.report.budget import Ladder, build_ladders, render_ladder
 from gateway.report.comparison import Comparison, compare, render_comparison, run_line, write_lines
 from gateway.report.decision import plan_decision, render_verdict
+from gateway.report.forks import build_fork_groups, render_forks
 from gateway.report.recordings import load_runs
 from gateway.whole_file import write_whole
 
@@ -60,8 +61,10 @@ def write_matrix_report(recordings: Path, seed: int = 0) -> MatrixReport:
     if any(r.summary.stand_in for r in runs) or any(c.stand_in for c in cards):
         parts += ["> Some agents ran on the offline rule-based model stand-in, not an LLM.", ""]
     parts += [render_ladder(ladder) for ladder in ladders]
+    forks = build_fork_groups(runs)
+    parts += [render_forks(group) for group in forks]
     parts += [render_comparison(c) + v for c, v in zip(comparisons, verdicts, strict=True)]
-    if not ladders and not comparisons:
+    if not ladders and not comparisons and not forks:
         parts.append("No scale-ladder runs and no experiment here; each run's report.md has its scores.\n")
     parts += [f"- skipped {p}" for p in problems]
     markdown = recordings / SUMMARY_FILE

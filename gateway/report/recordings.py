@@ -168,7 +168,7 @@ def load_runs(
             continue
         if not header.benchmark.get("path"):
             continue  # a probe or a typed chat: no benchmark, nothing to tabulate
-        if header.benchmark.get("rung") or header.meta.get("experiment"):
+        if header.benchmark.get("rung") or header.meta.get("experiment") or header.meta.get("fork_of"):
             if (run := _read_whole(run_dir, problems)) is not None:
                 runs.append(run)
                 if not run.meta.get("experiment"):

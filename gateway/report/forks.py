@@ -1,0 +1,194 @@
+"""Exams forked from one teaching checkpoint: pass rates over rollouts, pass^k and pass@k, the
+noise floor, and the exam's contamination (docs/experiments.md, "Checkpoints and forks").
+
+A group is every fork whose `meta.fork_of` names one teaching run. Per mode (`sequential`:
+each fork plays the whole exam in order; `isolated`: each fork asks one question), a question's
+rollouts are its grades across forks. What a caller may rely on:
+- a grade counts as a pass at `PASS_SCORE` (as everywhere else); an unresolved grade (the
+  grader was not sure) is left out of every figure and counted apart;
+- pass@k = mean over questions of 1 − C(n−c, k)/C(n, k) and pass^k = mean of C(c, k)/C(n, k)
+  (n rollouts of a question, c passes): the unbiased estimators, for k ≤ the fewest rollouts;
+- the noise floor is the spread of the exam's mean over rollouts (rollout r's mean across the
+  questions): a difference smaller than it is not a finding;
+- contamination = sequential − isolated mean score per tag, with a 95 % interval from a
+  bootstrap over questions (each drawn question's rollouts resampled within it, per mode).
+"""
+
+from __future__ import annotations
+
+import random
+import statistics
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from math import comb
+
+from gateway.report.budget import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, percentile
+from gateway.report.recordings import RecordedRun
+from persona.grading.exact import PASS_SCORE
+
+MODES = ("sequential", "isolated")
+
+
+@dataclass
+class ModeResult:
+    mode: str
+    # question id → its grades over rollouts (rollout number → score)
+    grades: dict[str, dict[int, float]] = field(default_factory=dict)
+    unresolved: int = 0
+    forks: int = 0
+
+    @property
+    def rollouts(self) -> int:
+        return min((len(g) for g in self.grades.values()), default=0)
+
+    def pass_at(self, k: int) -> float | None:
+        return self._mean(lambda n, c: 1 - comb(n - c, k) / comb(n, k), k)
+
+    def pass_hat(self, k: int) -> float | None:
+        return self._mean(lambda n, c: comb(c, k) / comb(n, k), k)
+
+    def _mean(self, estimate: object, k: int) -> float | None:
+        assert callable(estimate)
+        values = []
+        for grades in self.grades.values():
+            n, c = len(grades), sum(1 for s in grades.values() if s >= PASS_SCORE)
+            if n >= k:
+                values.append(float(estimate(n, c)))
+        return sum(values) / len(values) if values else None
+
+    def pass_rate(self, question_id: str) -> float:
+        grades = self.grades[question_id]
+        return sum(1 for s in grades.values() if s >= PASS_SCORE) / len(grades)
+
+    def rollout_means(self) -> list[float]:
+        by_rollout: dict[int, list[float]] = defaultdict(list)
+        for grades in self.grades.values():
+            for r, score in grades.items():
+                by_rollout[r].append(score)
+        return [sum(v) / len(v) for _, v in sorted(by_rollout.items())]
+
+    def noise_floor(self) -> float | None:
+        """The standard deviation of the exam's mean over rollouts (None below two)."""
+        means = self.rollout_means()
+        return statistics.stdev(means) if len(means) >= 2 else None
+
+
+@dataclass
+class ForkGroup:
+    teacher: str
+    tags: dict[str, tuple[str, ...]]  # question id → tags
+    modes: dict[str, ModeResult]
+    incomplete: list[str]  # forks that did not complete (their grades are left out)
+
+    def contamination(self) -> dict[str, tuple[float, tuple[float, float], int]]:
+        """tag → (sequential − isolated mean, its 95 % interval, questions), for tags graded in both."""
+        seq, iso = self.modes.get("sequential"), self.modes.get("isolated")
+        if seq is None or iso is None:
+            return {}
+        out = {}
+        by_tag: dict[str, list[str]] = defaultdict(list)
+        for qid, tags in self.tags.items():
+            if qid in seq.grades and qid in iso.grades:
+                for tag in (*(tags or ("untagged",)), "all"):
+                    by_tag[tag].append(qid)
+        for tag, qids in sorted(by_tag.items()):
+            a = [list(seq.grades[q].values()) for q in qids]
+            b = [list(iso.grades[q].values()) for q in qids]
+            out[tag] = (_mean_of_means(a) - _mean_of_means(b), _bootstrap_difference(a, b), len(qids))
+        return out
+
+
+def _mean_of_means(groups: list[list[float]]) -> float:
+    return sum(sum(g) / len(g) for g in groups) / len(groups)
+
+
+def _bootstrap_difference(a: list[list[float]], b: list[list[float]]) -> tuple[float, float]:
+    rng = random.Random(BOOTSTRAP_SEED)
+    diffs = []
+    for _ in range(BOOTSTRAP_RESAMPLES):
+        picks = [rng.randrange(len(a)) for _ in a]
+        da = [[rng.choice(a[i]) for _ in a[i]] for i in picks]
+        db = [[rng.choice(b[i]) for _ in b[i]] for i in picks]
+        diffs.append(_mean_of_means(da) - _mean_of_means(db))
+    return percentile(diffs, 2.5), percentile(diffs, 97.5)
+
+
+def build_fork_groups(runs: Sequence[RecordedRun]) -> list[ForkGroup]:
+    groups: dict[str, ForkGroup] = {}
+    for run in runs:
+        meta = run.log.header.meta
+        teacher, mode = meta.get("fork_of"), meta.get("exam")
+        if not isinstance(teacher, str) or mode not in MODES:
+            continue
+        group = groups.setdefault(teacher, ForkGroup(teacher, {}, {}, []))
+        result = group.modes.setdefault(str(mode), ModeResult(str(mode)))
+        result.forks += 1
+        if not run.summary.status.startswith("completed"):
+            group.incomplete.append(run.summary.run_id)
+            continue
+        rollout = int(meta.get("rollout", 1))
+        for q in run.benchmark.questions:
+            group.tags[q.id] = q.tags
+            evaluation = run.summary.evaluations.get(q.id)
+            if evaluation is None:
+                continue
+            if not evaluation.certain:
+                result.unresolved += 1
+                continue
+            result.grades.setdefault(q.id, {})[rollout] = evaluation.score
+    return [groups[k] for k in sorted(groups)]
+
+
+def _pct(value: float | None) -> str:
+    return "—" if value is None else f"{value:.0%}"
+
+
+def render_forks(group: ForkGroup) -> str:
+    out = [f"## Exams forked from {group.teacher}'s checkpoint", ""]
+    out += [
+        "Every fork starts from the same archived agent state; an isolated fork asks one question, "
+        "so no question sees another. A grade ≥ 5 is a pass; unresolved grades are left out.",
+        "",
+        "| mode | forks | questions | rollouts | mean | pass^1 | pass^k | pass@k "
+        "| noise floor (sd of the mean over rollouts) | unresolved |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for mode in MODES:
+        r = group.modes.get(mode)
+        if r is None:
+            continue
+        k = r.rollouts
+        means = r.rollout_means()
+        mean = f"{sum(means) / len(means):.2f}" if means else "—"
+        floor = r.noise_floor()
+        out.append(
+            f"| {mode} | {r.forks} | {len(r.grades)} | {k} | {mean} | {_pct(r.pass_hat(1))} | "
+            f"{_pct(r.pass_hat(k)) if k else '—'} (k={k}) | {_pct(r.pass_at(k)) if k else '—'} (k={k}) | "
+            f"{f'{floor:.2f}' if floor is not None else '— (one rollout)'} | {r.unresolved} |"
+        )
+    if group.incomplete:
+        out += ["", f"- forks that did not complete, left out: {', '.join(group.incomplete[:10])}"]
+    contamination = group.contamination()
+    if contamination:
+        out += [
+            "",
+            "### Exam contamination (sequential − isolated)",
+            "",
+            "What asking the questions one after another does to the scores: positive, the exam "
+            "helps itself (earlier questions and answers remind the agent); negative, it hurts.",
+            "",
+            "| tag | questions | sequential − isolated | 95 % interval |",
+            "|---|---|---|---|",
+        ]
+        for tag, (diff, (lo, hi), n) in contamination.items():
+            out.append(f"| {tag} | {n} | {diff:+.2f} | {lo:+.2f} … {hi:+.2f} |")
+    per_question = [
+        (qid, {m: group.modes[m].pass_rate(qid) for m in MODES if m in group.modes and qid in group.modes[m].grades})
+        for qid in group.tags
+    ]
+    out += ["", "| question | " + " | ".join(f"{m} pass rate" for m in MODES if m in group.modes) + " |"]
+    out.append("|---|" + "---|" * sum(1 for m in MODES if m in group.modes))
+    for qid, rates in per_question:
+        out.append(f"| {qid} | " + " | ".join(_pct(rates.get(m)) for m in MODES if m in group.modes) + " |")
+    return "\n".join(out) + "\n"

@@ -1,0 +1,171 @@
+"""Checkpoints and forks (docs/experiments.md): one teaching, many exams from its archived state."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from adapters.lifecycle import folder_hash
+from gateway.log.events import Asked, CheckpointSaved, Evaluation, PhaseEntered, RunStart, Said
+from gateway.log.runlog import EVENTS_FILE, read_log
+from gateway.run.checkpoints import CheckpointError, SavedCheckpoint, restore_state
+from gateway.run.config import RunSpec
+from gateway.run.runner import run_spec
+from persona.benchmark.errors import BenchmarkErrors
+from persona.benchmark.loader import load_benchmark
+from tests.conftest import REPO, BenchFactory
+from tests.marathon_cli import marathon
+
+DEMO = REPO / "benchmarks" / "demo-en"
+
+
+def _events(run_dir: Path) -> list[object]:
+    return list(read_log(run_dir / EVENTS_FILE).events)
+
+
+def _config(tmp_path: Path, run: str) -> Path:
+    config = tmp_path / "config.jsonc"
+    config.write_text(f'{{ runs: [ {{ id: "m", benchmark: "{DEMO}", {run} }} ] }}')
+    return config
+
+
+def test_an_isolated_exam_with_rollouts_forks_every_question_from_one_teaching(tmp_path: Path) -> None:
+    config = _config(
+        tmp_path, 'agent: { adapter: "reference" }, exam: ["sequential", "isolated"], rollouts: 2'
+    )
+    result = marathon("run", str(config), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    rec = tmp_path / "recordings"
+    teacher = _events(rec / "m")
+    (saved,) = [e for e in teacher if isinstance(e, CheckpointSaved)]
+    assert saved.name == "exam" and not [e for e in teacher if isinstance(e, Asked)]  # it only taught
+    archive = rec / "m" / saved.archive
+    assert hashlib.sha256(archive.read_bytes()).hexdigest() == saved.archive_sha256
+    questions = load_benchmark(DEMO).questions
+    forks = sorted(p.name for p in rec.iterdir() if p.name.startswith("m."))
+    assert len(forks) == 2 + 2 * len(questions)  # 2 sequential exams, every question twice alone
+    for name in forks:
+        header = read_log(rec / name / EVENTS_FILE).header
+        assert header.parent["run"] == "m" and header.parent["state_hash"] == saved.state_hash
+        events = _events(rec / name)
+        (start,) = [e for e in events if isinstance(e, RunStart)]
+        assert start.state == saved.state_hash  # restored, not taught again
+        assert min(e.index for e in events if isinstance(e, PhaseEntered)) > 0  # no teaching phase in its log
+        graded = [e for e in events if isinstance(e, Evaluation)]
+        assert len(graded) == (1 if ".iso." in name else len(questions))
+    report = (rec / "m.iso.q01.r1" / "report.md").read_text()
+    assert "forked from m at checkpoint 'exam'" in report and "required facts told: 40/40" in report
+    matrix = (rec / "matrix.md").read_text()
+    assert "Exams forked from m's checkpoint" in matrix and "pass^k" in matrix
+    assert "Exam contamination (sequential − isolated)" in matrix
+    again = marathon("run", str(config), cwd=tmp_path)  # all final: nothing runs twice
+    assert again.returncode == 0 and "checkpoint 'exam'" not in again.stdout
+
+
+async def test_a_run_goes_on_after_its_checkpoint_and_scores_as_without(tmp_path: Path) -> None:
+    plain = await run_spec(RunSpec("plain", DEMO, {"adapter": "reference"}), tmp_path)
+    checked = await run_spec(
+        RunSpec("checked", DEMO, {"adapter": "reference"}, checkpoint_at="exam"), tmp_path
+    )
+    assert plain.reason == checked.reason == "completed"
+    scores = {
+        name: [e.score for e in _events(tmp_path / name) if isinstance(e, Evaluation)]
+        for name in ("plain", "checked")
+    }
+    assert scores["plain"] == scores["checked"]
+    assert [e.name for e in _events(tmp_path / "checked") if isinstance(e, CheckpointSaved)] == ["exam"]
+
+
+async def test_a_started_agent_is_stopped_archived_and_its_fork_remembers(
+    tmp_path: Path, make_benchmark: BenchFactory
+) -> None:
+    """A process agent keeping its notes on disk: the fork's agent starts on the archived notes and
+    answers from them, though the fork itself told it nothing."""
+    from adapters.http_server import free_port
+    from tests.process_agent import http_process_agent
+
+    bench = make_benchmark()
+    agent = http_process_agent(tmp_path, free_port(), NOTES="${STATE_DIR}/notes.txt")
+    agent["process"]["state_dir"] = "${RUN_DIR}/agent-state"  # type: ignore[index]
+    teach = await run_spec(RunSpec("t", bench, agent, checkpoint_at="exam", until="exam"), tmp_path)
+    assert teach.reason == "completed"
+    (saved,) = [e for e in _events(tmp_path / "t") if isinstance(e, CheckpointSaved)]
+    assert "Miso" in (tmp_path / "t" / "agent-state" / "notes.txt").read_text()
+    fork = await run_spec(RunSpec("t.f1", bench, agent, checkpoint_at="exam", parent=("t", "exam")), tmp_path)
+    assert fork.reason == "completed"
+    events = _events(tmp_path / "t.f1")
+    assert not [e for e in events if isinstance(e, Said) and e.purpose == "fact"]  # it taught nothing
+    assert folder_hash(tmp_path / "t" / "agent-state") == saved.state_hash
+    scores = {e.question_id: e.score for e in events if isinstance(e, Evaluation)}
+    assert scores["q1"] == 10  # "Miso", from the notes restored from the archive
+
+
+def test_a_checkpoint_on_an_agent_we_do_not_start_is_refused_before_the_run(tmp_path: Path) -> None:
+    config = _config(
+        tmp_path, 'agent: { adapter: "http", url: "http://127.0.0.1:9/chat" }, checkpoint_at: "exam"'
+    )
+    result = marathon("run", str(config), cwd=tmp_path)
+    assert result.returncode == 1
+    assert "can't be checkpointed or forked" in result.stderr and not (tmp_path / "recordings" / "m").exists()
+
+
+def test_marathon_fork_names_the_checkpoints_a_run_has(tmp_path: Path) -> None:
+    config = _config(tmp_path, 'agent: { adapter: "reference" }, checkpoint_at: "exam"')
+    assert marathon("run", str(config), cwd=tmp_path).returncode == 0
+    run = tmp_path / "recordings" / "m"
+    assert "fork with: marathon fork" in marathon("inspect", str(run), cwd=tmp_path).stdout
+    wrong = marathon("fork", str(run), "--at", "taught", cwd=tmp_path)
+    assert wrong.returncode == 2 and "has no checkpoint 'taught'; its checkpoints: 'exam'" in wrong.stderr
+    forked = marathon("fork", str(run), "--at", "exam", "--runs", "2", cwd=tmp_path)
+    assert forked.returncode == 0, forked.stderr
+    assert "[m.exam.f1]* completed: mean 8.67/10" in forked.stdout
+    assert "Exams forked from m's checkpoint" in (tmp_path / "recordings" / "matrix.md").read_text()
+
+
+def test_a_benchmark_declares_a_checkpoint_and_a_bad_name_is_an_error_at_its_line(
+    make_benchmark: BenchFactory,
+) -> None:
+    ch2 = (
+        '# Two\n\n## Exam\n```js\nawait bench.newSession();\nawait bench.checkpoint("taught");\n```\n'
+        "❓ q1 What is my cat called? Correct answer: Miso\n"
+    )
+    bench = load_benchmark(make_benchmark(ch2__md=ch2))
+    assert bench.phases[-1].actions == ("new_session", "checkpoint:taught")
+    bad = ch2.replace('"taught"', '"../up"')
+    with pytest.raises(BenchmarkErrors) as caught:
+        load_benchmark(make_benchmark(ch2__md=bad))
+    assert "ch2.md:6" in str(caught.value) and "checkpoint name '../up'" in str(caught.value)
+
+
+def test_a_restored_archive_is_checked_and_can_not_write_outside_the_state_folder(tmp_path: Path) -> None:
+    archive = tmp_path / "evil.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        data = b"owned"
+        member = tarfile.TarInfo("../outside.txt")
+        member.size = len(data)
+        tar.addfile(member, io.BytesIO(data))
+    digest = hashlib.sha256(archive.read_bytes()).hexdigest()
+    checkpoint = SavedCheckpoint("p", "exam", 5, "x", archive, digest, archive.stat().st_size)
+    with pytest.raises(CheckpointError, match="can't restore"):
+        restore_state(checkpoint, tmp_path / "state")
+    assert not (tmp_path / "outside.txt").exists()
+    changed = SavedCheckpoint("p", "exam", 5, "x", archive, "0" * 64, 1)
+    with pytest.raises(CheckpointError, match="changed since it was taken"):
+        restore_state(changed, tmp_path / "state")
+
+
+def test_pass_hat_and_pass_at_k_are_the_unbiased_estimators() -> None:
+    from gateway.report.forks import ModeResult
+
+    r = ModeResult(
+        "isolated", {"a": {1: 10, 2: 10, 3: 0}, "b": {1: 0, 2: 0, 3: 0}, "c": {1: 10, 2: 10, 3: 10}}
+    )
+    assert r.pass_hat(1) == pytest.approx((2 / 3 + 0 + 1) / 3)
+    assert r.pass_hat(3) == pytest.approx((0 + 0 + 1) / 3)  # every rollout passed: only c
+    assert r.pass_at(3) == pytest.approx((1 + 0 + 1) / 3)  # some rollout passed: a and c
+    assert r.rollout_means() == pytest.approx([20 / 3, 20 / 3, 10 / 3])
+    assert r.noise_floor() == pytest.approx(1.9245, abs=1e-4)
