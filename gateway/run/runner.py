@@ -469,7 +469,11 @@ class Run:
                     self.log(SessionChanged(action="compact", detail="unsupported"))
                 else:
                     assert isinstance(adapter, CompactingAdapter)
+                    if traffic:  # the compaction command is a message: its model calls are its turn's
+                        traffic.recorder.turn_started()
                     answered = await self._until_done("compact", adapter.compact)
+                    if traffic:
+                        traffic.recorder.turn_ended()
                     self._log_off_turn()
                     self.log(SessionChanged(action="compact", detail="", reply=answered))
             case Checkpoint():
