@@ -1,15 +1,17 @@
-"""What forks save: 3 rollouts per question on marathon-en × the reference agent, with forks of
-one teaching checkpoint and without — agent + persona LLM calls, tokens and wall time, side by
-side in one run (issue 29's target: forks ≤ 0.35× of re-teaching, in calls and tokens).
+"""What forks save on marathon-en × the reference agent — (a) its 5-rung scale ladder and (b) 3
+rollouts per question — with forks of one teaching checkpoint and without: agent + persona LLM
+calls, tokens and wall time, side by side in one run (issue 29's target: forks ≤ 0.35× of
+re-teaching, in calls and tokens).
 
 Measured, every run real (reference agent on the offline stand-in, the recorder counting its
 model calls; scripted persona, which makes no LLM call):
+- (a) ladder: 5 whole rung runs, against one teaching to `checkpoint_at: "distractors"` and 5
+  rung forks, each playing only its distractor sessions and the exam;
 - forks: one teaching run to `checkpoint_at: "exam"`, then `exam: isolated, rollouts: 3`
   (every question asked alone, 3 times, each from the checkpoint), and 3 sequential exam forks;
 - without: 3 whole runs (teaching + the sequential exam) — 3 rollouts of the exam re-teaching.
 Derived (not run: 195 teachings): an isolated exam without forks needs a teaching per question
 and rollout — its cost is 3 × questions × the teaching run's, plus the same question turns.
-The 5-rung scale ladder from one teaching (issue 29 item 5) is not built yet: not measured.
 Usage: `.venv/bin/python bench/fork_savings.py [BENCHMARK]` (default benchmarks/marathon-en).
 """
 
@@ -27,7 +29,8 @@ sys.path.insert(0, str(ROOT))
 from gateway.cli.scheduling import run_all  # noqa: E402
 from gateway.report.recordings import load_run  # noqa: E402
 from gateway.run.config import RunSpec  # noqa: E402
-from gateway.run.fork_plan import expand_forks  # noqa: E402
+from gateway.run.fork_plan import expand_forks, teach_ladder_once  # noqa: E402
+from persona.benchmark.loader import load_benchmark  # noqa: E402
 
 ROLLOUTS = 3
 AGENT = {"adapter": "reference"}
@@ -85,6 +88,17 @@ def main() -> None:
         isolated = measure([f for f in forks if f.meta["exam"] == "isolated"], rec)
         sequential = measure([f for f in forks if f.meta["exam"] == "sequential"], rec)
         whole = measure([RunSpec(f"whole.r{k}", bench, AGENT) for k in range(1, ROLLOUTS + 1)], rec)
+        scale = load_benchmark(bench).scale
+        assert scale is not None, f"{bench} has no scale ladder"
+        rungs = list(scale.ladder)
+        ladder = {"checkpoint_at": "distractors", "rung": rungs}
+        rung_specs = [
+            RunSpec(f"lad.{r}", bench, AGENT, {"driver": "scripted"}, r, {"id": "lad", "rung": r})
+            for r in rungs
+        ]
+        forked = teach_ladder_once([f for spec in rung_specs for f in expand_forks(spec, ladder)], ladder)
+        ladder_forked = measure(forked, rec)
+        ladder_plain = measure([RunSpec(f"plain.{r}", bench, AGENT, rung=r) for r in rungs], rec)
     questions = isolated.runs // ROLLOUTS
     # an isolated exam without forks: a teaching per (question, rollout), then the same question turns
     derived = Cost(
@@ -95,9 +109,14 @@ def main() -> None:
         isolated.runs,
     )
     rows = [
-        (f"3 sequential exams: teaching once + 3 forks ({ROLLOUTS} runs)", teaching + sequential, whole),
         (
-            f"isolated exam × 3 rollouts ({questions} questions; without forks: derived)",
+            f"(a) scale ladder, {len(rungs)} rungs: teaching once + {len(rungs)} rung forks",
+            ladder_forked,
+            ladder_plain,
+        ),
+        (f"(b) 3 sequential exams: teaching once + 3 forks ({ROLLOUTS} runs)", teaching + sequential, whole),
+        (
+            f"(b) isolated exam × 3 rollouts ({questions} questions; without forks: derived)",
             teaching + isolated,
             derived,
         ),

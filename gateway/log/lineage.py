@@ -35,8 +35,8 @@ def parent_log_path(log_path: Path, header: Header) -> Path | None:
 def inherited_events(log_path: Path, header: Header, depth: int = 0) -> list[Event]:
     """The events this run inherits: [] for a run that is not a fork."""
     parent_path = parent_log_path(log_path, header)
-    if parent_path is None:
-        return []
+    if parent_path is None or header.parent.get("prefix") is False:
+        return []  # not a fork; or one that took only its parent's agent state (a prepared memory)
     if depth >= MAX_DEPTH:
         raise LineageError(
             f"{log_path}: forks of forks {MAX_DEPTH} deep — a loop in the `parent` references?"

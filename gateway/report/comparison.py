@@ -120,6 +120,8 @@ def run_line(run: RecordedRun) -> dict[str, Any]:
         "benchmark_hash": header.benchmark.get("hash", ""),
         "agent": json.dumps(header.agent, sort_keys=True),
         "memory_snapshot": _initial_state(run, snapshot),
+        # the checkpoint its initial state was restored from (an experiment's `prepare:`), if any
+        "initial_state_from": f"{header.parent['run']}:{header.parent['checkpoint']}" if header.parent else "",
         "memory_after": folder_hash(state),
         "recording": str(run.run_dir),
         "questions": {

@@ -184,11 +184,39 @@ def render_forks(group: ForkGroup) -> str:
         for tag, (diff, (lo, hi), n) in contamination.items():
             out.append(f"| {tag} | {n} | {diff:+.2f} | {lo:+.2f} … {hi:+.2f} |")
     per_question = [
-        (qid, {m: group.modes[m].pass_rate(qid) for m in MODES if m in group.modes and qid in group.modes[m].grades})
+        (
+            qid,
+            {
+                m: group.modes[m].pass_rate(qid)
+                for m in MODES
+                if m in group.modes and qid in group.modes[m].grades
+            },
+        )
         for qid in group.tags
     ]
     out += ["", "| question | " + " | ".join(f"{m} pass rate" for m in MODES if m in group.modes) + " |"]
     out.append("|---|" + "---|" * sum(1 for m in MODES if m in group.modes))
     for qid, rates in per_question:
         out.append(f"| {qid} | " + " | ".join(_pct(rates.get(m)) for m in MODES if m in group.modes) + " |")
+    return "\n".join(out) + "\n"
+
+
+def render_preparation(prepared: Sequence[RecordedRun], task_runs: int) -> str:
+    """An experiment's one-off preparation (`prepare:`), apart from the per-task figures."""
+    if not prepared:
+        return ""
+    out = []
+    for run in prepared:
+        s = run.summary
+        priced = all(not c.unpriced for c in s.costs.values())
+        dollars = sum(c.dollars for c in s.costs.values())
+        cost = f"${dollars:.4f}" if priced else "cost unknown (a model's price is unknown)"
+        share = f"${dollars / task_runs:.4f}" if priced and task_runs else "—"
+        out.append(
+            f"- **preparation (one-off)**: {s.run_id} — {s.status}; {s.exchanges:,} agent LLM calls, "
+            f"{sum(s.tokens.values()):,} tokens, {cost}, {s.active_seconds:.1f} s; not in the per-task figures above. "
+            f"Amortised over the {task_runs} task runs that start from its state: {share} and "
+            f"{s.active_seconds / max(task_runs, 1):.1f} s each — assuming the prepared state is reused by all of "
+            "them and never prepared again"
+        )
     return "\n".join(out) + "\n"

@@ -259,7 +259,15 @@ def summarize(log: RunLog, benchmark: Benchmark) -> RunSummary:
                 told.add(f"{event.file}:{event.fact_id}")
             case FactEdited() if event.new.strip() in DELETED_MARKERS:
                 deleted.add(f"{event.file}:{event.fact_id}")
-    for event in log.events:
+    # questions graded before the checkpoint are the fork's trajectory's too (a ladder's
+    # in-context check before the distractors): their grades and memory calls, as the parent had them
+    graded_before = [
+        e
+        for e in inherited
+        if isinstance(e, (Evaluation, MemoryCallSeen, MemoryCallFailed, EvidenceCheck))
+        or (isinstance(e, Said) and e.purpose == "nudge" and not e.resent)
+    ]
+    for event in [*graded_before, *log.events]:
         match event:
             case RunStart():
                 recorder_url = recorder_url or event.llm_url
@@ -423,6 +431,9 @@ def _inherited(log: RunLog) -> tuple[list[Event], str]:
     except LineageError as exc:
         return [], f"{where}; its parent's log can't be read, so the teaching is not shown: {exc}"
     told = sum(1 for e in events if isinstance(e, FactTold))
+    graded = sum(1 for e in events if isinstance(e, Evaluation))
+    if graded:
+        where += f"; {graded} question(s) graded before it keep the parent's grade"
     return events, (
         f"{where}: its {len(events)} events up to there, {told} facts told, are inherited — "
         "shown as the parent's, never re-graded"

@@ -16,7 +16,7 @@ from gateway.display import safe_text
 from gateway.report.budget import Ladder, build_ladders, render_ladder
 from gateway.report.comparison import Comparison, compare, render_comparison, run_line, write_lines
 from gateway.report.decision import plan_decision, render_verdict
-from gateway.report.forks import build_fork_groups, render_forks
+from gateway.report.forks import build_fork_groups, render_forks, render_preparation
 from gateway.report.recordings import load_runs
 from gateway.whole_file import write_whole
 
@@ -56,7 +56,10 @@ def write_matrix_report(recordings: Path, seed: int = 0) -> MatrixReport:
         jsonl, table = write_lines(lines, recordings / name)
         written += [jsonl, table]
         comparisons.append(compare(lines, seed=seed))
-        verdicts.append(render_verdict(plan_decision(jsonl), comparisons[-1], lines))
+        verdicts.append(
+            render_verdict(plan_decision(jsonl), comparisons[-1], lines)
+            + render_preparation([r for r in runs if r.meta.get("prepares") == name], len(lines))
+        )
     parts = ["# Across runs", ""]
     if any(r.summary.stand_in for r in runs) or any(c.stand_in for c in cards):
         parts += ["> Some agents ran on the offline rule-based model stand-in, not an LLM.", ""]

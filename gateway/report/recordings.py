@@ -16,6 +16,7 @@ from functools import cached_property
 from pathlib import Path
 
 from gateway.log.events import Asked, Header, LLMExchange, Said
+from gateway.log.lineage import LineageError, inherited_events
 from gateway.log.runlog import EVENTS_FILE, RunLog, RunLogFormatError, read_header, read_log
 from gateway.report.markdown import RunSummary, summarize
 from gateway.report.run_cards import CardIndex, RunCard, Stamp, stamp_of
@@ -72,7 +73,11 @@ class RecordedRun:
         """sha256 of what the persona stated and asked of the evidence, in order (re-sends and
         nudges left out): equal across rungs exactly when the evidence was played identically."""
         digest = hashlib.sha256()
-        for event in self.log.events:
+        try:  # a fork: its parent's evidence first (its prefix); without the parent, its own only
+            inherited = inherited_events(self.log.path, self.log.header)
+        except LineageError:
+            inherited = []
+        for event in [*inherited, *self.log.events]:
             if isinstance(event, Said) and event.purpose in EVIDENCE_PURPOSES and not event.resent:
                 digest.update(b"say\0" + event.text.encode() + b"\0")
             elif isinstance(event, Asked) and not event.resent:
@@ -168,7 +173,7 @@ def load_runs(
             continue
         if not header.benchmark.get("path"):
             continue  # a probe or a typed chat: no benchmark, nothing to tabulate
-        if header.benchmark.get("rung") or header.meta.get("experiment") or header.meta.get("fork_of"):
+        if any(header.meta.get(k) for k in ("experiment", "fork_of", "prepares")) or header.benchmark.get("rung"):
             if (run := _read_whole(run_dir, problems)) is not None:
                 runs.append(run)
                 if not run.meta.get("experiment"):

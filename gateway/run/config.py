@@ -39,7 +39,13 @@ from typing import Any
 import json5
 
 from gateway.report.decision import Decision, parse_decision
-from gateway.run.fork_plan import expand_forks, fork_keys_problem
+from gateway.run.fork_plan import (
+    expand_forks,
+    fork_keys_problem,
+    prepare_problem,
+    teach_ladder_once,
+    with_prepared_memory,
+)
 from gateway.run.placement import RayExecutor, Resources, parse_executor, parse_resources
 from persona.benchmark.errors import BenchmarkErrors
 from persona.benchmark.forks import as_played
@@ -76,6 +82,9 @@ class RunSpec:
     until: str = ""
     questions: tuple[str, ...] | None = None
     parent: tuple[str, str] | None = None
+    # False: only the parent's agent state is taken, not its conversation — a task of an
+    # experiment's prepared memory plays its own benchmark from the start (`prepare:`)
+    parent_prefix: bool = True
 
     def played_benchmark(self) -> Benchmark:
         """The benchmark as this run plays it: its rung, then its checkpoint transforms."""
@@ -186,6 +195,8 @@ EXPERIMENT_KEYS = (
     "limits",
     "decision",
     "resources",
+    "prepare",
+    "memory",
 )
 LIMIT_KEYS = ("wall_seconds", "agent_turns", "spend_usd")
 TASK_KEYS = ("id", "benchmark", "rung", "cluster", "group", "split")
@@ -360,7 +371,7 @@ def _expand_run(path: Path, raw: str, base: Path, n: int, run: dict[str, Any]) -
                 )
             )
     try:
-        return [forked for spec in specs for forked in expand_forks(spec, run)]
+        return teach_ladder_once([forked for spec in specs for forked in expand_forks(spec, run)], run)
     except BenchmarkErrors as exc:
         raise ConfigError(path, line, f"run {run_id}: {exc}") from None
 
@@ -474,4 +485,12 @@ def _experiment(path: Path, raw: str, base: Path, data: Any) -> tuple[Experiment
                         resources=resources,
                     )
                 )
+    if "prepare" in data or "memory" in data:
+        prepare = data.get("prepare")
+        where = _line_of(raw, "prepare") or _line_of(raw, "memory")
+        if prepared_wrong := prepare_problem(prepare, data.get("memory")):
+            raise ConfigError(path, where, f"experiment {name}: {prepared_wrong}")
+        assert isinstance(prepare, dict)
+        agent = _agent(path, where, "the preparation", prepare["agent"]) if "agent" in prepare else agents["A"]
+        specs = with_prepared_memory(specs, name, (base / prepare["benchmark"]).resolve(), agent, prepare)
     return Experiment(name, seed, repeats, agents, tuple(task_names), tuple(pairs), names, decision), specs

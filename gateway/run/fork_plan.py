@@ -6,6 +6,15 @@
     rollouts: K                        forks per question (isolated) or per exam (sequential)
     from: {run: ID, checkpoint: NAME}  this run forks from another run's checkpoint
 
+On a scale ladder, `checkpoint_at: "distractors"` teaches once: `ID.teach` plays the benchmark
+up to where the rungs insert their distractor sessions and ends there; every rung `ID.sK`
+forks from it and plays only its distractors and the exam (one teacher per repeat).
+
+An experiment's `prepare: {benchmark, checkpoint_at?, agent?}` with `memory: "frozen"` (protocol
+001): `NAME.prepare` teaches once (to its end, or to `checkpoint_at`) and every task run of both
+variants starts from its checkpoint's state — the same initial state, its hash in every run line —
+playing its own benchmark from the start (only the agent's state is taken, not the conversation).
+
 With `exam` or `rollouts`, the configured run teaches up to its checkpoint and ends there (ID);
 the exam is played by forks of that checkpoint: `ID.seq.rK` (the whole exam, in order) and
 `ID.iso.qNN.rK` (question NN alone). Each fork is a run of its own: logged, resumable, reported.
@@ -17,7 +26,7 @@ from dataclasses import replace
 from typing import Any, ClassVar, Protocol
 
 from persona.benchmark.errors import BenchmarkError, BenchmarkErrors
-from persona.benchmark.forks import EXAM, questions_after
+from persona.benchmark.forks import DISTRACTORS, END, EXAM, questions_after
 from persona.benchmark.model import Benchmark
 
 
@@ -31,6 +40,7 @@ class Spec(Protocol):
     @property
     def meta(self) -> dict[str, Any]: ...
     def played_benchmark(self) -> Benchmark: ...
+
 
 EXAM_MODES = ("sequential", "isolated")
 MAX_ROLLOUTS = 100
@@ -61,6 +71,10 @@ def fork_keys_problem(run: dict[str, Any]) -> str | None:
         return "`from` must be {run: ID, checkpoint: NAME}"
     if origin is not None and (modes is not None or rollouts is not None):
         return "`from` forks one run; `exam` and `rollouts` go on the run that teaches"
+    if at == DISTRACTORS and (modes is not None or rollouts is not None or origin is not None):
+        return '`checkpoint_at: "distractors"` teaches a ladder once; `exam`, `rollouts` and `from` don\'t go with it'
+    if at == DISTRACTORS and not run.get("rung"):
+        return '`checkpoint_at: "distractors"` needs the ladder\'s rungs (`rung: [...]`) to fork'
     return None
 
 
@@ -72,6 +86,8 @@ def expand_forks[S: Spec](spec: S, run: dict[str, Any]) -> list[S]:
         name = str(origin["checkpoint"])
         return [replace(spec, parent=(str(origin["run"]), name), checkpoint_at=name)]
     at = str(run.get("checkpoint_at") or "")
+    if at == DISTRACTORS:
+        return [replace(spec, checkpoint_at=at)]  # a rung: `teach_ladder_once` gives it its parent
     modes = run.get("exam")
     rollouts = int(run.get("rollouts", 1))
     listed = [modes] if isinstance(modes, str) else list(modes or [])
@@ -82,7 +98,11 @@ def expand_forks[S: Spec](spec: S, run: dict[str, Any]) -> list[S]:
     name = at or EXAM
     teacher = replace(spec, checkpoint_at=name, until=name, meta={**spec.meta, "exam_forks": listed})
     try:
-        questions = questions_after(replace(teacher, until="").played_benchmark(), name) if "isolated" in listed else ()
+        questions = (
+            questions_after(replace(teacher, until="").played_benchmark(), name)
+            if "isolated" in listed
+            else ()
+        )
     except BenchmarkError as exc:
         raise BenchmarkErrors([exc]) from None
     forks = [teacher]
@@ -95,3 +115,60 @@ def expand_forks[S: Spec](spec: S, run: dict[str, Any]) -> list[S]:
             meta = {**spec.meta, "fork_of": spec.id, "exam": "isolated", "rollout": k, "question": q.id}
             forks.append(replace(fork, id=f"{spec.id}.iso.q{n:02d}.r{k}", questions=(q.id,), meta=meta))
     return forks
+
+
+def teach_ladder_once[S: Spec](specs: list[S], run: dict[str, Any]) -> list[S]:
+    """A ladder run's rungs (`checkpoint_at: "distractors"`) as forks of one teaching per repeat."""
+    if run.get("checkpoint_at") != DISTRACTORS:
+        return specs
+    out: list[S] = []
+    teachers: dict[int, str] = {}
+    for spec in specs:
+        repeat = int(spec.meta.get("repeat", 1))
+        if repeat not in teachers:
+            suffix = f".r{repeat}" if any(int(s.meta.get("repeat", 1)) > 1 for s in specs) else ""
+            teacher_id = f"{spec.meta.get('id', spec.id)}.teach{suffix}"
+            teachers[repeat] = teacher_id
+            meta = {k: v for k, v in spec.meta.items() if k != "rung"} | {"teaches": "ladder"}
+            out.append(replace(spec, id=teacher_id, rung="", until=DISTRACTORS, meta=meta))
+        out.append(replace(spec, parent=(teachers[repeat], DISTRACTORS)))
+    return out
+
+
+PREPARE_KEYS = ("benchmark", "checkpoint_at", "agent")
+
+
+def prepare_problem(prepare: Any, memory: Any) -> str | None:
+    if not isinstance(prepare, dict) or not isinstance(prepare.get("benchmark"), str):
+        return "`prepare` must be {benchmark: PATH, checkpoint_at?: NAME, agent?: {...}} beside `memory`"
+    if unknown := sorted(set(prepare) - set(PREPARE_KEYS)):
+        return f"`prepare` has unknown keys {', '.join(unknown)}; known: {', '.join(PREPARE_KEYS)}"
+    if not isinstance(prepare.get("checkpoint_at", END), str):
+        return '`prepare.checkpoint_at` must be a checkpoint name ("end", "exam" or the benchmark\'s own)'
+    if memory == "accumulating":
+        return (
+            '`memory: "accumulating"` (each task from the previous one\'s end) is not built yet; use "frozen"'
+        )
+    if memory != "frozen":
+        return '`memory` must be "frozen" (each task starts from the prepared state afresh) with `prepare`'
+    return None
+
+
+def with_prepared_memory[S: Spec](
+    specs: list[S], experiment: str, benchmark: Any, agent: dict[str, Any], prepare: dict[str, Any]
+) -> list[S]:
+    """The preparation run, then `specs` (the experiment's task runs) each starting from its state."""
+    at = str(prepare.get("checkpoint_at", END))
+    prepare_id = f"{experiment}.prepare"
+    template = specs[0]
+    prepared = replace(
+        template,
+        id=prepare_id,
+        benchmark=benchmark,
+        agent=agent,
+        rung="",
+        meta={"prepares": experiment},
+        checkpoint_at=at,
+        until=at,
+    )
+    return [prepared, *(replace(s, parent=(prepare_id, at), parent_prefix=False) for s in specs)]

@@ -295,7 +295,9 @@ class Run:
                     **({"until": self.spec.until} if self.spec.until else {}),
                     **({"questions": list(self.spec.questions)} if self.spec.questions is not None else {}),
                 },
-                parent=self.parent.reference() if self.parent else {},
+                parent=(self.parent.reference() | ({} if self.spec.parent_prefix else {"prefix": False}))
+                if self.parent
+                else {},
                 persona={**self.spec.persona, "driver": driver_name(self.spec.persona)},
                 agent=describe_agent(self.spec.agent),
                 meta=self.spec.meta,
@@ -509,7 +511,7 @@ class Run:
     def _inherited(self) -> list[Event]:
         """A fork's prefix: its parent's events up to the checkpoint (never re-graded: they are
         the parent's); [] for a run that is not a fork."""
-        if self.parent is None:
+        if self.parent is None or not self.spec.parent_prefix:
             return []
         return inherited_events(self.run_dir / EVENTS_FILE, Header(run_id=self.spec.id, parent=self.parent.reference()))
 

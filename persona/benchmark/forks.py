@@ -5,6 +5,9 @@ Three transforms, each keeping the phases' indexes and titles so that a fork's p
 its parent's log up to the checkpoint, acts exactly as the parent did:
 - `with_checkpoint_at(bench, "exam")`: a checkpoint at the start of the phase holding the first
   question, after that phase's own new session or compaction (`checkpoint_at: "exam"`);
+  `with_checkpoint_at(bench, "distractors")`: a phase of its own holding only a checkpoint, just
+  before a scale ladder inserts its distractor sessions — the same on every rung (rung s0 too),
+  so each rung forks from one teaching;
 - `until_checkpoint(bench, name)`: only what comes before the checkpoint (a teaching run whose
   exam is played by forks);
 - `only_questions(bench, ids, name)`: after the checkpoint, only the questions `ids` (an
@@ -18,9 +21,11 @@ from dataclasses import replace
 
 from persona.benchmark.directives import CHECKPOINT_PREFIX, BenchAction
 from persona.benchmark.errors import BenchmarkError, SourceLocation
-from persona.benchmark.model import Benchmark, Question
+from persona.benchmark.model import Benchmark, Phase, Question, insert_index
 
 EXAM = "exam"  # `checkpoint_at: "exam"`: just before the exam
+END = "end"  # `checkpoint_at: "end"`: after everything (an experiment's prepared memory)
+DISTRACTORS = "distractors"  # `checkpoint_at: "distractors"`: where a scale ladder inserts its sessions
 
 
 def checkpoint_phase(bench: Benchmark, name: str) -> int:
@@ -43,6 +48,22 @@ def checkpoint_phase(bench: Benchmark, name: str) -> int:
 def with_checkpoint_at(bench: Benchmark, name: str) -> Benchmark:
     """`name` is "exam" (before the first question's phase talks), or a checkpoint the benchmark
     itself declares (`await bench.checkpoint("NAME")`), which needs no change."""
+    if name == DISTRACTORS:
+        return _checkpoint_before_distractors(bench)
+    if name == END:
+        if bench.phases and CHECKPOINT_PREFIX + END in bench.phases[-1].actions:
+            return bench
+        last = bench.phases[-1]
+        mark = Phase(
+            len(bench.phases),
+            last.chapter,
+            "Checkpoint at the end",
+            0,
+            (BenchAction(CHECKPOINT_PREFIX + END, 0),),
+            (),
+            "",
+        )
+        return replace(bench, phases=(*bench.phases, mark))
     if name != EXAM:
         checkpoint_phase(bench, name)  # refused when the benchmark has no such checkpoint
         return bench
@@ -55,6 +76,32 @@ def with_checkpoint_at(bench: Benchmark, name: str) -> Benchmark:
         return bench
     marked = replace(first, directives=(*first.directives, BenchAction(CHECKPOINT_PREFIX + EXAM, first.line)))
     return replace(bench, phases=tuple(marked if p.index == first.index else p for p in bench.phases))
+
+
+def _checkpoint_before_distractors(bench: Benchmark) -> Benchmark:
+    if bench.scale is None:
+        raise BenchmarkError(
+            SourceLocation(bench.root / "benchmark.json", 1),
+            f'`checkpoint_at: "distractors"`: {bench.name} has no `scale` (no ladder inserts distractors)',
+        )
+    if any(CHECKPOINT_PREFIX + DISTRACTORS in p.actions for p in bench.phases):
+        return bench
+    at = next((p.index for p in bench.phases if p.distractor), None)
+    if at is None:
+        at = insert_index(bench.phases, bench.scale.insert_before)
+    assert at is not None  # the loader checked `insert_before`
+    before = bench.phases[at - 1] if at > 0 else bench.phases[0]
+    mark = Phase(
+        index=at,
+        chapter=before.chapter,
+        title="Checkpoint before the distractor sessions",
+        line=0,
+        directives=(BenchAction(CHECKPOINT_PREFIX + DISTRACTORS, 0),),
+        items=(),
+        description="",
+    )
+    shifted = tuple(replace(p, index=p.index + 1) for p in bench.phases[at:])
+    return replace(bench, phases=(*bench.phases[:at], mark, *shifted))
 
 
 def until_checkpoint(bench: Benchmark, name: str) -> Benchmark:

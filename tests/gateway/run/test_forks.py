@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import json
 import tarfile
 from pathlib import Path
 
@@ -33,9 +34,14 @@ def _config(tmp_path: Path, run: str) -> Path:
     return config
 
 
-def test_an_isolated_exam_with_rollouts_forks_every_question_from_one_teaching(tmp_path: Path) -> None:
-    config = _config(
-        tmp_path, 'agent: { adapter: "reference" }, exam: ["sequential", "isolated"], rollouts: 2'
+def test_an_isolated_exam_with_rollouts_forks_every_question_from_one_teaching(
+    tmp_path: Path, make_benchmark: BenchFactory
+) -> None:
+    bench = make_benchmark()
+    config = tmp_path / "config.jsonc"
+    config.write_text(
+        f'{{ runs: [ {{ id: "m", benchmark: "{bench}", agent: {{ adapter: "reference" }}, '
+        'exam: ["sequential", "isolated"], rollouts: 2 } ] }'
     )
     result = marathon("run", str(config), cwd=tmp_path)
     assert result.returncode == 0, result.stderr
@@ -45,7 +51,7 @@ def test_an_isolated_exam_with_rollouts_forks_every_question_from_one_teaching(t
     assert saved.name == "exam" and not [e for e in teacher if isinstance(e, Asked)]  # it only taught
     archive = rec / "m" / saved.archive
     assert hashlib.sha256(archive.read_bytes()).hexdigest() == saved.archive_sha256
-    questions = load_benchmark(DEMO).questions
+    questions = load_benchmark(bench).questions
     forks = sorted(p.name for p in rec.iterdir() if p.name.startswith("m."))
     assert len(forks) == 2 + 2 * len(questions)  # 2 sequential exams, every question twice alone
     for name in forks:
@@ -54,11 +60,12 @@ def test_an_isolated_exam_with_rollouts_forks_every_question_from_one_teaching(t
         events = _events(rec / name)
         (start,) = [e for e in events if isinstance(e, RunStart)]
         assert start.state == saved.state_hash  # restored, not taught again
-        assert min(e.index for e in events if isinstance(e, PhaseEntered)) > 0  # no teaching phase in its log
+        assert not [e for e in events if isinstance(e, PhaseEntered) and e.index < 2]  # no teaching phase
+        assert not [e for e in events if isinstance(e, Said) and e.purpose == "fact"]
         graded = [e for e in events if isinstance(e, Evaluation)]
         assert len(graded) == (1 if ".iso." in name else len(questions))
     report = (rec / "m.iso.q01.r1" / "report.md").read_text()
-    assert "forked from m at checkpoint 'exam'" in report and "required facts told: 40/40" in report
+    assert "forked from m at checkpoint 'exam'" in report and "required facts told: 5/5" in report
     matrix = (rec / "matrix.md").read_text()
     assert "Exams forked from m's checkpoint" in matrix and "pass^k" in matrix
     assert "Exam contamination (sequential − isolated)" in matrix
@@ -113,8 +120,12 @@ def test_a_checkpoint_on_an_agent_we_do_not_start_is_refused_before_the_run(tmp_
     assert "can't be checkpointed or forked" in result.stderr and not (tmp_path / "recordings" / "m").exists()
 
 
-def test_marathon_fork_names_the_checkpoints_a_run_has(tmp_path: Path) -> None:
-    config = _config(tmp_path, 'agent: { adapter: "reference" }, checkpoint_at: "exam"')
+def test_marathon_fork_names_the_checkpoints_a_run_has(tmp_path: Path, make_benchmark: BenchFactory) -> None:
+    config = tmp_path / "config.jsonc"
+    config.write_text(
+        f'{{ runs: [ {{ id: "m", benchmark: "{make_benchmark()}", agent: {{ adapter: "reference" }}, '
+        'checkpoint_at: "exam" } ] }'
+    )
     assert marathon("run", str(config), cwd=tmp_path).returncode == 0
     run = tmp_path / "recordings" / "m"
     assert "fork with: marathon fork" in marathon("inspect", str(run), cwd=tmp_path).stdout
@@ -122,7 +133,7 @@ def test_marathon_fork_names_the_checkpoints_a_run_has(tmp_path: Path) -> None:
     assert wrong.returncode == 2 and "has no checkpoint 'taught'; its checkpoints: 'exam'" in wrong.stderr
     forked = marathon("fork", str(run), "--at", "exam", "--runs", "2", cwd=tmp_path)
     assert forked.returncode == 0, forked.stderr
-    assert "[m.exam.f1]* completed: mean 8.67/10" in forked.stdout
+    assert "[m.exam.f1]* completed" in forked.stdout and "[m.exam.f2]* completed" in forked.stdout
     assert "Exams forked from m's checkpoint" in (tmp_path / "recordings" / "matrix.md").read_text()
 
 
@@ -169,3 +180,55 @@ def test_pass_hat_and_pass_at_k_are_the_unbiased_estimators() -> None:
     assert r.pass_at(3) == pytest.approx((1 + 0 + 1) / 3)  # some rollout passed: a and c
     assert r.rollout_means() == pytest.approx([20 / 3, 20 / 3, 10 / 3])
     assert r.noise_floor() == pytest.approx(1.9245, abs=1e-4)
+
+
+def test_a_ladder_taught_once_forks_every_rung_and_scores_as_re_teaching(tmp_path: Path) -> None:
+    rungs = 'rung: ["s0", "s2"]'
+    config = tmp_path / "config.jsonc"
+    config.write_text(
+        f'{{ runs: [ {{ id: "plain", benchmark: "{DEMO}", agent: {{ adapter: "reference" }}, {rungs} }},'
+        f' {{ id: "lad", benchmark: "{DEMO}", agent: {{ adapter: "reference" }}, {rungs}, checkpoint_at: "distractors" }} ] }}'
+    )
+    result = marathon("run", str(config), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    rec = tmp_path / "recordings"
+    (saved,) = [e for e in _events(rec / "lad.teach") if isinstance(e, CheckpointSaved)]
+    for rung in ("s0", "s2"):
+        fork = _events(rec / f"lad.{rung}")
+        assert not [
+            e for e in fork if isinstance(e, Said) and e.purpose == "fact"
+        ]  # taught once, by lad.teach
+        plain = {e.question_id: e.score for e in _events(rec / f"plain.{rung}") if isinstance(e, Evaluation)}
+        own = {e.question_id: e.score for e in fork if isinstance(e, Evaluation)}
+        inherited = {e.question_id: e.score for e in _events(rec / "lad.teach") if isinstance(e, Evaluation)}
+        assert {**inherited, **own} == plain  # q11, asked before the distractors, is the teacher's
+        assert [e.state for e in fork if isinstance(e, RunStart)] == [saved.state_hash]
+    matrix = (rec / "matrix.md").read_text()
+    ladder = matrix.split("### Scale ladder: lad")[1].split("### ")[0]
+    assert "Evidence utterances: identical on every rung" in ladder and "| s2 | 8 | 1 | 15 | 0 |" in ladder
+
+
+def test_the_prepared_memory_example_starts_every_task_from_one_state_and_prices_it_apart(
+    tmp_path: Path,
+) -> None:
+    """`marathon run examples/experiment-prepared.jsonc` as docs/experiments.md shows it (the
+    example copied beside the benchmarks it names, so its recordings land in tmp_path)."""
+    import shutil
+
+    for folder in ("examples", "benchmarks"):
+        shutil.copytree(REPO / folder, tmp_path / folder)
+    result = marathon("run", "examples/experiment-prepared.jsonc", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    rec = tmp_path / "recordings" / "prepared"
+    (saved,) = [e for e in _events(rec / "prepared.prepare") if isinstance(e, CheckpointSaved)]
+    lines = [json.loads(line) for line in (rec / "prepared.runs.jsonl").read_text().splitlines()]
+    assert len(lines) == 8 and {line["variant"] for line in lines} == {"A", "B"}
+    assert {line["memory_snapshot"] for line in lines} == {saved.state_hash}
+    assert {line["initial_state_from"] for line in lines} == {"prepared.prepare:exam"}
+    for line in lines:  # each task played its own benchmark from the start, inheriting no conversation
+        assert not [
+            e for e in _events(Path(line["recording"])) if isinstance(e, Said) and e.purpose == "fact"
+        ]
+    matrix = (rec / "matrix.md").read_text()
+    assert "**preparation (one-off)**: prepared.prepare — completed" in matrix
+    assert "Amortised over the 8 task runs" in matrix
