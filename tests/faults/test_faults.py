@@ -136,7 +136,9 @@ async def test_an_agent_killed_mid_reply_and_restarted(make_benchmark: BenchFact
     async def fault(n: int, request: web.Request) -> web.Response | None:
         if n == 3:
             killed.set()
-            await asyncio.sleep(30)  # dies here, mid-reply
+            assert request.transport is not None
+            request.transport.close()  # the process dies mid-reply: its connection drops
+            return web.Response()
         return None
 
     async def supervisor() -> None:
@@ -189,7 +191,9 @@ async def run_with_bot(
     start it); `reply` None leaves a message unanswered; the bot stops after `stop_after` updates."""
     from adapters.reference.telegram_bot import call
 
-    settings = {"adapter": "telegram", "port": free_port(), "quiet": 0.1, "timeout": 1}
+    # `grace`: how long a message after a timeout waits for a late reply (10 s by default; the
+    # late replies themselves are tests/faults/test_off_turn.py's)
+    settings = {"adapter": "telegram", "port": free_port(), "quiet": 0.1, "timeout": 1, "grace": 1}
 
     async def bot(root: str, token: str) -> None:
         import aiohttp
