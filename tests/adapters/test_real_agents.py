@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import tarfile
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -21,7 +22,14 @@ import pytest
 
 from adapters.http_server import ServedApp, serve
 from adapters.reference.standin import standin_app
-from gateway.log.events import Evaluation, LLMExchange, MemoryCallSeen, TerminationReason
+from gateway.log.events import (
+    CheckpointSaved,
+    Evaluation,
+    LLMExchange,
+    MemoryCallSeen,
+    RunStart,
+    TerminationReason,
+)
 from gateway.log.runlog import EVENTS_FILE, read_log
 from gateway.run.config import RunSpec
 from gateway.run.runner import run_spec
@@ -71,6 +79,48 @@ async def test_hermes_over_its_api_server(
     scores = {e.question_id: e.score for e in log.events if isinstance(e, Evaluation)}
     assert scores["q1"] == 10  # told in one session, recalled from Hermes' own MEMORY.md in the next
     assert "Miso" in (tmp_path / "rec" / "hermes" / "agent-state" / "memories" / "MEMORY.md").read_text()
+
+
+@pytest.mark.skipif(not HERMES, reason="hermes-agent is not installed (set MARATHON_HERMES_BIN)")
+async def test_hermes_is_checkpointed_and_its_fork_starts_on_the_restored_state(
+    make_benchmark: BenchFactory, tmp_path: Path, standin: ServedApp, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Hermes stopped between two settled turns, its HERMES_HOME archived, started again; a fork
+    restores it — its memory files and session store hash as at the checkpoint — and answers the
+    exam from Hermes' own MEMORY.md though the fork told it nothing."""
+    llm_port, api_port = free_port(), free_port()
+    monkeypatch.setenv("API_SERVER_KEY", "marathon-api-key-0123456789")
+    snapshot = tmp_path / "hermes-home"
+    snapshot.mkdir()
+    model = f"provider: custom\n  base_url: http://127.0.0.1:{llm_port}\n  default: standin-1\n  api_mode: anthropic_messages"
+    (snapshot / "config.yaml").write_text(f"model:\n  {model}\n")
+    agent = {
+        "profile": "hermes-http",
+        "url": f"http://127.0.0.1:{api_port}/v1",
+        "timeout": 120,
+        "llm": {"upstream": standin.url, "port": llm_port},
+        "process": {
+            "command": [HERMES, "gateway"],
+            "env": {"API_SERVER_PORT": str(api_port), "ANTHROPIC_API_KEY": "offline"},
+            "health": {"tcp": f"127.0.0.1:{api_port}"},
+            "snapshot": str(snapshot),
+        },
+    }
+    rec, bench = tmp_path / "rec", make_benchmark()
+    taught = await run_spec(RunSpec("h", bench, agent, checkpoint_at="exam", until="exam"), rec)
+    assert taught.reason == TerminationReason.COMPLETED
+    (saved,) = [e for e in read_log(rec / "h" / EVENTS_FILE).events if isinstance(e, CheckpointSaved)]
+    with tarfile.open(rec / "h" / saved.archive) as tar:
+        names = tar.getnames()
+        memory = tar.extractfile("memories/MEMORY.md")
+        assert memory is not None and "Miso" in memory.read().decode()
+    assert any(n.startswith("sessions") or n.endswith(".db") for n in names)  # its session store
+    forked = await run_spec(RunSpec("h.f1", bench, agent, checkpoint_at="exam", parent=("h", "exam")), rec)
+    assert forked.reason == TerminationReason.COMPLETED
+    events = read_log(rec / "h.f1" / EVENTS_FILE).events
+    assert [e.state for e in events if isinstance(e, RunStart)] == [saved.state_hash]
+    scores = {e.question_id: e.score for e in events if isinstance(e, Evaluation)}
+    assert scores["q1"] == 10
 
 
 @pytest.mark.skipif(not HERMES, reason="hermes-agent is not installed (set MARATHON_HERMES_BIN)")
