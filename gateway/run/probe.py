@@ -27,6 +27,7 @@ from adapters.lifecycle import binary_for
 from adapters.profiles import resolve
 from gateway import __version__
 from gateway.log.events import (
+    CheckpointSaved,
     ErrorEvent,
     EvidenceCheck,
     Header,
@@ -38,7 +39,9 @@ from gateway.log.events import (
     SessionChanged,
 )
 from gateway.log.runlog import EVENTS_FILE, RunLogWriter, read_log
-from gateway.run.agents import describe_agent, open_agent, recording_wanted, traffic_profile
+from gateway.run.agents import AgentHandle, describe_agent, open_agent, recording_wanted, traffic_profile
+from gateway.run.checkpoints import CheckpointError, SavedCheckpoint, archive_state, restore_state
+from gateway.run.forking import fork_refusal
 from gateway.traffic.profile import TrafficProfile
 from gateway.traffic.recorder import RunRecorder
 
@@ -88,6 +91,8 @@ async def probe(
         try:
             async with open_agent(settings, run_dir, recorder) as handle:
                 await _run_checks(handle.adapter, handle.llm_url, recorder, writer, marker, checks, out)
+                if checks[-1].name == "compact() is possible":  # the agent answered: try a fork's round trip
+                    checks.append(await _checkpoint_check(handle, resolved, run_dir, writer, marker, out))
         except AdapterError as exc:
             checks.append(
                 Check("the agent starts", False, f"{type(exc).__name__}: {exc}", _start_fix(resolved))
@@ -166,6 +171,54 @@ async def _run_checks(
             "Telegram bot); else use `await bench.newSession()` in such benchmarks",
             optional=True,
         )
+    )
+
+
+async def _checkpoint_check(
+    handle: AgentHandle,
+    settings: dict[str, Any],
+    run_dir: Path,
+    writer: RunLogWriter,
+    marker: str,
+    out: Callable[[str], None],
+) -> Check:
+    """Checkpoint the agent (stop, archive its state folder, start), restore the archive over
+    it (stop, restore, start) and see that it still answers — what a fork does."""
+    name = "a checkpoint round trip (forks)"
+    refusal = fork_refusal(settings)
+    if refusal is not None or handle.state_dir is None or handle.restart_around is None:
+        why = refusal or "marathonbench does not hold this agent's state"
+        return Check(name, False, why, "runs of it can't checkpoint or fork; the rest works", optional=True)
+    state_dir, restart = handle.state_dir, handle.restart_around
+    saved: list[CheckpointSaved] = []
+    restored: list[str] = []
+    try:
+        await restart(lambda: saved.append(archive_state(state_dir, run_dir, "probe")))
+        logged = writer.append(saved[0])
+        assert isinstance(logged, CheckpointSaved)
+        taken = logged
+        checkpoint = SavedCheckpoint(
+            run_dir.name,
+            "probe",
+            taken.seq,
+            taken.state_hash,
+            run_dir / taken.archive,
+            taken.archive_sha256,
+            taken.bytes,
+        )
+        await restart(lambda: restored.append(restore_state(checkpoint, state_dir)))
+    except (AdapterError, CheckpointError, OSError) as exc:
+        return Check(name, False, f"{type(exc).__name__}: {exc}", "see agent.log in the probe's folder")
+    answer = await _turn(handle.adapter, writer, RECALL, out)
+    if answer is None:
+        return Check(
+            name, False, f"restored, but it did not answer again: {_last_error(writer)}", "see agent.log"
+        )
+    recalled = "recalled the marker" if marker in answer[0] else "answered (without the marker)"
+    return Check(
+        name,
+        True,
+        f"state {taken.state_hash[:12]}, {taken.bytes:,} bytes archived, restored and started again; {recalled}",
     )
 
 

@@ -36,6 +36,8 @@ async def test_a_healthy_agent_passes_every_check(tmp_path: Path) -> None:
     named = by_name(checks)
     assert "memory_search" in named["memory tools are offered"].detail
     assert "anthropic-messages" in named["the agent's model calls reach the recorder"].detail
+    assert "archived, restored and started again" in named["a checkpoint round trip (forks)"].detail
+    assert (run_dir / "checkpoints" / "probe.tar.gz").is_file()
     assert (run_dir / "events.msgpack").is_file()
 
 
@@ -72,6 +74,8 @@ async def test_an_agent_that_ignores_new_sessions_fails_that_check(
     else:  # no compaction command: only some benchmarks need one, so it is no failure of the probe
         compact = by_name(checks)["compact() is possible"]
         assert compact.ok is False and compact.line().startswith("– ") and "refused" in compact.detail
+        fork = by_name(checks)["a checkpoint round trip (forks)"]  # an agent we don't start: its state is its own
+        assert fork.ok is False and fork.line().startswith("– ") and "can't be checkpointed" in fork.detail
         assert not any(c.failed for c in checks), [c.line() for c in checks]
 
 
