@@ -28,6 +28,7 @@ from gateway.report.recordings import RecordedRun
 from persona.grading.exact import PASS_SCORE
 
 MODES = ("sequential", "isolated")
+DIRECT = "direct-evidence"  # a diagnostic: shown apart, never in the results above it
 
 
 @dataclass
@@ -119,7 +120,7 @@ def build_fork_groups(runs: Sequence[RecordedRun]) -> list[ForkGroup]:
     for run in runs:
         meta = run.log.header.meta
         teacher, mode = meta.get("fork_of"), meta.get("exam")
-        if not isinstance(teacher, str) or mode not in MODES:
+        if not isinstance(teacher, str) or mode not in (*MODES, DIRECT):
             continue
         group = groups.setdefault(teacher, ForkGroup(teacher, {}, {}, []))
         result = group.modes.setdefault(str(mode), ModeResult(str(mode)))
@@ -183,6 +184,26 @@ def render_forks(group: ForkGroup) -> str:
         ]
         for tag, (diff, (lo, hi), n) in contamination.items():
             out.append(f"| {tag} | {n} | {diff:+.2f} | {lo:+.2f} … {hi:+.2f} |")
+    direct, isolated = group.modes.get(DIRECT), group.modes.get("isolated")
+    if direct is not None:
+        out += [
+            "",
+            "### Direct-evidence diagnostic (not part of the results)",
+            "",
+            "Each question asked alone from the checkpoint right after the persona restated the facts "
+            "holding its answer: an agent that passes here but fails isolated could not *find* what it "
+            "was told; one that fails here too could not *use* it (or the grader could not read it).",
+            "",
+            "| question | isolated pass rate | with the evidence restated | gap |",
+            "|---|---|---|---|",
+        ]
+        for qid in group.tags:
+            if qid not in direct.grades:
+                continue
+            with_evidence = direct.pass_rate(qid)
+            alone = isolated.pass_rate(qid) if isolated is not None and qid in isolated.grades else None
+            gap = f"{with_evidence - alone:+.0%}" if alone is not None else "—"
+            out.append(f"| {qid} | {_pct(alone)} | {_pct(with_evidence)} | {gap} |")
     per_question = [
         (
             qid,

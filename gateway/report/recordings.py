@@ -24,6 +24,7 @@ from persona.benchmark.errors import BenchmarkErrors
 from persona.benchmark.forks import as_played
 from persona.benchmark.ladder import benchmark_for
 from persona.benchmark.model import Benchmark
+from persona.grading.restate import restating_evidence
 
 EVIDENCE_PURPOSES = ("fact", "update", "line")
 PARALLEL_FROM = 64  # logs to read before worker processes are worth their start-up (~1 s)
@@ -99,12 +100,14 @@ def benchmark_of(header: Header) -> Benchmark:
         pool if isinstance(pool, str) else None,
     )
     questions = header.benchmark.get("questions")
-    return as_played(
+    at = str(header.benchmark.get("checkpoint_at", ""))
+    played = as_played(
         bench,
-        str(header.benchmark.get("checkpoint_at", "")),
+        at,
         str(header.benchmark.get("until", "")),
         [str(q) for q in questions] if isinstance(questions, list) else None,
     )
+    return restating_evidence(played, at) if header.benchmark.get("restate") else played
 
 
 def load_run(run_dir: Path) -> RecordedRun:

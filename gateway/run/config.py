@@ -51,6 +51,7 @@ from persona.benchmark.errors import BenchmarkErrors
 from persona.benchmark.forks import as_played
 from persona.benchmark.ladder import benchmark_for
 from persona.benchmark.model import Benchmark
+from persona.grading.restate import restating_evidence
 from persona.json5_bounds import MAX_JSON_DEPTH, json5_nesting
 
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
@@ -85,12 +86,14 @@ class RunSpec:
     # False: only the parent's agent state is taken, not its conversation — a task of an
     # experiment's prepared memory plays its own benchmark from the start (`prepare:`)
     parent_prefix: bool = True
+    restate: bool = False  # a direct-evidence fork: the evidence restated before each question
 
     def played_benchmark(self) -> Benchmark:
         """The benchmark as this run plays it: its rung, then its checkpoint transforms."""
         bench = benchmark_for(self.benchmark, self.rung, self.pool)
         questions = list(self.questions) if self.questions is not None else None
-        return as_played(bench, self.checkpoint_at, self.until, questions)
+        played = as_played(bench, self.checkpoint_at, self.until, questions)
+        return restating_evidence(played, self.checkpoint_at) if self.restate else played
 
 
 @dataclass(frozen=True)

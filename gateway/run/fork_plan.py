@@ -42,7 +42,8 @@ class Spec(Protocol):
     def played_benchmark(self) -> Benchmark: ...
 
 
-EXAM_MODES = ("sequential", "isolated")
+# direct-evidence: each question alone, its evidence restated right before it — a diagnostic
+EXAM_MODES = ("sequential", "isolated", "direct-evidence")
 MAX_ROLLOUTS = 100
 
 
@@ -55,7 +56,7 @@ def fork_keys_problem(run: dict[str, Any]) -> str | None:
     if modes is not None:
         listed = [modes] if isinstance(modes, str) else modes
         if not isinstance(listed, list) or not listed or any(m not in EXAM_MODES for m in listed):
-            return '`exam` must be "sequential", "isolated" or a list of both'
+            return '`exam` must be "sequential", "isolated", "direct-evidence" or a list of them'
     rollouts = run.get("rollouts")
     if rollouts is not None and (
         isinstance(rollouts, bool) or not isinstance(rollouts, int) or not 1 <= rollouts <= MAX_ROLLOUTS
@@ -100,7 +101,7 @@ def expand_forks[S: Spec](spec: S, run: dict[str, Any]) -> list[S]:
     try:
         questions = (
             questions_after(replace(teacher, until="").played_benchmark(), name)
-            if "isolated" in listed
+            if {"isolated", "direct-evidence"} & set(listed)
             else ()
         )
     except BenchmarkError as exc:
@@ -111,9 +112,21 @@ def expand_forks[S: Spec](spec: S, run: dict[str, Any]) -> list[S]:
         if "sequential" in listed:
             meta = {**spec.meta, "fork_of": spec.id, "exam": "sequential", "rollout": k}
             forks.append(replace(fork, id=f"{spec.id}.seq.r{k}", meta=meta))
-        for n, q in enumerate(questions, 1):
-            meta = {**spec.meta, "fork_of": spec.id, "exam": "isolated", "rollout": k, "question": q.id}
-            forks.append(replace(fork, id=f"{spec.id}.iso.q{n:02d}.r{k}", questions=(q.id,), meta=meta))
+        for mode, tag in (("isolated", "iso"), ("direct-evidence", "dir")):
+            if mode not in listed:
+                continue
+            for n, q in enumerate(questions, 1):
+                meta = {**spec.meta, "fork_of": spec.id, "exam": mode, "rollout": k, "question": q.id}
+                restate = mode == "direct-evidence"
+                forks.append(
+                    replace(
+                        fork,
+                        id=f"{spec.id}.{tag}.q{n:02d}.r{k}",
+                        questions=(q.id,),
+                        meta=meta,
+                        restate=restate,
+                    )
+                )
     return forks
 
 

@@ -294,6 +294,7 @@ class Run:
                     **({"checkpoint_at": self.spec.checkpoint_at} if self.spec.checkpoint_at else {}),
                     **({"until": self.spec.until} if self.spec.until else {}),
                     **({"questions": list(self.spec.questions)} if self.spec.questions is not None else {}),
+                    **({"restate": True} if self.spec.restate else {}),
                 },
                 parent=(self.parent.reference() | ({} if self.spec.parent_prefix else {"prefix": False}))
                 if self.parent

@@ -232,3 +232,29 @@ def test_the_prepared_memory_example_starts_every_task_from_one_state_and_prices
     matrix = (rec / "matrix.md").read_text()
     assert "**preparation (one-off)**: prepared.prepare — completed" in matrix
     assert "Amortised over the 8 task runs" in matrix
+
+
+def test_a_direct_evidence_fork_restates_the_answer_before_its_question_and_is_reported_apart(
+    tmp_path: Path, make_benchmark: BenchFactory
+) -> None:
+    config = tmp_path / "config.jsonc"
+    config.write_text(
+        f'{{ runs: [ {{ id: "m", benchmark: "{make_benchmark()}", agent: {{ adapter: "reference" }}, '
+        'exam: ["isolated", "direct-evidence"] } ] }'
+    )
+    assert marathon("run", str(config), cwd=tmp_path).returncode == 0
+    rec = tmp_path / "recordings"
+    events = _events(rec / "m.dir.q02.r1")  # q2: how old Miso is, after the update to 5
+    (said,) = [
+        e for e in events if isinstance(e, Said) and e.text.startswith("Just so you have it in front of you:")
+    ]
+    (asked,) = [e for e in events if isinstance(e, Asked)]
+    assert said.text.endswith("Miso turned 5 years old") and said.seq < asked.seq  # the live fact, not "4"
+    assert not [e for e in _events(rec / "m.iso.q02.r1") if isinstance(e, Said) and "front of you" in e.text]
+    assert not [
+        e for e in _events(rec / "m.dir.q03.r1") if isinstance(e, Said) and "front of you" in e.text
+    ]  # [abstain]
+    matrix = (rec / "matrix.md").read_text()
+    main, _, diagnostic = matrix.partition("### Direct-evidence diagnostic (not part of the results)")
+    assert "| isolated |" in main and "| direct-evidence |" not in main
+    assert "| q1 |" in diagnostic
