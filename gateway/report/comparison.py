@@ -122,6 +122,7 @@ def run_line(run: RecordedRun) -> dict[str, Any]:
         "memory_snapshot": _initial_state(run, snapshot),
         # the checkpoint its initial state was restored from (an experiment's `prepare:`), if any
         "initial_state_from": f"{header.parent['run']}:{header.parent['checkpoint']}" if header.parent else "",
+        "step": meta.get("step", 0),  # `memory: "accumulating"`: the task's place in its sequence
         "memory_after": folder_hash(state),
         "recording": str(run.run_dir),
         "questions": {

@@ -493,7 +493,10 @@ def _experiment(path: Path, raw: str, base: Path, data: Any) -> tuple[Experiment
         where = _line_of(raw, "prepare") or _line_of(raw, "memory")
         if prepared_wrong := prepare_problem(prepare, data.get("memory")):
             raise ConfigError(path, where, f"experiment {name}: {prepared_wrong}")
-        assert isinstance(prepare, dict)
-        agent = _agent(path, where, "the preparation", prepare["agent"]) if "agent" in prepare else agents["A"]
-        specs = with_prepared_memory(specs, name, (base / prepare["benchmark"]).resolve(), agent, prepare)
+        prepared = None
+        if isinstance(prepare, dict):
+            # by default the variant with the added memory prepares it (a baseline without would write nothing)
+            agent = _agent(path, where, "the preparation", prepare["agent"]) if "agent" in prepare else agents["B"]
+            prepared = ((base / prepare["benchmark"]).resolve(), agent, prepare)
+        specs = with_prepared_memory(specs, name, str(data["memory"]), prepared)
     return Experiment(name, seed, repeats, agents, tuple(task_names), tuple(pairs), names, decision), specs

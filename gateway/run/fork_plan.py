@@ -11,8 +11,8 @@ up to where the rungs insert their distractor sessions and ends there; every run
 forks from it and plays only its distractors and the exam (one teacher per repeat).
 
 An experiment's `prepare: {benchmark, checkpoint_at?, agent?}` with `memory: "frozen"` (protocol
-001): `NAME.prepare` teaches once (to its end, or to `checkpoint_at`) and every task run of both
-variants starts from its checkpoint's state — the same initial state, its hash in every run line —
+001): `NAME.prepare` teaches once (to its end, or to `checkpoint_at`; with B's agent unless `agent`
+says otherwise) and every task run of both variants starts from its checkpoint's state — the same initial state, its hash in every run line —
 playing its own benchmark from the start (only the agent's state is taken, not the conversation).
 
 With `exam` or `rollouts`, the configured run teaches up to its checkpoint and ends there (ID);
@@ -152,36 +152,62 @@ PREPARE_KEYS = ("benchmark", "checkpoint_at", "agent")
 
 
 def prepare_problem(prepare: Any, memory: Any) -> str | None:
+    if memory not in ("frozen", "accumulating"):
+        return (
+            '`memory` must be "frozen" (each task starts from the prepared state afresh) or "accumulating" '
+            "(each task from the previous one's end)"
+        )
+    if prepare is None and memory == "accumulating":
+        return None  # the first task of each sequence starts from an empty state
     if not isinstance(prepare, dict) or not isinstance(prepare.get("benchmark"), str):
         return "`prepare` must be {benchmark: PATH, checkpoint_at?: NAME, agent?: {...}} beside `memory`"
     if unknown := sorted(set(prepare) - set(PREPARE_KEYS)):
         return f"`prepare` has unknown keys {', '.join(unknown)}; known: {', '.join(PREPARE_KEYS)}"
     if not isinstance(prepare.get("checkpoint_at", END), str):
         return '`prepare.checkpoint_at` must be a checkpoint name ("end", "exam" or the benchmark\'s own)'
-    if memory == "accumulating":
-        return (
-            '`memory: "accumulating"` (each task from the previous one\'s end) is not built yet; use "frozen"'
-        )
-    if memory != "frozen":
-        return '`memory` must be "frozen" (each task starts from the prepared state afresh) with `prepare`'
     return None
 
 
 def with_prepared_memory[S: Spec](
-    specs: list[S], experiment: str, benchmark: Any, agent: dict[str, Any], prepare: dict[str, Any]
+    specs: list[S],
+    experiment: str,
+    memory: str,
+    prepared: tuple[Any, dict[str, Any], dict[str, Any]] | None,
 ) -> list[S]:
-    """The preparation run, then `specs` (the experiment's task runs) each starting from its state."""
-    at = str(prepare.get("checkpoint_at", END))
-    prepare_id = f"{experiment}.prepare"
-    template = specs[0]
-    prepared = replace(
-        template,
-        id=prepare_id,
-        benchmark=benchmark,
-        agent=agent,
-        rung="",
-        meta={"prepares": experiment},
-        checkpoint_at=at,
-        until=at,
-    )
-    return [prepared, *(replace(s, parent=(prepare_id, at), parent_prefix=False) for s in specs)]
+    """The preparation run (`prepared`: its benchmark, agent and `prepare` settings), then `specs`
+    (the experiment's task runs): "frozen", each from the preparation's state; "accumulating",
+    each variant's tasks of one repeat a sequence — the first from the preparation's state (or
+    an empty one), each next from the previous one's end. A sequence is one cluster of the
+    comparison (its tasks are not independent); `step` numbers its tasks."""
+    origin: tuple[str, str] | None = None
+    out: list[S] = []
+    if prepared is not None:
+        benchmark, agent, prepare = prepared
+        at = str(prepare.get("checkpoint_at", END))
+        origin = (f"{experiment}.prepare", at)
+        out.append(
+            replace(
+                specs[0],
+                id=origin[0],
+                benchmark=benchmark,
+                agent=agent,
+                rung="",
+                meta={"prepares": experiment},
+                checkpoint_at=at,
+                until=at,
+                parent=None,
+            )
+        )
+    if memory == "frozen":
+        assert origin is not None
+        return out + [replace(s, parent=origin, parent_prefix=False) for s in specs]
+    previous: dict[tuple[str, int], str] = {}
+    steps: dict[tuple[str, int], int] = {}
+    for s in specs:
+        chain = (str(s.meta.get("variant")), int(s.meta.get("repeat", 1)))
+        steps[chain] = steps.get(chain, 0) + 1
+        parent = (previous[chain], END) if chain in previous else origin
+        meta = {**s.meta, "cluster": f"sequence.r{chain[1]}", "step": steps[chain], "memory": "accumulating"}
+        out.append(replace(s, parent=parent, parent_prefix=False, checkpoint_at=END, meta=meta))
+        previous[chain] = s.id
+    return out

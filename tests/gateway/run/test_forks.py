@@ -258,3 +258,30 @@ def test_a_direct_evidence_fork_restates_the_answer_before_its_question_and_is_r
     main, _, diagnostic = matrix.partition("### Direct-evidence diagnostic (not part of the results)")
     assert "| isolated |" in main and "| direct-evidence |" not in main
     assert "| q1 |" in diagnostic
+
+
+def test_accumulating_memory_chains_each_variants_tasks_from_the_previous_ones_end(tmp_path: Path) -> None:
+    tasks = REPO / "examples" / "prepared"
+    config = tmp_path / "config.jsonc"
+    config.write_text(
+        '{ experiment: { name: "acc", seed: 3, variants: { "no-memory": { adapter: "reference", memory: false }, '
+        '"memory": { adapter: "reference" } }, baseline: "no-memory", memory: "accumulating", '
+        f'prepare: {{ benchmark: "{DEMO}", checkpoint_at: "exam" }}, '
+        f'tasks: [ {{ id: "people", benchmark: "{tasks / "people"}" }}, '
+        f'{{ id: "places", benchmark: "{tasks / "places"}" }} ] }} }}'
+    )
+    assert marathon("run", str(config), cwd=tmp_path).returncode == 0
+    rec = tmp_path / "recordings"
+    lines = {
+        line["run_id"]: line for line in map(json.loads, (rec / "acc.runs.jsonl").read_text().splitlines())
+    }
+    assert lines["acc.people.r1.memory"]["initial_state_from"] == "acc.prepare:exam"
+    assert lines["acc.places.r1.memory"]["initial_state_from"] == "acc.people.r1.memory:end"
+    assert lines["acc.places.r1.no-memory"]["initial_state_from"] == "acc.people.r1.no-memory:end"
+    assert {line["cluster"] for line in lines.values()} == {"sequence.r1"}
+    assert [lines[f"acc.{t}.r1.memory"]["step"] for t in ("people", "places")] == [1, 2]
+    (end,) = [e for e in _events(rec / "acc.people.r1.memory") if isinstance(e, CheckpointSaved)]
+    assert [e.state for e in _events(rec / "acc.places.r1.memory") if isinstance(e, RunStart)] == [
+        end.state_hash
+    ]
+    assert lines["acc.people.r1.memory"]["mean_score"] > 0  # B's agent prepared the memory (the default)
