@@ -37,11 +37,6 @@ def run_all(
         if executor is None:
             runs = [Run(spec, recordings, fresh=fresh) for spec in specs]
             return await schedule(runs, specs, fresh, asyncio.Semaphore(parallel), None)
-        if forks := [s.id for s in specs if s.parent is not None]:
-            raise ValueError(
-                f"forks ({', '.join(forks[:3])}{', …' if len(forks) > 3 else ''}) run on this machine only for now: "
-                "their checkpoint archives are not yet shipped through Ray's object store (--executor local)"
-            )
         cluster = RayCluster(executor, recordings)
         cluster.connect()
         try:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import hashlib
 import logging
 import os
@@ -31,12 +32,15 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from gateway.log.events import RunStart, TerminationReason
+from gateway.log.events import Event, Header, RunStart, TerminationReason
+from gateway.log.lineage import inherited_events
 from gateway.log.lock import RunLock
 from gateway.log.runlog import EVENTS_FILE, LogFollower, RunLogFormatError, read_log, run_status
 from gateway.report.markdown import write_reports
 from gateway.run.agents import describe_agent
+from gateway.run.checkpoints import SavedCheckpoint
 from gateway.run.config import RunSpec
+from gateway.run.forking import find_checkpoint
 from gateway.run.placement import RayExecutor, Resources, resources_for
 from gateway.run.progress import RunProgress
 from gateway.run.runner import Run, RunOutcome
@@ -52,10 +56,17 @@ class ExecutorUnavailable(RuntimeError):
 
 
 def execute_on_node(
-    spec: RunSpec, benchmark: Benchmark, relay: Any, fresh: bool, location: str
+    spec: RunSpec,
+    benchmark: Benchmark,
+    relay: Any,
+    fresh: bool,
+    location: str,
+    fork: tuple[SavedCheckpoint, list[Event], Any] | None = None,
 ) -> dict[str, Any]:
     """One run, as a Ray task on whichever node Ray chose: the same runner as a local run, its
-    log streamed to the driver's relay. Returns how it ended (a `RunOutcome`'s fields)."""
+    log streamed to the driver's relay. Returns how it ended (a `RunOutcome`'s fields).
+    `fork`: a fork's checkpoint, inherited prefix and archive (an object-store reference), all
+    found on the driver; the archive is written into this node's folder for the run to restore."""
     import ray
 
     from gateway.cluster.remote_log import RelayJournal
@@ -70,9 +81,15 @@ def execute_on_node(
     try:
         work.mkdir(parents=True, exist_ok=True, mode=0o700)
         journal = RelayJournal(relay, spec.id, node, location, work / spec.id)
-        outcome = asyncio.run(
-            _until_stopped(Run(spec, work, fresh=fresh, journal=journal, benchmark=benchmark), relay)
-        )
+        lineage = None
+        if fork is not None:
+            checkpoint, inherited, archive = fork
+            here = work / ".forks" / spec.id / checkpoint.archive.name
+            here.parent.mkdir(parents=True, exist_ok=True)
+            here.write_bytes(ray.get(archive))
+            lineage = (dataclasses.replace(checkpoint, archive=here), inherited)
+        run = Run(spec, work, fresh=fresh, journal=journal, benchmark=benchmark, lineage=lineage)
+        outcome = asyncio.run(_until_stopped(run, relay))
     finally:
         os.umask(umask)
     if outcome.reason is not None and outcome.reason.final:  # the driver has the log and agent.log's end
@@ -139,7 +156,7 @@ class RayCluster:
         self.recordings = recordings
         self.relay: Any = None
         self._task: Any = None
-        self._benchmarks: dict[tuple[str, str, str], tuple[Benchmark, Any]] = {}
+        self._benchmarks: dict[tuple[object, ...], tuple[Benchmark, Any]] = {}
         self.runs: list[RemoteRun] = []
 
     def connect(self) -> None:
@@ -216,7 +233,11 @@ class RayCluster:
         (nodes need none of its files)."""
         import ray
 
-        key = (str(spec.benchmark), spec.rung, str(spec.pool or ""))
+        # the transforms a fork's benchmark has (checkpoint, questions, restated evidence) too
+        key = (
+            str(spec.benchmark), spec.rung, str(spec.pool or ""),
+            spec.checkpoint_at, spec.until, spec.questions, spec.restate,
+        )  # fmt: skip
         if key not in self._benchmarks:
             benchmark = spec.played_benchmark()
             self._benchmarks[key] = (benchmark, ray.put(benchmark))
@@ -289,7 +310,12 @@ class RemoteRun:
             if strategy := self.cluster.affinity(ran_on.rpartition("/")[2]):
                 options["scheduling_strategy"] = strategy
         ref = self.cluster._task.options(**options).remote(
-            self.spec, self._benchmark_ref, self.cluster.relay, self.fresh, f"{log_path} on the driver"
+            self.spec,
+            self._benchmark_ref,
+            self.cluster.relay,
+            self.fresh,
+            f"{log_path} on the driver",
+            self._fork(),
         )
         follow = asyncio.create_task(self._follow(log_path))
         raised: Exception | None = None
@@ -325,6 +351,24 @@ class RemoteRun:
             outcome.skipped, outcome.resumed = bool(ended["skipped"]), bool(ended["resumed"])
             outcome.resent, outcome.detail = int(ended["resent"]), str(ended["detail"])
         return outcome
+
+    def _fork(self) -> tuple[SavedCheckpoint, list[Event], Any] | None:
+        """A fork's checkpoint and inherited prefix, read here on the driver (where the parent's
+        folder is), and its archive put in the object store for the node. Raises
+        `CheckpointError` as a local fork does."""
+        import ray
+
+        if self.spec.parent is None:
+            return None
+        checkpoint = find_checkpoint(self.cluster.recordings, *self.spec.parent)
+        inherited = (
+            inherited_events(
+                self.run_dir / EVENTS_FILE, Header(run_id=self.spec.id, parent=checkpoint.reference())
+            )
+            if self.spec.parent_prefix
+            else []
+        )
+        return checkpoint, inherited, ray.put(checkpoint.archive.read_bytes())
 
     async def _stop(self, ref: Any) -> None:
         """Ctrl-C: ask the run to stop (through the relay, which its node polls), and wait at

@@ -18,6 +18,7 @@ What a caller may rely on:
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -90,6 +91,18 @@ class LogRelay:
         with open(folder / AGENT_LOG, "ab") as out:
             out.write(f"--- marathonbench: the agent's log on node {node} ---\n".encode())
             out.write(text)
+
+    def keep_file(self, run_id: str, relative: str, data: bytes) -> None:
+        """A file a run made on its node (a checkpoint's archive), written whole into its run
+        folder here. `relative` must stay inside that folder."""
+        folder = (self.recordings / run_id).resolve()
+        target = (folder / relative).resolve()
+        if not target.is_relative_to(folder) or target == folder:
+            raise ValueError(f"run {run_id}: {relative!r} is not a path inside its run folder")
+        target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        partial = target.with_name(f".{target.name}.partial")
+        partial.write_bytes(data)
+        os.replace(partial, target)
 
     def request_stop(self, run_id: str) -> None:
         """The driver's Ctrl-C: the run's node sees it (`stop_requested`) and stops the run."""

@@ -141,6 +141,11 @@ class RelayJournal:
         )
         return RelayAppender(self.relay, self.run_id, lease, next_seq), previous
 
+    def keep(self, path: Path, relative: str) -> None:
+        """A checkpoint's archive, sent to the driver's run folder (through Ray's object store)
+        before its log record is — a fork on any node finds it there."""
+        relay_call(self.relay.keep_file.remote(self.run_id, relative, path.read_bytes()))
+
     def finish(self, benchmark: Benchmark) -> None:
         """Reports are the driver's to write; the end of the agent's own log goes there."""
         path = self.work_dir / "agent.log"

@@ -12,8 +12,10 @@ forks from it and plays only its distractors and the exam (one teacher per repea
 
 An experiment's `prepare: {benchmark, checkpoint_at?, agent?}` with `memory: "frozen"` (protocol
 001): `NAME.prepare` teaches once (to its end, or to `checkpoint_at`; with B's agent unless `agent`
-says otherwise) and every task run of both variants starts from its checkpoint's state — the same initial state, its hash in every run line —
-playing its own benchmark from the start (only the agent's state is taken, not the conversation).
+says otherwise) and every task run of both variants starts from its checkpoint's state — the
+same initial state, its hash in every run line — playing its own benchmark from the start (only
+the agent's state is taken, not the conversation). `memory: "accumulating"`: see
+`with_prepared_memory`.
 
 With `exam` or `rollouts`, the configured run teaches up to its checkpoint and ends there (ID);
 the exam is played by forks of that checkpoint: `ID.seq.rK` (the whole exam, in order) and

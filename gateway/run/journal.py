@@ -54,6 +54,10 @@ class RunJournal(Protocol):
         for appending, with what it holds."""
         ...
 
+    def keep(self, path: Path, relative: str) -> None:
+        """A file the run made (a checkpoint's archive) kept in the run's folder where its log
+        is: here it already is; a cluster node sends it to the driver."""
+
     def finish(self, benchmark: Benchmark) -> None:
         """After the last record: the run's reports, where the log is (best effort)."""
 
@@ -82,6 +86,9 @@ class LocalJournal:
             self.run_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
             return RunLogWriter.create(self.path, header()), None
         return RunLogWriter.resume(self.path)
+
+    def keep(self, path: Path, relative: str) -> None:
+        """The file is in the run's folder already."""
 
     def finish(self, benchmark: Benchmark) -> None:
         write_reports(read_log(self.path), benchmark, self.run_dir)

@@ -136,6 +136,7 @@ class Run:
         fresh: bool = False,
         journal: RunJournal | None = None,
         benchmark: Benchmark | None = None,
+        lineage: tuple[SavedCheckpoint, list[Event]] | None = None,
     ) -> None:
         self.spec = spec
         self.run_dir = recordings / spec.id
@@ -153,6 +154,9 @@ class Run:
         # a fork: the checkpoint it starts from (its parent's log up to there is its prefix),
         # found when the run starts — its parent may run first in the same matrix
         self.parent: SavedCheckpoint | None = None
+        # a fork on a cluster node: its checkpoint (the archive copied to this node) and its
+        # inherited prefix, found on the driver (the parent's folder is not on this node)
+        self.lineage = lineage
         self.handle: AgentHandle | None = None
         self.driver: PersonaDriver | None = None
         self.writer: LogAppender | None = None
@@ -190,7 +194,9 @@ class Run:
             self.journal.release()
 
     async def _execute(self) -> RunOutcome:
-        if self.spec.parent is not None:  # `CheckpointError` (no such run or checkpoint): no log
+        if self.lineage is not None:
+            self.parent = self.lineage[0]
+        elif self.spec.parent is not None:  # `CheckpointError` (no such run or checkpoint): no log
             self.parent = find_checkpoint(self.recordings, *self.spec.parent)
         previous = self._open_log()
         for event in previous.events if previous else []:
@@ -514,6 +520,8 @@ class Run:
         the parent's); [] for a run that is not a fork."""
         if self.parent is None or not self.spec.parent_prefix:
             return []
+        if self.lineage is not None:
+            return self.lineage[1]
         return inherited_events(self.run_dir / EVENTS_FILE, Header(run_id=self.spec.id, parent=self.parent.reference()))
 
     async def _checkpoint(self, name: str) -> None:
@@ -536,6 +544,7 @@ class Run:
         self._log_off_turn()
         if self.traffic is not None:
             self.traffic.session_changed()  # a restarted agent's first call is no compaction
+        self.journal.keep(self.run_dir / saved[-1].archive, saved[-1].archive)  # on a node: to the driver
         self.log(saved[-1])
         print(f"[{self.spec.id}] checkpoint {name!r}: state {saved[-1].state_hash[:12]}, {saved[-1].bytes:,} bytes", flush=True)
 

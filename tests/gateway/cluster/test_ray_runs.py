@@ -27,9 +27,18 @@ import pytest
 from ray.cluster_utils import Cluster
 
 from gateway.cli.main import main
-from gateway.log.events import AGENT_STATE_LOST, ErrorEvent, Evaluation, Event, Header, RunEnded, RunStart
+from gateway.log.events import (
+    AGENT_STATE_LOST,
+    CheckpointSaved,
+    ErrorEvent,
+    Evaluation,
+    Event,
+    Header,
+    RunEnded,
+    RunStart,
+)
 from gateway.log.runlog import EVENTS_FILE, read_log
-from tests.conftest import REPO
+from tests.conftest import REPO, BenchFactory
 from tests.marathon_cli import count_records, spawn_marathon
 from tests.process_agent import AGENT
 
@@ -157,6 +166,41 @@ def test_the_example_matrix_on_the_cluster_gives_the_local_tables(
     for spans in by_node.values():  # one agent_slot each: never two runs at once on a node
         spans.sort()
         assert all(later[0] >= earlier[1] for earlier, later in itertools.pairwise(spans))
+
+
+def test_forks_on_the_cluster_restore_a_checkpoint_taken_on_another_node(
+    cluster: Cluster, tmp_path: Path, make_benchmark: BenchFactory
+) -> None:
+    """The teaching run checkpoints on a node, its archive reaches the driver's run folder; each
+    fork gets the archive and the inherited prefix from the driver through the object store (a
+    node's own folder holds neither) and starts on the checkpoint's state."""
+    text = json.dumps(
+        {
+            "recordings": "rec",
+            "parallel": 4,
+            "runs": [
+                {
+                    "id": "m",
+                    "benchmark": str(make_benchmark()),
+                    "agent": {"adapter": "reference"},
+                    "exam": ["sequential", "isolated"],
+                    "resources": SLOT,
+                }
+            ],
+        }
+    )
+    assert main(["run", str(config(tmp_path, "forks.jsonc", text)), "--address", cluster.address]) == 0
+    rec = tmp_path / "rec"
+    (saved,) = [e for e in read_log(rec / "m" / EVENTS_FILE).events if isinstance(e, CheckpointSaved)]
+    assert (rec / "m" / saved.archive).is_file()  # sent to the driver before it was logged
+    forks = {run: events for run, events in logs(rec).items() if run != "m"}
+    assert len(forks) == 1 + 3  # the sequential exam, and each of TINY's 3 questions alone
+    for run, events in forks.items():
+        (start,) = [e for e in events if isinstance(e, RunStart)]
+        assert start.state == saved.state_hash and start.node, run
+        end = next(e for e in events if isinstance(e, RunEnded))
+        assert end.reason == "completed", (run, end.detail)
+    assert "Exams forked from m's checkpoint" in (rec / "matrix.md").read_text()
 
 
 def test_a_run_no_node_can_take_is_refused_before_any_run(cluster: Cluster, tmp_path: Path) -> None:
