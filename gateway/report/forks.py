@@ -34,8 +34,9 @@ DIRECT = "direct-evidence"  # a diagnostic: shown apart, never in the results ab
 @dataclass
 class ModeResult:
     mode: str
-    # question id → its grades over rollouts (rollout number → score)
-    grades: dict[str, dict[int, float]] = field(default_factory=dict)
+    # question id → its grades over rollouts (rollout → score; a rollout is "base id#number", so
+    # forks made by `marathon fork` and by a config's `rollouts` never take each other's place)
+    grades: dict[str, dict[str, float]] = field(default_factory=dict)
     unresolved: int = 0
     forks: int = 0
 
@@ -58,12 +59,16 @@ class ModeResult:
                 values.append(float(estimate(n, c)))
         return sum(values) / len(values) if values else None
 
+    def only(self, question_ids: set[str]) -> ModeResult:
+        """The same figures over some of the questions (a tag's)."""
+        return ModeResult(self.mode, {q: g for q, g in self.grades.items() if q in question_ids})
+
     def pass_rate(self, question_id: str) -> float:
         grades = self.grades[question_id]
         return sum(1 for s in grades.values() if s >= PASS_SCORE) / len(grades)
 
     def rollout_means(self) -> list[float]:
-        by_rollout: dict[int, list[float]] = defaultdict(list)
+        by_rollout: dict[str, list[float]] = defaultdict(list)
         for grades in self.grades.values():
             for r, score in grades.items():
                 by_rollout[r].append(score)
@@ -128,7 +133,7 @@ def build_fork_groups(runs: Sequence[RecordedRun]) -> list[ForkGroup]:
         if not run.summary.status.startswith("completed"):
             group.incomplete.append(run.summary.run_id)
             continue
-        rollout = int(meta.get("rollout", 1))
+        rollout = f"{meta.get('id', teacher)}#{meta.get('rollout', 1)}"
         for q in run.benchmark.questions:
             group.tags[q.id] = q.tags
             evaluation = run.summary.evaluations.get(q.id)
@@ -170,6 +175,24 @@ def render_forks(group: ForkGroup) -> str:
         )
     if group.incomplete:
         out += ["", f"- forks that did not complete, left out: {', '.join(group.incomplete[:10])}"]
+    tags = sorted({t for tags in group.tags.values() for t in (tags or ("untagged",))})
+    shown = [m for m in MODES if m in group.modes]
+    if len(tags) > 1 and shown:
+        out += [
+            "",
+            "| tag | questions | " + " | ".join(f"{m}: pass^1 / pass^k / pass@k" for m in shown) + " |",
+        ]
+        out.append("|---|---|" + "---|" * len(shown))
+        for tag in tags:
+            ids = {q for q, t in group.tags.items() if tag in (t or ("untagged",))}
+            cells = []
+            for m in shown:
+                r = group.modes[m].only(ids)
+                k = r.rollouts
+                cells.append(
+                    f"{_pct(r.pass_hat(1))} / {_pct(r.pass_hat(k)) if k else '—'} / {_pct(r.pass_at(k)) if k else '—'}"
+                )
+            out.append(f"| {tag} | {len(ids)} | " + " | ".join(cells) + " |")
     contamination = group.contamination()
     if contamination:
         out += [

@@ -173,7 +173,12 @@ def test_pass_hat_and_pass_at_k_are_the_unbiased_estimators() -> None:
     from gateway.report.forks import ModeResult
 
     r = ModeResult(
-        "isolated", {"a": {1: 10, 2: 10, 3: 0}, "b": {1: 0, 2: 0, 3: 0}, "c": {1: 10, 2: 10, 3: 10}}
+        "isolated",
+        {
+            "a": {"m#1": 10, "m#2": 10, "m#3": 0},
+            "b": {"m#1": 0, "m#2": 0, "m#3": 0},
+            "c": {"m#1": 10, "m#2": 10, "m#3": 10},
+        },
     )
     assert r.pass_hat(1) == pytest.approx((2 / 3 + 0 + 1) / 3)
     assert r.pass_hat(3) == pytest.approx((0 + 0 + 1) / 3)  # every rollout passed: only c
