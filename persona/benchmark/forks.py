@@ -3,8 +3,9 @@
 
 Three transforms, each keeping the phases' indexes and titles so that a fork's persona, replaying
 its parent's log up to the checkpoint, acts exactly as the parent did:
-- `with_checkpoint_at(bench, "exam")`: a checkpoint at the start of the phase holding the first
-  question, after that phase's own new session or compaction (`checkpoint_at: "exam"`);
+- `with_checkpoint_at(bench, "exam")`: a checkpoint right before the first question (a phase
+  that tells facts or lines before it is split in two there; else the checkpoint comes after the
+  phase's own new session or compaction) (`checkpoint_at: "exam"`);
   `with_checkpoint_at(bench, "distractors")`: a phase of its own holding only a checkpoint, just
   before a scale ladder inserts its distractor sessions — the same on every rung (rung s0 too),
   so each rung forks from one teaching;
@@ -72,10 +73,27 @@ def with_checkpoint_at(bench: Benchmark, name: str) -> Benchmark:
         raise BenchmarkError(
             SourceLocation(bench.root, 0), f'`checkpoint_at: "exam"`: {bench.name} asks no question'
         )
-    if CHECKPOINT_PREFIX + EXAM in first.actions:
+    if any(CHECKPOINT_PREFIX + EXAM in p.actions for p in bench.phases):
         return bench
-    marked = replace(first, directives=(*first.directives, BenchAction(CHECKPOINT_PREFIX + EXAM, first.line)))
-    return replace(bench, phases=tuple(marked if p.index == first.index else p for p in bench.phases))
+    at = next(n for n, item in enumerate(first.items) if isinstance(item, Question))
+    directive = BenchAction(CHECKPOINT_PREFIX + EXAM, first.items[at].line)
+    if at == 0 and not first.require_all_facts:  # the phase opens with its first question
+        marked = replace(first, directives=(*first.directives, directive))
+        return replace(bench, phases=tuple(marked if p.index == first.index else p for p in bench.phases))
+    # the phase tells something first (its facts, lines): split it, so the checkpoint comes right
+    # before the first question and a fork never tells that again
+    told = replace(first, items=first.items[:at])
+    asked = Phase(
+        index=first.index + 1,
+        chapter=first.chapter,
+        title=f"{first.title} — the questions",
+        line=first.items[at].line,
+        directives=(directive,),
+        items=first.items[at:],
+        description="",
+    )
+    later = tuple(replace(p, index=p.index + 1) for p in bench.phases[first.index + 1 :])
+    return replace(bench, phases=(*bench.phases[: first.index], told, asked, *later))
 
 
 def _checkpoint_before_distractors(bench: Benchmark) -> Benchmark:

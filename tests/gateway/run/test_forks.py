@@ -290,3 +290,18 @@ def test_accumulating_memory_chains_each_variants_tasks_from_the_previous_ones_e
         end.state_hash
     ]
     assert lines["acc.people.r1.memory"]["mean_score"] > 0  # B's agent prepared the memory (the default)
+
+
+def test_the_exam_checkpoint_comes_right_before_the_first_question(make_benchmark: BenchFactory) -> None:
+    from persona.benchmark.forks import with_checkpoint_at
+
+    ch2 = (
+        '# Two\n\n## Exam\n```js\nawait bench.newSession();\nvars.require_all_facts = "pets";\n```\n'
+        "> One more thing first.\n❓ q1 What is my cat called? Correct answer: Miso\n"
+    )
+    bench = with_checkpoint_at(load_benchmark(make_benchmark(ch2__md=ch2)), "exam")
+    told, asked = bench.phases[-2], bench.phases[-1]
+    assert told.actions == ("new_session",) and told.require_all_facts == ("pets",) and not told.questions
+    assert [type(i).__name__ for i in told.items] == ["Utterance"]
+    assert asked.actions == ("checkpoint:exam",) and [q.id for q in asked.questions] == ["q1"]
+    assert [p.index for p in bench.phases] == list(range(len(bench.phases)))
