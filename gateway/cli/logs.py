@@ -126,6 +126,13 @@ def cmd_state(run: Path, as_json: bool) -> int:
         return 0
     phase = state.phase
     print(f"run {state.run_id}: {state.status}")
+    if state.forked_from:
+        inherited = sum(1 for m in state.messages if m.get("inherited"))
+        print(
+            f"forked from {state.forked_from.get('run')} at checkpoint {state.forked_from.get('checkpoint')!r}: "
+            f"{inherited} of the persona messages below are its parent's, inherited"
+            + (f" ({state.forked_from['problem']})" if state.forked_from.get("problem") else "")
+        )
     print(f"phase {phase['index']} of {phase['of']}: {phase['title']} ({phase['chapter']})")
     print(
         f"persona messages: {len(state.messages)}; facts told: {len(state.told)}; graded: {len(state.grades)}"

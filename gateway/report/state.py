@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from gateway.log.events import Asked, Evaluation, FactEdited, FactTold, PhaseEntered, Said
+from gateway.log.lineage import LineageError, inherited_events
 from gateway.log.runlog import RunLog, run_status
 from persona.benchmark.model import Benchmark
 from persona.drivers.live_facts import LiveFacts
@@ -28,6 +29,9 @@ class RunState:
     grades: dict[str, dict[str, Any]] = field(default_factory=dict)
     facts: dict[str, str] = field(default_factory=dict)  # facts file → its live text, as written
     told: list[str] = field(default_factory=list)  # "file:id" of every fact told
+    # a fork: the checkpoint it started from; its parent's messages and grades up to there are
+    # in `messages`/`grades` marked `inherited` (the parent's, never graded again)
+    forked_from: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -41,7 +45,15 @@ def run_state(log: RunLog, benchmark: Benchmark) -> RunState:
         status.value if status else "running or stopped (resumable)",
         {"index": 0, "of": len(benchmark.phases), "title": "", "chapter": ""},
     )
-    for event in log.events:
+    try:
+        inherited = inherited_events(log.path, log.header)
+    except LineageError as exc:
+        inherited, state.forked_from = [], {**log.header.parent, "problem": str(exc)}
+    else:
+        state.forked_from = dict(log.header.parent)
+    own = {id(e) for e in log.events}
+    for event in [*inherited, *log.events]:
+        mark = {} if id(event) in own else {"inherited": True}
         match event:
             case PhaseEntered():
                 state.phase = {
@@ -52,7 +64,7 @@ def run_state(log: RunLog, benchmark: Benchmark) -> RunState:
                 }
             case Said() | Asked():
                 purpose = event.purpose if isinstance(event, Said) else "question"
-                state.messages.append({"seq": event.seq, "purpose": purpose, "text": event.text})
+                state.messages.append({"seq": event.seq, "purpose": purpose, "text": event.text, **mark})
             case FactEdited() if event.file in live.files:
                 live.edit(event.file, event.fact_id, event.new)
             case FactTold():
@@ -63,6 +75,7 @@ def run_state(log: RunLog, benchmark: Benchmark) -> RunState:
                     "attempts": event.attempts,
                     "reason": event.reason,
                     "answer": event.answer,
+                    **mark,
                 }
     state.facts = {name: live.render(name, marks=False) + "\n" for name in live.files}
     state.told = sorted(live.told)

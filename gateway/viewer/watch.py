@@ -241,6 +241,10 @@ class RunWatch:
             "recorded": self.traffic,
             "recorder_url": self.last_start.llm_url if self.last_start else "",
             "persona": str(h.persona.get("driver", "")) if h else "",
+            # a fork: the run and checkpoint it started from (its teaching is that run's)
+            "forked_from": {"run": h.parent.get("run"), "checkpoint": h.parent.get("checkpoint")}
+            if h and h.parent
+            else None,
             "phase": p.phase + 1,
             "phases": p.phases,
             "phase_title": p.phase_title,

@@ -113,7 +113,8 @@ async function showRun(runId) {
   const status = el("span", {class: `status ${run.status}`, text: run.status, id: "run-status"});
   const meta = el("p", {class: "meta", id: "run-meta"});
   const describe = (r) => {
-    meta.textContent = `${r.benchmark}${r.rung ? " @ " + r.rung : ""} · agent ${r.agent}${r.model ? " (" + r.model + ")" : ""} · persona ${r.persona} · phase ${Math.max(r.phase, 0)}/${r.phases} · graded ${r.graded}/${r.questions} · mean ${fmtMean(r.mean, r)} · ${r.cost}`;
+    meta.textContent = `${r.benchmark}${r.rung ? " @ " + r.rung : ""} · agent ${r.agent}${r.model ? " (" + r.model + ")" : ""} · persona ${r.persona} · phase ${Math.max(r.phase, 0)}/${r.phases} · graded ${r.graded}/${r.questions} · mean ${fmtMean(r.mean, r)} · ${r.cost}`
+      + (r.forked_from ? ` · forked from ${r.forked_from.run} at checkpoint "${r.forked_from.checkpoint}": what came before is inherited from that run (open it for the teaching), never graded again` : "");
     status.textContent = r.status;
     status.className = `status ${r.status}`;
   };

@@ -305,3 +305,36 @@ def test_the_exam_checkpoint_comes_right_before_the_first_question(make_benchmar
     assert [type(i).__name__ for i in told.items] == ["Utterance"]
     assert asked.actions == ("checkpoint:exam",) and [q.id for q in asked.questions] == ["q1"]
     assert [p.index for p in bench.phases] == list(range(len(bench.phases)))
+
+
+async def test_a_fork_s_state_and_viewer_show_its_teaching_as_inherited(
+    tmp_path: Path, make_benchmark: BenchFactory
+) -> None:
+    import aiohttp
+
+    from adapters.http_server import serve
+    from gateway.viewer.app import make_app
+
+    bench = make_benchmark()
+    await run_spec(
+        RunSpec("t", bench, {"adapter": "reference"}, checkpoint_at="exam", until="exam"), tmp_path
+    )
+    await run_spec(
+        RunSpec("t.f1", bench, {"adapter": "reference"}, checkpoint_at="exam", parent=("t", "exam")), tmp_path
+    )
+    shown = marathon("state", str(tmp_path / "t.f1"), "--json", cwd=tmp_path)
+    state = json.loads(shown.stdout)
+    assert state["forked_from"]["run"] == "t" and state["forked_from"]["checkpoint"] == "exam"
+    inherited = [m for m in state["messages"] if m.get("inherited")]
+    assert inherited and all(m["purpose"] != "question" for m in inherited)  # the teaching, not the exam
+    assert next(m["purpose"] for m in state["messages"] if not m.get("inherited")) == "question"
+    assert (
+        "forked from t at checkpoint 'exam'" in marathon("state", str(tmp_path / "t.f1"), cwd=tmp_path).stdout
+    )
+    served = await serve(make_app(tmp_path))
+    try:
+        async with aiohttp.ClientSession() as http, http.get(f"{served.url}/api/runs/t.f1") as response:
+            run = await response.json()
+    finally:
+        await served.stop()
+    assert run["forked_from"] == {"run": "t", "checkpoint": "exam"}
