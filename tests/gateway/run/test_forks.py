@@ -338,3 +338,40 @@ async def test_a_fork_s_state_and_viewer_show_its_teaching_as_inherited(
     finally:
         await served.stop()
     assert run["forked_from"] == {"run": "t", "checkpoint": "exam"}
+
+
+def test_a_run_killed_after_its_checkpoint_resumes_without_taking_it_again(
+    tmp_path: Path, make_benchmark: BenchFactory
+) -> None:
+    import os
+    import signal
+    import time
+
+    from adapters.http_server import free_port
+    from tests.marathon_cli import spawn_marathon
+    from tests.process_agent import http_process_agent
+
+    agent = http_process_agent(tmp_path, free_port(), NOTES="${STATE_DIR}/notes.txt", DELAY="0.4")
+    run = {"id": "k", "benchmark": str(make_benchmark()), "agent": agent, "checkpoint_at": "exam"}
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"runs": [run]}))
+    log_path = tmp_path / "recordings" / "k" / EVENTS_FILE
+    running = spawn_marathon("run", str(config), cwd=tmp_path)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if log_path.exists() and [e for e in read_log(log_path).events if isinstance(e, CheckpointSaved)]:
+            break
+        time.sleep(0.05)
+    os.kill(running.pid, signal.SIGKILL)  # mid-exam: its agent process is ended by its guard
+    running.communicate(timeout=30)
+    killed = read_log(log_path).events
+    assert [e for e in killed if isinstance(e, CheckpointSaved)] and not [
+        e for e in killed if e.type == "end"
+    ]
+    result = marathon("run", str(config), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    events = read_log(log_path).events
+    assert len([e for e in events if isinstance(e, CheckpointSaved)]) == 1  # replayed, not taken again
+    assert sorted(e.question_id for e in events if isinstance(e, Evaluation)) == ["q1", "q2", "q3"]
+    forked = marathon("fork", str(tmp_path / "recordings" / "k"), "--at", "exam", cwd=tmp_path)
+    assert forked.returncode == 0, forked.stderr
