@@ -18,6 +18,7 @@ from pathlib import Path
 from gateway import __version__, display
 from gateway.cli.benchmarks import cmd_check, cmd_new
 from gateway.cli.forks import cmd_fork
+from gateway.cli.gating import cmd_gate
 from gateway.cli.logs import cmd_inspect, cmd_repair, cmd_state
 from gateway.cli.runs import (
     agent_settings,
@@ -153,6 +154,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         choices=["heldout", "tuning"],
         help="which tasks to compare (default: heldout only; repeat for both)",
     )
+    p.add_argument("--baseline", type=Path, metavar="FILE", help="a stored .runs.jsonl: compare SOURCE's runs with it")
+    p.add_argument("--write-baseline", type=Path, metavar="FILE", help="store SOURCE's runs as a baseline")
+    p.add_argument("--gate", action="store_true", help="exit 0 accept, 1 regression, 3 no decision")
+    p.add_argument("--junit", type=Path, metavar="FILE", help="one JUnit test case per question group")
+    p.add_argument("--json", action="store_true", help="print the whole comparison as JSON")
+    p.add_argument("--tolerance", type=int, default=0, metavar="N", help="regressed questions allowed per group")
     p = sub.add_parser(
         "replay", help="re-drive another agent with a recorded run's persona side, word for word"
     )
@@ -229,6 +236,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_probe(args.config, args.only, args.agent, args.set, args.recordings)
         if args.command == "report":
             return cmd_report(args.recordings)
+        if args.command == "compare" and (args.baseline or args.write_baseline or args.gate or args.junit or args.json):
+            return cmd_gate(
+                args.source, args.baseline, args.write_baseline, args.gate, args.junit, args.json, args.tolerance
+            )
         if args.command == "compare":
             return cmd_compare(args.source, args.seed, tuple(args.split or ["heldout"]))
         if args.command == "replay":

@@ -1,0 +1,62 @@
+"""`marathon compare SOURCE --baseline FILE [--gate] [--junit FILE] [--json] [--tolerance N]`
+and `marathon compare SOURCE --write-baseline FILE`: the memory regression gate for CI
+(gateway/report/gate.py). SOURCE is a recordings folder (every run in it) or a `.runs.jsonl`.
+Exit status with `--gate`: 0 accept, 1 regression, 3 no decision; 2 for an error (always).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from gateway.log.runlog import RunLogFormatError
+from gateway.report.comparison import read_lines
+from gateway.report.gate import gate, junit_xml, lines_of_runs, render_gate, write_baseline
+
+
+def _lines(source: Path) -> list[dict[str, Any]]:
+    if source.is_dir():
+        return lines_of_runs(source.resolve())
+    return read_lines(source)
+
+
+def cmd_gate(
+    source: Path,
+    baseline: Path | None,
+    write_to: Path | None,
+    as_gate: bool,
+    junit: Path | None,
+    as_json: bool,
+    tolerance: int,
+) -> int:
+    try:
+        candidate = _lines(source)
+    except (OSError, ValueError, RunLogFormatError) as exc:
+        print(f"error: {source}: can't read its runs: {exc}", file=sys.stderr)
+        return 2
+    if not candidate:
+        print(f"error: {source}: no runs with a benchmark to compare", file=sys.stderr)
+        return 2
+    if write_to is not None:
+        write_baseline(candidate, write_to)
+        print(f"baseline: {len(candidate)} run line(s) → {write_to}")
+        if baseline is None:
+            return 0
+    if baseline is None:
+        print("error: --gate, --junit and --json compare with a --baseline FILE", file=sys.stderr)
+        return 2
+    try:
+        stored = read_lines(baseline)
+    except (OSError, ValueError) as exc:
+        print(f"error: {baseline}: can't read the baseline's run lines: {exc}", file=sys.stderr)
+        return 2
+    result = gate(stored, candidate, tolerance)
+    if junit is not None:
+        junit.write_text(junit_xml(result, tolerance), encoding="utf-8")
+    if as_json:
+        print(json.dumps(result.to_json(), ensure_ascii=False, indent=1))
+    else:
+        print(render_gate(result))
+    return result.exit_code if as_gate else 0

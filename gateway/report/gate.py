@@ -1,0 +1,217 @@
+"""A memory regression gate for CI: a new set of runs against a stored baseline, question by
+question (`marathon compare RECORDINGS --baseline FILE --gate [--junit FILE] [--json]`).
+
+The candidate's runs and the baseline's (their run lines, as `compare` reads them) are paired by
+task and repeat — the baseline as A, the candidate as B — and compared by `compare`'s rules. The
+gate is exact, for deterministic marathons (a scripted persona, a fixed seed): a question
+*regressed* when the baseline answered it right and the candidate did not. Verdicts:
+- `regression` (exit 1): in some question group more questions regressed than `tolerance`;
+- `no decision` (exit 3): nothing could be paired, a pair has a side that did not complete, or a
+  group without a regression holds grades the grader was not sure of — never a pass over them;
+- `accept` (exit 0): otherwise.
+Each group is one JUnit test case (failed: a regression, its questions in the message).
+"""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gateway.report.comparison import Comparison, _paired_items, compare, run_line
+from gateway.report.recordings import load_runs
+
+ACCEPT, REGRESSION, NO_DECISION = "accept", "regression", "no decision"
+EXIT = {ACCEPT: 0, REGRESSION: 1, NO_DECISION: 3}
+
+
+@dataclass
+class GroupGate:
+    compared: int = 0
+    regressed: list[str] = field(default_factory=list)  # "task.rK:question"
+    improved: list[str] = field(default_factory=list)
+    unresolved: list[str] = field(default_factory=list)
+
+
+@dataclass
+class GateResult:
+    verdict: str
+    why: list[str]
+    groups: dict[str, GroupGate]
+    comparison: Comparison
+    unmatched: list[str]
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT[self.verdict]
+
+    def to_json(self) -> dict[str, Any]:
+        c = self.comparison
+        return {
+            "verdict": self.verdict,
+            "why": self.why,
+            "unmatched": self.unmatched,
+            "groups": {
+                tag: {
+                    "compared": g.compared,
+                    "regressed": g.regressed,
+                    "improved": g.improved,
+                    "unresolved": g.unresolved,
+                }
+                for tag, g in self.groups.items()
+            },
+            "comparison": {
+                "pairs": c.pairs,
+                "clusters": c.clusters,
+                "incomplete": c.incomplete,
+                "groups": {
+                    tag: {
+                        "wins_baseline": t.wins_a,
+                        "wins_candidate": t.wins_b,
+                        "both": t.both,
+                        "neither": t.neither,
+                    }
+                    for tag, t in c.groups.items()
+                },
+                "tasks": [{"task": t.task, "candidate_minus_baseline": t.repeats} for t in c.tasks],
+            },
+        }
+
+
+def lines_of_runs(recordings: Path) -> list[dict[str, Any]]:
+    """A run line for every run with a benchmark in `recordings`, read whole (`--write-baseline`
+    and the candidate's side): task = the config's run id, repeat = its repeat."""
+    runs, _cards, _problems = load_runs(recordings, charted=10**9)
+    lines = []
+    for run in runs:
+        line = run_line(run)
+        line["task"] = str(run.meta.get("task") or run.meta.get("id") or run.summary.run_id)
+        line["repeat"] = int(str(run.meta.get("repeat", 1)))
+        lines.append(line)
+    return lines
+
+
+def as_pairs(
+    baseline: list[dict[str, Any]], candidate: list[dict[str, Any]]
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """Both sides as one A/B experiment's lines, paired by (task, repeat); the keys on one side only."""
+
+    def keyed(lines: list[dict[str, Any]]) -> dict[tuple[str, int], dict[str, Any]]:
+        sides: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for line in lines:
+            sides[str(line.get("variant", ""))].append(line)
+        chosen = sides.get("B") or next(iter(sides.values()), [])  # an A/B file: its B is what was tested
+        return {(str(line["task"]), int(line.get("repeat", 1))): line for line in chosen}
+
+    a, b = keyed(baseline), keyed(candidate)
+    out = []
+    for key in sorted(set(a) & set(b)):
+        pair = f"gate.{key[0]}.r{key[1]}"
+        for role, line, name in (("A", a[key], "baseline"), ("B", b[key], "candidate")):
+            out.append(
+                {
+                    **line,
+                    "experiment": "gate",
+                    "pair": pair,
+                    "variant": role,
+                    "variant_name": name,
+                    "split": "heldout",
+                }
+            )
+    unmatched = [f"{t}.r{r} (baseline only)" for t, r in sorted(set(a) - set(b))]
+    unmatched += [f"{t}.r{r} (candidate only)" for t, r in sorted(set(b) - set(a))]
+    return out, unmatched
+
+
+def gate(baseline: list[dict[str, Any]], candidate: list[dict[str, Any]], tolerance: int = 0) -> GateResult:
+    lines, unmatched = as_pairs(baseline, candidate)
+    comparison = compare(lines)
+    unresolved: list[str] = []
+    items, incomplete = _paired_items(lines, unresolved)
+    groups: dict[str, GroupGate] = defaultdict(GroupGate)
+    for pair, _cluster, _group, qid, a, b, tags in items:
+        where = f"{pair.removeprefix('gate.')}:{qid}"
+        for tag in ("all", *tags):
+            g = groups[tag]
+            g.compared += 1
+            if a and not b:
+                g.regressed.append(where)
+            elif b and not a:
+                g.improved.append(where)
+    for entry in unresolved:
+        groups["all"].unresolved.append(entry.removeprefix("gate."))
+    why: list[str] = []
+    regressed = {tag: g for tag, g in groups.items() if len(g.regressed) > tolerance}
+    if regressed:
+        for tag, g in sorted(regressed.items()):
+            why.append(
+                f"{tag}: {len(g.regressed)} question(s) regressed (tolerance {tolerance}): {', '.join(g.regressed[:10])}"
+            )
+        return GateResult(REGRESSION, why, dict(groups), comparison, unmatched)
+    if not lines:
+        why.append(
+            "no question could be compared: no task and repeat is in both the baseline and the candidate"
+        )
+    elif not items and not incomplete and not unresolved:
+        why.append("the paired runs graded no question in common")
+    if incomplete:
+        why.append(
+            f"pairs with a side that did not complete: {', '.join(p.removeprefix('gate.') for p in incomplete)}"
+        )
+    if unresolved:
+        why.append(
+            f"{len(unresolved)} grade(s) unresolved (the grader was not sure): {', '.join(unresolved[:10])}"
+        )
+    if why:
+        return GateResult(NO_DECISION, why, dict(groups), comparison, unmatched)
+    return GateResult(
+        ACCEPT,
+        [f"no question regressed beyond the tolerance ({tolerance})"],
+        dict(groups),
+        comparison,
+        unmatched,
+    )
+
+
+def junit_xml(result: GateResult, tolerance: int) -> str:
+    suite = ET.Element("testsuite", name="marathonbench memory gate")
+    cases = 0
+    failures = 0
+    for tag, g in sorted(result.groups.items()):
+        case = ET.SubElement(suite, "testcase", classname="marathonbench.gate", name=f"question group: {tag}")
+        cases += 1
+        if len(g.regressed) > tolerance:
+            failures += 1
+            failure = ET.SubElement(case, "failure", message=f"{len(g.regressed)} question(s) regressed")
+            failure.text = "\n".join(g.regressed)
+        elif g.unresolved:
+            ET.SubElement(
+                case,
+                "skipped",
+                message=f"{len(g.unresolved)} grade(s) unresolved: {', '.join(g.unresolved[:10])}",
+            )
+    if result.verdict == NO_DECISION and not result.groups:
+        case = ET.SubElement(suite, "testcase", classname="marathonbench.gate", name="comparison")
+        ET.SubElement(case, "skipped", message="; ".join(result.why))
+        cases += 1
+    suite.set("tests", str(cases))
+    suite.set("failures", str(failures))
+    return ET.tostring(suite, encoding="unicode") + "\n"
+
+
+def write_baseline(lines: list[dict[str, Any]], path: Path) -> None:
+    path.write_text("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines), encoding="utf-8")
+
+
+def render_gate(result: GateResult) -> str:
+    out = [f"memory gate: {result.verdict.upper()}"]
+    out += [f"- {line}" for line in result.why]
+    out += [f"- not paired: {u}" for u in result.unmatched]
+    for tag, g in sorted(result.groups.items()):
+        out.append(
+            f"  {tag}: {g.compared} compared, {len(g.regressed)} regressed, {len(g.improved)} improved"
+        )
+    return "\n".join(out)
