@@ -40,6 +40,7 @@ from gateway.log.events import (
     PersonaSlip,
     PersonaTurn,
     PhaseEntered,
+    Replied,
     RunEnded,
     RunStart,
     Said,
@@ -47,6 +48,7 @@ from gateway.log.events import (
 from gateway.log.lineage import LineageError, inherited_events
 from gateway.log.runlog import REFUSED_TRAFFIC, RunLog
 from gateway.report.cost import RoleCost
+from gateway.report.state import run_state
 from persona.benchmark.model import DELETED_MARKERS, Benchmark, Question
 from persona.grading.exact import contains_expected
 
@@ -103,6 +105,9 @@ class RunSummary:
     memory_flushes: int = 0  # pre-compaction memory-flush turns the recorder saw
     background_calls: int = 0  # the agent's own calls (heartbeats, reviews): not the conversation
     inherited: str = ""  # a fork: what it inherits from its parent's checkpoint (never re-graded)
+    first_answers: dict[str, str] = field(
+        default_factory=dict
+    )  # question id → the reply to it (before a nudge)
 
     def memory_calls_for(self, question_id: str) -> int:
         return sum(1 for m in self.memory_calls if m.question_id == question_id)
@@ -184,7 +189,10 @@ class RunSummary:
 
 
 def _undelivered(
-    benchmark: Benchmark, planned: list[Question], slips: list[PersonaSlip], evaluations: dict[str, Evaluation]
+    benchmark: Benchmark,
+    planned: list[Question],
+    slips: list[PersonaSlip],
+    evaluations: dict[str, Evaluation],
 ) -> dict[str, str]:
     """The questions whose answer lives in a fact the persona marked told but never said
     (`fact_not_said`); their grades leave `evaluations` — the agent was never told, so a wrong
@@ -197,9 +205,16 @@ def _undelivered(
         if fact is None:
             continue
         for q in planned:
-            if q.id in evaluations and not q.abstain and q.expected and contains_expected(q.expected, fact.text):
+            if (
+                q.id in evaluations
+                and not q.abstain
+                and q.expected
+                and contains_expected(q.expected, fact.text)
+            ):
                 evaluations.pop(q.id)
-                out[q.id] = f"its answer is in {ref} ({fact.text!r}), which the persona marked told but never said"
+                out[q.id] = (
+                    f"its answer is in {ref} ({fact.text!r}), which the persona marked told but never said"
+                )
     return out
 
 
@@ -391,6 +406,7 @@ def summarize(log: RunLog, benchmark: Benchmark) -> RunSummary:
         memory_flushes=flushes,
         background_calls=background,
         inherited=inherited_note,
+        first_answers=first_answers(log.events),
         unplayed_prose=[f"{p.chapter}:{p.prose[0][0]} ({p.title})" for p in benchmark.phases if p.prose_only]
         if log.header.persona.get("driver") == "scripted"
         else [],
@@ -417,6 +433,21 @@ def _indented(text: str) -> str:
 def _short(text: str, limit: int = 160) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def first_answers(events: list[Event]) -> dict[str, str]:
+    """Each question's first reply — what a nudged question was answered before the nudge."""
+    out: dict[str, str] = {}
+    asked: str | None = None
+    for event in events:
+        if isinstance(event, Asked):
+            asked = event.question_id
+        elif isinstance(event, Said):
+            asked = None
+        elif isinstance(event, Replied) and asked is not None:
+            out.setdefault(asked, event.text)
+            asked = None
+    return out
 
 
 def _inherited(log: RunLog) -> tuple[list[Event], str]:
@@ -508,7 +539,11 @@ def render_markdown(s: RunSummary) -> str:
         out += ["", f"### Persona slips: {len(s.slips)}", ""]
         out += [f"- {slip.kind}: {slip.detail}" for slip in s.slips]
     if s.unscored_persona:
-        out += ["", f"### Unscored (persona): {len(s.unscored_persona)} — left out of the scores, not forgotten", ""]
+        out += [
+            "",
+            f"### Unscored (persona): {len(s.unscored_persona)} — left out of the scores, not forgotten",
+            "",
+        ]
         out += [f"- {qid}: {why}" for qid, why in sorted(s.unscored_persona.items())]
     if s.log_damage:
         out += ["", f"**Log:** {s.log_damage}; the figures above stop there."]
@@ -547,7 +582,12 @@ def render_markdown(s: RunSummary) -> str:
                 f"**❓ {q.id}{tags} — {e.score:g}/10**" + (" (after a nudge)" if e.attempts == 2 else ""),
                 f"- question: {q.text}",
                 f"- expected: {q.expected or '(that it was never told)'}",
-                f"- answer: {_indented(e.answer.strip()) or '(none)'}",
+                *(
+                    [f"- first answer: {_indented(s.first_answers[q.id].strip()) or '(none)'}"]
+                    if e.attempts == 2 and q.id in s.first_answers
+                    else []
+                ),
+                f"- answer{' after the nudge' if e.attempts == 2 else ''}: {_indented(e.answer.strip()) or '(none)'}",
                 f"- grader ({e.grader}): {' '.join(e.reason.split())}",
                 "",
             ]
@@ -653,6 +693,9 @@ def write_reports(log: RunLog, benchmark: Benchmark, run_dir: Path) -> RunSummar
     text = render_markdown(summary)
     text = safe_text(text)  # an agent's answers and errors: shown, never obeyed by a terminal or viewer
     (run_dir / "report.md").write_text(f"# Run report\n\n{text}", encoding="utf-8")
+    # MarathonMemBench's state.json, as its users know it (`marathon state RUN --json` prints it)
+    state = json.dumps(run_state(log, benchmark).to_json(), ensure_ascii=False, indent=1)
+    (run_dir / "state.json").write_text(state + "\n", encoding="utf-8")
     with (run_dir.parent / "report.md").open("a", encoding="utf-8") as f:
         f.write(f"\n{text}")
     return summary

@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gateway.log.events import Asked, Evaluation, FactEdited, FactTold, PhaseEntered, Said
+from gateway.log.events import Asked, Evaluation, FactEdited, FactTold, PhaseEntered, Replied, Said
 from gateway.log.lineage import LineageError, inherited_events
 from gateway.log.runlog import RunLog, run_status
 from persona.benchmark.model import Benchmark
@@ -25,7 +25,11 @@ class RunState:
     run_id: str
     status: str  # the run's ending, or "running or stopped (resumable)"
     phase: dict[str, Any]  # index (1-based), of, title, chapter — the phase last entered
-    messages: list[dict[str, Any]] = field(default_factory=list)  # what the persona sent, in order
+    # what the persona sent, in order, each with the agent's settled reply (`reply`) when one came
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    # each question asked: its text, expected answer, tags, the answers (the first; after a
+    # nudge or a "go ahead", the next) and its grade
+    questions: dict[str, dict[str, Any]] = field(default_factory=dict)
     grades: dict[str, dict[str, Any]] = field(default_factory=dict)
     facts: dict[str, str] = field(default_factory=dict)  # facts file → its live text, as written
     told: list[str] = field(default_factory=list)  # "file:id" of every fact told
@@ -52,8 +56,30 @@ def run_state(log: RunLog, benchmark: Benchmark) -> RunState:
     else:
         state.forked_from = dict(log.header.parent)
     own = {id(e) for e in log.events}
+    answering: str | None = None  # the question a reply answers (its own, a nudge's, a "go ahead"'s)
     for event in [*inherited, *log.events]:
         mark = {} if id(event) in own else {"inherited": True}
+        match event:
+            case Asked():
+                answering = event.question_id
+                state.questions.setdefault(
+                    event.question_id,
+                    {
+                        "text": event.text,
+                        "expected": event.expected,
+                        "tags": list(event.tags),
+                        "answers": [],
+                        **mark,
+                    },
+                )
+            case Said() if event.question_id and event.question_id in state.questions:
+                answering = event.question_id
+            case Said():
+                answering = None
+            case Replied() if state.messages:
+                state.messages[-1]["reply"] = event.text
+                if answering is not None:
+                    state.questions[answering]["answers"].append(event.text)
         match event:
             case PhaseEntered():
                 state.phase = {
@@ -70,6 +96,11 @@ def run_state(log: RunLog, benchmark: Benchmark) -> RunState:
             case FactTold():
                 live.mark_told([f"{event.file}:{event.fact_id}"])
             case Evaluation():
+                if event.question_id in state.questions:
+                    state.questions[event.question_id]["grade"] = {
+                        "score": event.score,
+                        "reason": event.reason,
+                    }
                 state.grades[event.question_id] = {
                     "score": event.score,
                     "attempts": event.attempts,
