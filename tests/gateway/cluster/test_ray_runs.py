@@ -76,6 +76,7 @@ def example(tmp_path: Path, recordings: str) -> Path:
     text = text.replace('"../benchmarks/', f'"{REPO}/benchmarks/').replace(
         '"../recordings/experiment-ray"', f'"{recordings}"'
     )
+    text = text.replace('"tuning-en"', f'"{REPO}/examples/tuning-en"')
     return config(tmp_path, f"{recordings}.jsonc", text)
 
 

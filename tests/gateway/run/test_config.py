@@ -142,6 +142,10 @@ def test_the_shipped_experiment_example_loads() -> None:
     assert {s.meta["cluster"] for s in runs if s.meta["task"].startswith("demo-s")} == {"demo-en"}
     assert all(s.id.endswith((".no-memory", ".memory")) for s in runs)
     assert all(s.benchmark.is_dir() for s in config.runs)
+    # tuned on a benchmark of its own: nothing held out is tuned on
+    tuned = {s.benchmark for s in runs if s.meta["split"] == "tuning"}
+    held_out = {s.benchmark for s in runs if s.meta["split"] == "heldout"}
+    assert tuned and not tuned & held_out
 
 
 def test_compaction_at_the_top_applies_to_every_persona_without_its_own(tmp_path: Path) -> None:
