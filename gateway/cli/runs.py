@@ -37,6 +37,7 @@ from gateway.run.agents import (
     initial_state_promise,
 )
 from gateway.run.config import ConfigError, Experiment, RunSpec, load_config
+from gateway.run.definition import run_definition
 from gateway.run.forking import check_can_checkpoint
 from gateway.run.personas import check_persona_settings
 from gateway.run.placement import RayExecutor, resources_for
@@ -162,14 +163,16 @@ def cmd_run(
         specs = [replace(s, persona={**s.persona, "driver": persona}) for s in specs]
     if config.experiment is not None and any(s.meta.get("experiment") for s in specs):
         try:
-            _write_plan(config.experiment, config.recordings, fresh)
+            of_it = [s for s in config.runs if s.meta.get("experiment") == config.experiment.name]
+            defines = run_definition(of_it[0].persona, of_it[0].limits) if of_it else {}
+            _write_plan(config.experiment, config.recordings, fresh, defines)
         except ValueError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
     return _run_and_report(specs, config.recordings, fresh, config.parallel, executor=chosen_executor)
 
 
-def _write_plan(experiment: Experiment, recordings: Path, fresh: bool) -> None:
+def _write_plan(experiment: Experiment, recordings: Path, fresh: bool, defines: dict[str, Any]) -> None:
     """The experiment's seed, the order drawn for each pair and its decision rule, beside its
     run lines — before the first run. A decision rule is fixed then: changing it once runs of
     the experiment exist raises ValueError (a rule chosen after seeing results is no rule)."""
@@ -208,6 +211,9 @@ def _write_plan(experiment: Experiment, recordings: Path, fresh: bool) -> None:
             for p, t, k, order in experiment.pairs
         ],
         "decision": decision,
+        # limits, correctness rule, persona (driver, model, prompt hash), grader and judge: the same
+        # for both variants, as every run's header and run line repeat them
+        "defines": defines,
     }
     path.write_text(json.dumps(plan, indent=1) + "\n", encoding="utf-8")
 

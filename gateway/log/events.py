@@ -52,6 +52,9 @@ class Header(Event):
     # a fork: {run, checkpoint, seq, state_hash, archive_sha256} of the checkpoint it started from;
     # the parent's events up to `seq` are this run's inherited prefix (gateway/run/lineage.py)
     parent: dict[str, Any] = field(default_factory=dict)
+    # what else defines the run: limits, correctness rule, persona and its prompt's hash, grader
+    # and judge (gateway/run/definition.py); {} in logs from before it was logged
+    defines: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass

@@ -118,6 +118,8 @@ def run_line(run: RecordedRun) -> dict[str, Any]:
         "cost_usd": round(sum(c.dollars for c in s.costs.values()), 6) if priced else None,
         "tool_version": header.tool_version or __version__,
         "benchmark_hash": header.benchmark.get("hash", ""),
+        # limits, correctness rule, persona (driver, model, prompt hash), grader and judge
+        "defines": header.defines or {"correct_rule": CORRECT_RULE, "logged": "not in this log (written before it was)"},
         "agent": json.dumps(header.agent, sort_keys=True),
         "memory_snapshot": _initial_state(run, snapshot),
         # the checkpoint its initial state was restored from (an experiment's `prepare:`), if any

@@ -70,6 +70,7 @@ from gateway.log.scrub import scrub_text
 from gateway.run.agents import AgentHandle, describe_agent, open_agent
 from gateway.run.checkpoints import CheckpointError, SavedCheckpoint, archive_state
 from gateway.run.config import RunSpec
+from gateway.run.definition import run_definition
 from gateway.run.forking import find_checkpoint
 from gateway.run.journal import LocalJournal, LogAppender, RunJournal
 from gateway.run.personas import build_driver, driver_name
@@ -308,6 +309,7 @@ class Run:
                 persona={**self.spec.persona, "driver": driver_name(self.spec.persona)},
                 agent=describe_agent(self.spec.agent),
                 meta=self.spec.meta,
+                defines=run_definition(self.spec.persona, self.spec.limits),
             )
 
         self.writer, previous = self.journal.open(lambda: self.redactor.event(header()), self.fresh)

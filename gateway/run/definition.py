@@ -1,0 +1,54 @@
+"""What defines a run, beside its benchmark and agent: the limits, the correctness rule, the
+persona (driver, model, the hash of its prompt) and the grader and judge (name, version, the hash
+of the rubrics) — logged in the run's header (`Header.defines`), the experiment's plan and every
+run line, so two runs that differ in any of them are never compared as if they were alike.
+
+What a caller may rely on: the hashes are sha256 over the data files' relative paths and bytes,
+the same on any machine for the same files.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from gateway import __version__
+from gateway.report.comparison import CORRECT_RULE
+
+
+def _root() -> Path:
+    import persona
+
+    return Path(persona.__file__).resolve().parent
+
+
+@cache
+def files_sha256(folder: Path) -> str:
+    digest = hashlib.sha256()
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        digest.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+def run_definition(persona: dict[str, Any], limits: dict[str, float]) -> dict[str, Any]:
+    """The header's `defines` for a run with these persona settings and limits."""
+    root = _root()
+    driver = str(persona.get("driver", "scripted"))
+    grading = persona.get("grading") if isinstance(persona.get("grading"), dict) else {}
+    judge = str((grading or {}).get("judge", "")) or (driver if ":" in driver else "")
+    return {
+        "limits": dict(limits),
+        "correct_rule": CORRECT_RULE,
+        "persona": {
+            "driver": driver,
+            "model": driver.split(":", 1)[1] if ":" in driver else "",
+            "prompt_sha256": files_sha256(root / "drivers" / "prompts") if ":" in driver else "",
+            "phrases_sha256": files_sha256(root / "languages"),
+        },
+        "grader": {"name": "exact", "version": __version__},
+        "judge": {"name": judge, "rubrics_sha256": files_sha256(root / "grading" / "rubrics")}
+        if judge
+        else {},
+    }

@@ -1,0 +1,42 @@
+"""Everything that defines a run is in its header and run line (issue 30 item 5)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from gateway.log.runlog import EVENTS_FILE, read_log
+from gateway.report.comparison import run_line
+from gateway.report.recordings import load_run
+from gateway.run.config import RunSpec
+from gateway.run.definition import files_sha256, run_definition
+from gateway.run.runner import run_spec
+from tests.conftest import BenchFactory
+
+
+async def test_a_run_logs_its_limits_rule_persona_and_grader_and_its_run_line_repeats_them(
+    tmp_path: Path, make_benchmark: BenchFactory
+) -> None:
+    limits = {"agent_turns": 50.0}
+    await run_spec(RunSpec("d", make_benchmark(), {"adapter": "reference"}, limits=limits), tmp_path)
+    defines = read_log(tmp_path / "d" / EVENTS_FILE).header.defines
+    assert defines["limits"] == limits and defines["correct_rule"] == "first_try"
+    assert defines["persona"]["driver"] == "scripted" and defines["grader"]["name"] == "exact"
+    assert defines["judge"] == {}  # the scripted persona grades with the exact grader alone
+    assert run_line(load_run(tmp_path / "d"))["defines"] == defines
+
+
+def test_an_llm_persona_and_judge_are_named_with_the_hashes_of_their_prompt_and_rubrics(
+    tmp_path: Path,
+) -> None:
+    defined = run_definition({"driver": "anthropic:claude-x", "grading": {"judge": "openai:http://h#m"}}, {})
+    assert defined["persona"]["model"] == "claude-x" and len(defined["persona"]["prompt_sha256"]) == 64
+    assert defined["judge"]["name"] == "openai:http://h#m" and len(defined["judge"]["rubrics_sha256"]) == 64
+    folder = tmp_path / "prompts"
+    folder.mkdir()
+    (folder / "system.md").write_text("one")
+    before = files_sha256(folder)
+    other = tmp_path / "prompts2"
+    other.mkdir()
+    (other / "system.md").write_text("two")
+    assert before != files_sha256(other) and json.dumps(defined)
