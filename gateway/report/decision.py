@@ -1,10 +1,14 @@
 """An experiment's decision rule, fixed before its runs (protocol 001): the least improvement
-of B over A worth B's cost, and the errors that block accepting B whatever the improvement.
+of B over A worth B's cost — tested against the lower bound of its 95 % interval, so one lucky
+task can't accept B —, how much more B may cost and how much slower it may be, how far B may fall
+behind on any group of tasks (001: "an average over all tasks can hide a regression on the new
+contract"), and the errors that block accepting B whatever the improvement.
 
 Declared in the config (`experiment.decision`), written to `NAME.plan.json` before the first
 run; `compare` ends with the verdict and the evidence for each clause. What a caller may rely
-on: `parse_decision` names what is wrong with a rule; `verdict` never accepts B when a clause
-can't be checked (e.g. no paired question) — it says "no decision" and why.
+on: `parse_decision` names what is wrong with a rule; `verdict` keeps A when a clause fails, and
+never accepts B when a clause can't be checked (no paired question, fewer than 5 clusters for an
+interval, a cost with an unknown price) — it says "no decision" and which clause.
 """
 
 from __future__ import annotations
@@ -26,21 +30,45 @@ BLOCKERS = {
 
 @dataclass(frozen=True)
 class Decision:
-    min_improvement: float  # the least B − A (correct rate, held-out tasks) worth B's cost
+    min_improvement: float  # the least B − A (correct rate, held-out tasks): its interval's lower bound
     blockers: tuple[str, ...]
+    max_cost_increase: float | None = None  # 0.2: B's median cost per task at most +20 % of A's
+    max_slowdown: float | None = None  # 1.5: B's median time per task at most ×1.5 of A's
+    max_group_regression: float | None = None  # 0.1: no task group where B − A < −0.1
 
     def to_json(self) -> dict[str, Any]:
+        optional = {
+            k: v
+            for k, v in (
+                ("max_cost_increase", self.max_cost_increase),
+                ("max_slowdown", self.max_slowdown),
+                ("max_group_regression", self.max_group_regression),
+            )
+            if v is not None
+        }
         return {
             "metric": "b_minus_a",
             "min_improvement": self.min_improvement,
             "blockers": list(self.blockers),
+            **optional,
         }
 
 
 def parse_decision(value: Any) -> tuple[Decision | None, str]:
     """The rule, or what is wrong with it."""
-    if not isinstance(value, dict) or set(value) - {"metric", "min_improvement", "blockers"}:
-        return None, '`decision` must be {metric: "b_minus_a", min_improvement: N, blockers: [...]}'
+    keys = {
+        "metric",
+        "min_improvement",
+        "blockers",
+        "max_cost_increase",
+        "max_slowdown",
+        "max_group_regression",
+    }
+    if not isinstance(value, dict) or set(value) - keys:
+        return None, (
+            '`decision` must be {metric: "b_minus_a", min_improvement: N, blockers: [...], '
+            "max_cost_increase?: 0.2, max_slowdown?: 1.5, max_group_regression?: 0.1}"
+        )
     if value.get("metric", "b_minus_a") != "b_minus_a":
         return None, '`decision.metric` must be "b_minus_a" (B − A, the difference in correct rates)'
     least = value.get("min_improvement", 0)
@@ -49,7 +77,17 @@ def parse_decision(value: Any) -> tuple[Decision | None, str]:
     blockers = value.get("blockers", [])
     if not isinstance(blockers, list) or not all(b in BLOCKERS for b in blockers):
         return None, f"`decision.blockers` must be a list of: {', '.join(BLOCKERS)}"
-    return Decision(float(least), tuple(blockers)), ""
+    bounds: dict[str, float | None] = {}
+    for key, low, high, meaning in (
+        ("max_cost_increase", 0.0, 100.0, "a share: 0.2 = at most +20 % spend per task"),
+        ("max_slowdown", 1.0, 100.0, "a factor ≥ 1: 1.5 = no slower than ×1.5 the median time"),
+        ("max_group_regression", 0.0, 1.0, "a difference in correct rates, 0..1"),
+    ):
+        v = value.get(key)
+        if v is not None and (not isinstance(v, (int, float)) or isinstance(v, bool) or not low <= v <= high):
+            return None, f"`decision.{key}` must be {meaning}"
+        bounds[key] = None if v is None else float(v)
+    return Decision(float(least), tuple(blockers), **bounds), ""
 
 
 def _blocker_count(name: str, lines: list[dict[str, Any]]) -> int:
@@ -83,27 +121,73 @@ def verdict(decision: Decision, comparison: Comparison, lines: list[dict[str, An
     else:
         diff = (tally.wins_b - tally.wins_a) / tally.n
         interval = comparison.intervals.get("all")
-        bound = "" if interval is None else f", 95 % CI [{interval[1]:+.2f}, {interval[2]:+.2f}]"
-        clauses.append(
-            (
-                diff >= decision.min_improvement,
-                f"B − A = {diff:+.2f}{bound}; needed ≥ {decision.min_improvement:+.2f}",
+        if interval is None:
+            clauses.append(
+                (
+                    None,
+                    f"B − A = {diff:+.2f}, but too few tasks for an interval ({comparison.clusters} cluster(s) < 5): "
+                    f"its lower bound can't be tested against the needed {decision.min_improvement:+.2f}",
+                )
             )
-        )
+        else:
+            clauses.append(
+                (
+                    interval[1] >= decision.min_improvement,
+                    f"B − A = {diff:+.2f}, 95 % CI [{interval[1]:+.2f}, {interval[2]:+.2f}]; "
+                    f"its lower bound must be ≥ {decision.min_improvement:+.2f}",
+                )
+            )
+    clauses += _tradeoffs(decision, comparison)
     for name in decision.blockers:
         count = _blocker_count(name, lines)
         clauses.append((count == 0, f"{BLOCKERS[name]}: {count}"))
-    if any(ok is None for ok, _ in clauses):
-        head = "NO DECISION (a clause can't be checked)"
-    elif all(ok for ok, _ in clauses):
-        head = f"ACCEPT B ({comparison.names['B']})"
-    else:
+    if any(ok is False for ok, _ in clauses):  # a clause that fails decides, whatever can't be checked
         head = f"KEEP A ({comparison.names['A']})"
+    elif any(ok is None for ok, _ in clauses):
+        head = "NO DECISION (a clause can't be checked)"
+    else:
+        head = f"ACCEPT B ({comparison.names['B']})"
     marks = {True: "✓", False: "✗", None: "?"}
     return [
         f"**Decision (fixed before the runs): {head}**",
         *(f"- {marks[ok]} {text}" for ok, text in clauses),
     ]
+
+
+def _tradeoffs(decision: Decision, c: Comparison) -> list[tuple[bool | None, str]]:
+    """The cost, time and per-group clauses, each with its evidence."""
+    out: list[tuple[bool | None, str]] = []
+    if decision.max_cost_increase is not None:
+        a, b = c.cost.get("A"), c.cost.get("B")
+        limit = decision.max_cost_increase
+        if a is None or b is None:
+            out.append(
+                (None, "cost per task: unknown (a model's price is unknown), so +cost can't be checked")
+            )
+        else:
+            ok = b[0] <= a[0] * (1 + limit) + 1e-12
+            out.append((ok, f"median cost per task: B ${b[0]:.4f} vs A ${a[0]:.4f}; at most +{limit:.0%}"))
+    if decision.max_slowdown is not None:
+        ta, tb = c.time.get("A"), c.time.get("B")
+        if ta is None or tb is None:
+            out.append((None, "median time per task: not measured on both sides"))
+        else:
+            ok = tb[0] <= ta[0] * decision.max_slowdown + 1e-9
+            out.append(
+                (
+                    ok,
+                    f"median time per task: B {tb[0]:.1f} s vs A {ta[0]:.1f} s; at most ×{decision.max_slowdown:g}",
+                )
+            )
+    if decision.max_group_regression is not None:
+        x = decision.max_group_regression
+        if not c.task_groups:
+            out.append((None, "task groups: none compared"))
+        for group, (diff, n) in sorted(c.task_groups.items()):
+            out.append(
+                (diff >= -x, f"task group {group} ({n} questions): B − A = {diff:+.2f}; at least {-x:+.2f}")
+            )
+    return out
 
 
 def plan_decision(runs_jsonl: Path) -> Decision | None:

@@ -16,25 +16,68 @@ def line(task: str, variant: str, correct: bool, **extra: Any) -> dict[str, Any]
     return {
         "experiment": "e", "task": task, "pair": f"e.{task}.r1", "variant": variant,
         "variant_name": {"A": "without", "B": "with"}[variant], "status": extra.get("status", "completed"),
-        "active_seconds": 1.0, "cost_usd": 0.0, "canary_hits": extra.get("canary_hits", 0),
+        "active_seconds": extra.get("seconds", 1.0), "cost_usd": extra.get("cost", 0.0),
+        "canary_hits": extra.get("canary_hits", 0), "group": extra.get("group", "all"),
         "questions": {"q1": {"correct": correct, "tags": extra.get("tags", [])}},
     }  # fmt: skip
 
 
-LINES = [line(f"t{n}", v, v == "B" or n == 0) for n in range(4) for v in ("A", "B")]  # B − A = 3/4
+TASKS = 8
+LINES = [line(f"t{n}", v, v == "B" or n == 0) for n in range(TASKS) for v in ("A", "B")]  # B − A = 7/8
 
 
 def test_b_is_accepted_only_when_every_clause_holds() -> None:
     decision = Decision(0.5, ("canary_leak", "limit_reached"))
+    lo = compare(LINES).intervals["all"]
+    assert lo is not None and lo[1] >= 0.5  # 8 clusters: an interval, its lower bound above the bar
     text = "\n".join(verdict(decision, compare(LINES), LINES))
-    assert "ACCEPT B (with)" in text and "✓ B − A = +0.75" in text and "needed ≥ +0.50" in text
-    leaking = [*LINES[:-1], line("t3", "B", True, canary_hits=2)]
+    assert "ACCEPT B (with)" in text and "✓ B − A = +0.88, 95 % CI [" in text and "must be ≥ +0.50" in text
+    leaking = [*LINES[:-1], line(f"t{TASKS - 1}", "B", True, canary_hits=2)]
     text = "\n".join(verdict(decision, compare(leaking), leaking))
     assert "KEEP A (without)" in text and "✗ canary hits at the agent's model input: 2" in text
-    too_small = "\n".join(verdict(Decision(0.9, ()), compare(LINES), LINES))
-    assert "KEEP A" in too_small and "✗ B − A = +0.75" in too_small
+    too_small = "\n".join(verdict(Decision(lo[1] + 0.01, ()), compare(LINES), LINES))
+    assert "KEEP A" in too_small and "✗ B − A = +0.88" in too_small  # the mean is above, the bound not
     empty = "\n".join(verdict(decision, compare([]), []))
     assert "NO DECISION" in empty
+
+
+def test_fewer_than_five_tasks_decide_nothing_however_large_the_difference() -> None:
+    few = [line(f"t{n}", v, v == "B") for n in range(4) for v in ("A", "B")]  # B − A = +1.00 on 4 tasks
+    text = "\n".join(verdict(Decision(0.1, ()), compare(few), few))
+    assert "NO DECISION" in text and "too few tasks for an interval (4 cluster(s) < 5)" in text
+
+
+def test_a_regression_on_one_group_is_not_hidden_by_a_better_mean() -> None:
+    lines = [line(f"t{n}", v, v == "B", group="old") for n in range(6) for v in ("A", "B")]
+    lines += [line(f"n{n}", v, v == "A", group="new contract") for n in range(2) for v in ("A", "B")]
+    rule = Decision(0.0, (), max_group_regression=0.1)
+    text = "\n".join(verdict(rule, compare(lines), lines))
+    assert (
+        "KEEP A" in text and "✗ task group new contract (2 questions): B − A = -1.00; at least -0.10" in text
+    )
+    assert "✓ task group old (6 questions): B − A = +1.00" in text
+
+
+def test_cost_and_time_trade_offs_are_clauses_with_their_evidence() -> None:
+    dear = [
+        line(f"t{n}", v, v == "B" or n == 0, cost=1.0 if v == "A" else 1.5)
+        for n in range(TASKS)
+        for v in ("A", "B")
+    ]
+    text = "\n".join(verdict(Decision(0.0, (), max_cost_increase=0.2), compare(dear), dear))
+    assert "KEEP A" in text and "✗ median cost per task: B $1.5000 vs A $1.0000; at most +20%" in text
+    slow = [
+        line(f"t{n}", v, v == "B" or n == 0, seconds=10.0 if v == "B" else 5.0)
+        for n in range(TASKS)
+        for v in ("A", "B")
+    ]
+    assert "✗ median time per task: B 10.0 s vs A 5.0 s; at most ×1.5" in "\n".join(
+        verdict(Decision(0.0, (), max_slowdown=1.5), compare(slow), slow)
+    )
+    unpriced = [{**x, "cost_usd": None} for x in LINES]
+    text = "\n".join(verdict(Decision(0.0, (), max_cost_increase=0.2), compare(unpriced), unpriced))
+    assert "NO DECISION" in text and "? cost per task: unknown" in text
+    assert parse_decision({"max_slowdown": 0.5})[1].startswith("`decision.max_slowdown` must be")
 
 
 def test_a_bad_rule_says_what_is_wrong() -> None:
@@ -69,7 +112,7 @@ def test_the_rule_is_fixed_before_the_runs_and_the_verdict_ends_the_comparison(
     refused = marathon("run", str(config), cwd=tmp_path)
     assert refused.returncode == 2 and "the decision rule was fixed before the runs" in refused.stderr
     compared = marathon("compare", str(tmp_path / "recordings"), cwd=tmp_path)
-    assert "Decision (fixed before the runs):" in compared.stdout and "needed ≥ +0.10" in compared.stdout
+    assert "Decision (fixed before the runs):" in compared.stdout and "the needed +0.10" in compared.stdout
 
 
 def test_a_pair_left_incomplete_means_no_decision() -> None:
