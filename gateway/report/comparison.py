@@ -27,6 +27,7 @@ from adapters.lifecycle import fill, folder_hash
 from gateway import __version__
 from gateway.log.events import Asked, FactEdited, Replied, RunStart, Said
 from gateway.report.budget import percentile
+from gateway.report.deletion_scope import check_scope, state_folder
 from gateway.report.diagnosis import Diagnoser
 from gateway.report.recordings import RecordedRun
 from gateway.report.stale_facts import misapplied_old_facts
@@ -183,6 +184,9 @@ def _deletion_checks(run: RecordedRun) -> list[dict[str, Any]]:
     for marker in run.benchmark.settings.get("canaries", []) or []:
         hits = [h for h in run.summary.canary_hits if h.marker == marker]
         checks.append({"place": "model input", "marker": marker, "hits": len(hits), "observed": run.observed})
+    scoped = check_scope(run.benchmark, run.log.events, state_folder(run.header.agent, run.run_dir))
+    if scoped is not None:  # the declared `deletion_scope`, searched in the agent's state folder
+        checks.append(scoped.to_json())
     return checks
 
 

@@ -48,6 +48,7 @@ from gateway.log.events import (
 from gateway.log.lineage import LineageError, inherited_events
 from gateway.log.runlog import REFUSED_TRAFFIC, RunLog
 from gateway.report.cost import RoleCost
+from gateway.report.deletion_scope import check_scope, render_scope, state_folder
 from gateway.report.state import run_state
 from persona.benchmark.model import DELETED_MARKERS, Benchmark, Question
 from persona.grading.exact import contains_expected
@@ -691,6 +692,9 @@ def write_reports(log: RunLog, benchmark: Benchmark, run_dir: Path) -> RunSummar
     summary = summarize(log, benchmark)
     add_judge_costs(summary, run_dir)
     text = render_markdown(summary)
+    scoped = check_scope(benchmark, log.events, state_folder(log.header.agent, run_dir))
+    if scoped is not None:  # what the agent's state folder still holds of what it was asked to forget
+        text = text.rstrip() + "\n\n" + "\n".join(render_scope(scoped))
     text = safe_text(text)  # an agent's answers and errors: shown, never obeyed by a terminal or viewer
     (run_dir / "report.md").write_text(f"# Run report\n\n{text}", encoding="utf-8")
     # MarathonMemBench's state.json, as its users know it (`marathon state RUN --json` prints it)

@@ -111,6 +111,16 @@ class _Loader:
         canaries = settings.get("canaries", [])
         if not isinstance(canaries, list) or not all(isinstance(c, str) and c.strip() for c in canaries):
             self.error(config_path, _key_line(raw, "canaries"), '"canaries" must be a list of marker strings')
+        scope = settings.get("deletion_scope", [])
+        if not isinstance(scope, list) or not all(
+            isinstance(g, str) and g.strip() and not g.startswith("/") and ".." not in g.split("/") for g in scope
+        ):
+            self.error(
+                config_path,
+                _key_line(raw, "deletion_scope"),
+                '"deletion_scope" must be a list of glob patterns inside the agent\'s state folder '
+                '(e.g. ["memory/**", "sessions/**"], or ["**"] for all of it)',
+            )
         facts = self._load_facts(settings, raw, config_path, set(chapters))
         instructions = self._read(self.root / "instructions.md", "instructions.md", required=False) or ""
 
