@@ -47,18 +47,16 @@ async def standin() -> AsyncIterator[ServedApp]:
     await served.stop()
 
 
-@pytest.mark.skipif(not HERMES, reason="hermes-agent is not installed (set MARATHON_HERMES_BIN)")
-async def test_hermes_over_its_api_server(
-    make_benchmark: BenchFactory, tmp_path: Path, standin: ServedApp, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _hermes_http(tmp_path: Path, standin: ServedApp, monkeypatch: pytest.MonkeyPatch) -> dict[str, object]:
+    """The hermes-http profile started per run from a snapshot whose config.yaml points its model
+    at the recorder (in front of the stand-in); its API key from the environment, as a user sets it."""
     llm_port, api_port = free_port(), free_port()
-    key = "marathon-api-key-0123456789"
-    monkeypatch.setenv("API_SERVER_KEY", key)
+    monkeypatch.setenv("API_SERVER_KEY", "marathon-api-key-0123456789")
     snapshot = tmp_path / "hermes-home"
     snapshot.mkdir()
     model = f"provider: custom\n  base_url: http://127.0.0.1:{llm_port}\n  default: standin-1\n  api_mode: anthropic_messages"
     (snapshot / "config.yaml").write_text(f"model:\n  {model}\n")
-    agent = {
+    return {
         "profile": "hermes-http",
         "url": f"http://127.0.0.1:{api_port}/v1",
         "timeout": 120,
@@ -70,6 +68,13 @@ async def test_hermes_over_its_api_server(
             "snapshot": str(snapshot),
         },
     }
+
+
+@pytest.mark.skipif(not HERMES, reason="hermes-agent is not installed (set MARATHON_HERMES_BIN)")
+async def test_hermes_over_its_api_server(
+    make_benchmark: BenchFactory, tmp_path: Path, standin: ServedApp, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    agent = _hermes_http(tmp_path, standin, monkeypatch)
     outcome = await run_spec(RunSpec("hermes", make_benchmark(), agent), tmp_path / "rec")
     assert outcome.reason == TerminationReason.COMPLETED
     log = read_log(tmp_path / "rec" / "hermes" / EVENTS_FILE)
@@ -88,24 +93,7 @@ async def test_hermes_is_checkpointed_and_its_fork_starts_on_the_restored_state(
     """Hermes stopped between two settled turns, its HERMES_HOME archived, started again; a fork
     restores it — its memory files and session store hash as at the checkpoint — and answers the
     exam from Hermes' own MEMORY.md though the fork told it nothing."""
-    llm_port, api_port = free_port(), free_port()
-    monkeypatch.setenv("API_SERVER_KEY", "marathon-api-key-0123456789")
-    snapshot = tmp_path / "hermes-home"
-    snapshot.mkdir()
-    model = f"provider: custom\n  base_url: http://127.0.0.1:{llm_port}\n  default: standin-1\n  api_mode: anthropic_messages"
-    (snapshot / "config.yaml").write_text(f"model:\n  {model}\n")
-    agent = {
-        "profile": "hermes-http",
-        "url": f"http://127.0.0.1:{api_port}/v1",
-        "timeout": 120,
-        "llm": {"upstream": standin.url, "port": llm_port},
-        "process": {
-            "command": [HERMES, "gateway"],
-            "env": {"API_SERVER_PORT": str(api_port), "ANTHROPIC_API_KEY": "offline"},
-            "health": {"tcp": f"127.0.0.1:{api_port}"},
-            "snapshot": str(snapshot),
-        },
-    }
+    agent = _hermes_http(tmp_path, standin, monkeypatch)
     rec, bench = tmp_path / "rec", make_benchmark()
     taught = await run_spec(RunSpec("h", bench, agent, checkpoint_at="exam", until="exam"), rec)
     assert taught.reason == TerminationReason.COMPLETED
