@@ -340,6 +340,18 @@ class MemoryCallFailed(Event):
 
 
 @dataclass
+class MemoryResult(Event):
+    """What the memory call logged as `call` (its seq) returned, as the agent sent it to its
+    model next: `chars` of text and `items` (a JSON list's entries, or a `results`/`items`/
+    `memories`/`matches` list's; else its non-empty lines) — the exposure a read gave the model."""
+
+    type: ClassVar[str] = "memory_result"
+    call: int = -1
+    items: int = 0
+    chars: int = 0
+
+
+@dataclass
 class EvidenceCheck(Event):
     """Was the expected answer still in the agent's context (its conversation history, not its
     memory tools) when it was asked? Checked on its first LLM call for the question."""
@@ -414,6 +426,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
         CompactionSeen,
         MemoryCallSeen,
         MemoryCallFailed,
+        MemoryResult,
         EvidenceCheck,
         CanaryHit,
         Header,

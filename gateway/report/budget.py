@@ -66,6 +66,8 @@ class Outcome:
     retrievals: int  # R(τ)
     writes: int = 0
     nudge_calls: int = 0
+    returned_items: int = 0  # what its reads returned to the model (returned-item parity, paper 003)
+    returned_chars: int = 0
 
 
 def question_mean(outcomes: Sequence[Outcome], hit: Callable[[Outcome], bool]) -> float:
@@ -141,6 +143,16 @@ class Rung:
         return percentile([o.retrievals for o in self.outcomes], 90)
 
     @property
+    def exposure(self) -> tuple[float, float] | None:
+        """Mean items and characters the memory reads of a question's first turn returned."""
+        if not self.observable or not self.outcomes:
+            return None
+        n = len(self.outcomes)
+        return sum(o.returned_items for o in self.outcomes) / n, sum(
+            o.returned_chars for o in self.outcomes
+        ) / n
+
+    @property
     def accuracy(self) -> float | None:
         return question_mean(self.outcomes, lambda o: o.correct) if self.outcomes else None
 
@@ -202,6 +214,8 @@ def outcomes_of(run: RecordedRun, rule: str) -> list[Outcome]:
                 memory.reads,
                 memory.writes,
                 memory.nudge,
+                memory.returned_items,
+                memory.returned_chars,
             )
         )
     return out
@@ -319,6 +333,13 @@ def render_ladder(ladder: Ladder) -> str:
             f"- Collapse onset at B = {b} (Pass@B < ρ = {ladder.target:g}): "
             f"{point or 'none up to ' + ladder.rungs[-1].name}; conservative (lower bound < ρ): "
             f"{conservative or 'none up to ' + ladder.rungs[-1].name}"
+        )
+    exposed = [(r.name, r.exposure) for r in ladder.rungs if r.exposure is not None]
+    if exposed:
+        lines.append(
+            "- Exposure (what the memory reads of a question's first turn returned to the model, mean per "
+            "question; paper 003's returned-item parity): "
+            + "; ".join(f"{name}: {e[0]:.1f} items, {e[1]:,.0f} chars" for name, e in exposed)
         )
     hashes = sorted(set().union(*(r.evidence_hashes for r in ladder.rungs)))
     verdict = (

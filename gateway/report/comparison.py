@@ -120,11 +120,14 @@ def run_line(run: RecordedRun) -> dict[str, Any]:
         "tool_version": header.tool_version or __version__,
         "benchmark_hash": header.benchmark.get("hash", ""),
         # limits, correctness rule, persona (driver, model, prompt hash), grader and judge
-        "defines": header.defines or {"correct_rule": CORRECT_RULE, "logged": "not in this log (written before it was)"},
+        "defines": header.defines
+        or {"correct_rule": CORRECT_RULE, "logged": "not in this log (written before it was)"},
         "agent": json.dumps(header.agent, sort_keys=True),
         "memory_snapshot": _initial_state(run, snapshot),
         # the checkpoint its initial state was restored from (an experiment's `prepare:`), if any
-        "initial_state_from": f"{header.parent['run']}:{header.parent['checkpoint']}" if header.parent else "",
+        "initial_state_from": f"{header.parent['run']}:{header.parent['checkpoint']}"
+        if header.parent
+        else "",
         "step": meta.get("step", 0),  # `memory: "accumulating"`: the task's place in its sequence
         "memory_after": folder_hash(state),
         "recording": str(run.run_dir),
@@ -147,6 +150,13 @@ def run_line(run: RecordedRun) -> dict[str, Any]:
             for qid, ev in s.evaluations.items()
         },
         "agent_calls": agent_cost.calls if agent_cost else 0,
+        # what the first turns' memory reads returned to the model, over the graded questions
+        "returned_items": sum(s.memory_for(q).returned_items for q in s.evaluations)
+        if run.observed
+        else None,
+        "returned_chars": sum(s.memory_for(q).returned_chars for q in s.evaluations)
+        if run.observed
+        else None,
     }
 
 
@@ -261,12 +271,16 @@ class Comparison:
     cost: dict[str, tuple[float, float, float] | None]
     chain: dict[str, int] = field(default_factory=dict)  # where B's wrong answers broke → how many
     unresolved: list[str] = field(default_factory=list)  # pair:question left out: a grade unresolved
+    # role → characters its memory reads returned per graded question (None: not observed)
+    exposure: dict[str, float | None] = field(default_factory=dict)
 
 
 Item = tuple[str, str, str, str, bool, bool, tuple[str, ...]]  # pair, cluster, group, question, A, B, tags
 
 
-def _paired_items(lines: list[dict[str, Any]], unresolved: list[str] | None = None) -> tuple[list[Item], list[str]]:
+def _paired_items(
+    lines: list[dict[str, Any]], unresolved: list[str] | None = None
+) -> tuple[list[Item], list[str]]:
     """One item for every question both runs of a pair graded."""
     pairs: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
     for line in lines:
@@ -396,7 +410,21 @@ def compare(lines: list[dict[str, Any]], seed: int = 0, splits: tuple[str, ...] 
         cost,
         dict(chain),
         unresolved,
+        _exposure(lines),
     )
+
+
+EXPOSURE_RATIO = 1.25  # arms whose reads returned more than this apart are flagged
+
+
+def _exposure(lines: list[dict[str, Any]]) -> dict[str, float | None]:
+    out: dict[str, float | None] = {}
+    for role in ("A", "B"):
+        mine = [line for line in lines if line.get("variant") == role]
+        chars = [c for c in (line.get("returned_chars") for line in mine) if isinstance(c, int)]
+        graded = sum(int(line.get("graded") or 0) for line in mine)
+        out[role] = sum(chars) / graded if mine and len(chars) == len(mine) and graded else None
+    return out
 
 
 def render_comparison(c: Comparison) -> str:
@@ -445,6 +473,20 @@ def render_comparison(c: Comparison) -> str:
             lines.append(
                 f"- {role} ({c.names[role]}): median time {med:.1f} s (IQR {lo:.1f}–{hi:.1f}); median cost {money}"
             )
+    a_chars, b_chars = c.exposure.get("A"), c.exposure.get("B")
+    if a_chars is not None and b_chars is not None and (a_chars or b_chars):
+        ratio = max(a_chars, b_chars) / max(min(a_chars, b_chars), 1.0)
+        differ = ratio > EXPOSURE_RATIO
+        lines.append(
+            f"- exposure (what memory reads returned to the model, chars per graded question): A {a_chars:,.0f}, "
+            f"B {b_chars:,.0f}"
+            + (
+                f" — **the arms differ in exposure (×{ratio:.1f})**: a difference may be more retrieved text, "
+                "not better memory (paper 003's returned-item parity)"
+                if differ
+                else ""
+            )
+        )
     if c.chain:
         found = ", ".join(f"{link} {n}" for link, n in sorted(c.chain.items(), key=lambda kv: -kv[1]))
         lines.append(

@@ -37,6 +37,7 @@ from gateway.log.events import (
     LLMExchange,
     MemoryCallFailed,
     MemoryCallSeen,
+    MemoryResult,
     PersonaSlip,
     PersonaTurn,
     PhaseEntered,
@@ -59,6 +60,8 @@ class MemoryCounts:
     reads: int
     writes: int
     nudge: int  # any call made in the turn after the search-memory nudge
+    returned_items: int = 0  # what the first turn's reads gave the model (MemoryResult)
+    returned_chars: int = 0
 
 
 @dataclass
@@ -106,6 +109,7 @@ class RunSummary:
     memory_flushes: int = 0  # pre-compaction memory-flush turns the recorder saw
     background_calls: int = 0  # the agent's own calls (heartbeats, reviews): not the conversation
     inherited: str = ""  # a fork: what it inherits from its parent's checkpoint (never re-graded)
+    memory_results: dict[int, MemoryResult] = field(default_factory=dict)  # by the call's seq
     first_answers: dict[str, str] = field(
         default_factory=dict
     )  # question id → the reply to it (before a nudge)
@@ -118,10 +122,17 @@ class RunSummary:
         turn (R(τ), the retrieval budget), writes, and every call of the nudge turn apart."""
         calls = [m for m in self.memory_calls if m.question_id == question_id]
         first = [m for m in calls if m.seq not in self.nudge_turn_calls]
+        reads = [
+            self.memory_results[m.seq]
+            for m in first
+            if m.operation == "read" and m.seq in self.memory_results
+        ]
         return MemoryCounts(
             reads=sum(1 for m in first if m.operation == "read"),
             writes=sum(1 for m in first if m.operation != "read"),
             nudge=len(calls) - len(first),
+            returned_items=sum(r.items for r in reads),
+            returned_chars=sum(r.chars for r in reads),
         )
 
     def split(self) -> dict[str, list[float]]:
@@ -248,6 +259,7 @@ def summarize(log: RunLog, benchmark: Benchmark) -> RunSummary:
     compactions: list[CompactionSeen] = []
     memory_calls: list[MemoryCallSeen] = []
     memory_failed = 0
+    memory_results: dict[int, MemoryResult] = {}
     nudged: set[str] = set()  # questions whose nudge was sent: their calls from here on are the nudge turn's
     nudge_turn_calls: set[int] = set()
     flushes = 0  # the agent's silent "store durable memories now" turns before it compacts (OpenClaw)
@@ -349,6 +361,8 @@ def summarize(log: RunLog, benchmark: Benchmark) -> RunSummary:
                 compactions.append(event)
             case MemoryCallFailed():
                 memory_failed += 1
+            case MemoryResult():
+                memory_results[event.call] = event
             case MemoryCallSeen():
                 memory_calls.append(event)
                 if event.question_id in nudged:
@@ -408,6 +422,7 @@ def summarize(log: RunLog, benchmark: Benchmark) -> RunSummary:
         background_calls=background,
         inherited=inherited_note,
         first_answers=first_answers(log.events),
+        memory_results=memory_results,
         unplayed_prose=[f"{p.chapter}:{p.prose[0][0]} ({p.title})" for p in benchmark.phases if p.prose_only]
         if log.header.persona.get("driver") == "scripted"
         else [],

@@ -29,13 +29,14 @@ from gateway.log.events import (
     LLMExchange,
     MemoryCallFailed,
     MemoryCallSeen,
+    MemoryResult,
 )
 from gateway.log.redact import DEFAULT, Redactor
 from gateway.log.runlog import RunLogWriteError
 from gateway.log.scrub import scrub
 from gateway.traffic.analysis import CallAnalysis, TrafficAnalyzer, history_before
 from gateway.traffic.profile import TrafficProfile
-from gateway.traffic.tool_results import tool_results
+from gateway.traffic.tool_results import result_items, tool_results
 from gateway.traffic.wire import UNKNOWN, LLMCall, parse_call, text_of
 
 type Log = Callable[[Event], Event]
@@ -408,6 +409,8 @@ class RunRecorder:
         as failed (made, but nothing stored or found)."""
         for call_id, result in tool_results(call.api, call.messages).items():
             seq = self.pending_memory.pop(call_id, None)
+            if seq is not None:  # what it gave the model: returned-item parity (paper 003)
+                self._log(MemoryResult(call=seq, items=result_items(result.text), chars=len(result.text)))
             if seq is not None and result.failed:
                 detail = self.redactor.text(" ".join(result.text.split())[:200])
                 self._log(MemoryCallFailed(call=seq, detail=detail))

@@ -47,6 +47,25 @@ class ToolResult:
         return bool(data.get("error"))
 
 
+_LISTS = ("results", "items", "memories", "matches", "entries", "hits")
+
+
+def result_items(text: str) -> int:
+    """How many items a tool result holds: a JSON list's entries, or those of its first list
+    under a usual key; else its non-empty lines (0 for an empty result)."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return sum(1 for line in text.splitlines() if line.strip())
+    if isinstance(data, list):
+        return len(data)
+    if isinstance(data, dict):
+        for key in _LISTS:
+            if isinstance(data.get(key), list):
+                return len(data[key])
+    return 1 if text.strip() else 0
+
+
 def tool_results(api: str, messages: list[dict[str, Any]]) -> dict[str, ToolResult]:
     """The tool results a request carries, by the id of the call they answer."""
     found: dict[str, ToolResult] = {}

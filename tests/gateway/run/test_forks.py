@@ -211,6 +211,7 @@ def test_a_ladder_taught_once_forks_every_rung_and_scores_as_re_teaching(tmp_pat
     matrix = (rec / "matrix.md").read_text()
     ladder = matrix.split("### Scale ladder: lad")[1].split("### ")[0]
     assert "Evidence utterances: identical on every rung" in ladder and "| s2 | 8 | 1 | 15 | 0 |" in ladder
+    assert "- Exposure (what the memory reads of a question's first turn returned" in ladder  # paper 003
 
 
 def test_the_prepared_memory_example_starts_every_task_from_one_state_and_prices_it_apart(
