@@ -30,6 +30,7 @@ from gateway.report.comparison import compare, read_lines, render_comparison
 from gateway.report.decision import plan_decision, render_verdict
 from gateway.report.matrix import MatrixReport, write_matrix_report
 from gateway.report.recordings import load_run
+from gateway.report.results_table import results_table
 from gateway.run.agents import (
     check_agent_can_play,
     check_agent_settings,
@@ -380,7 +381,12 @@ def cmd_compare(source: Path, seed: int, splits: tuple[str, ...] = ("heldout",))
             print(f"error: {path}: can't read the run lines: {exc}", file=sys.stderr)
             return 1
         comparison = compare(lines, seed=seed, splits=splits)
-        print(render_comparison(comparison) + render_verdict(plan_decision(path), comparison, lines))
+        compared = [line for line in lines if line.get("split", "heldout") in comparison.splits]
+        print(
+            render_comparison(comparison)
+            + results_table(compared, comparison.names)
+            + render_verdict(plan_decision(path), comparison, lines)
+        )
     return 0
 
 

@@ -107,7 +107,8 @@ def run_line(run: RecordedRun) -> dict[str, Any]:
         "graded": len(s.evaluations),
         "planned": len(s.planned),
         "memory_calls": len(s.memory_calls) if run.observed else None,
-        "misapplied_old_facts": len(misapplied_old_facts(run)),
+        "misapplied_old_facts": len(misapplied := misapplied_old_facts(run)),
+        "misapplied_examples": misapplied[:2],  # question ids, for 001's results table
         "canary_hits": len(s.canary_hits),
         "active_seconds": round(s.active_seconds, 2),
         "agent_seconds": agent_seconds,

@@ -18,6 +18,7 @@ from gateway.report.comparison import Comparison, compare, render_comparison, ru
 from gateway.report.decision import plan_decision, render_verdict
 from gateway.report.forks import build_fork_groups, render_forks, render_preparation
 from gateway.report.recordings import load_runs
+from gateway.report.results_table import results_table
 from gateway.whole_file import write_whole
 
 SUMMARY_FILE = "matrix.md"
@@ -56,8 +57,10 @@ def write_matrix_report(recordings: Path, seed: int = 0) -> MatrixReport:
         jsonl, table = write_lines(lines, recordings / name)
         written += [jsonl, table]
         comparisons.append(compare(lines, seed=seed))
+        compared = [line for line in lines if line.get("split", "heldout") in comparisons[-1].splits]
         verdicts.append(
-            render_verdict(plan_decision(jsonl), comparisons[-1], lines)
+            results_table(compared, comparisons[-1].names)
+            + render_verdict(plan_decision(jsonl), comparisons[-1], lines)
             + render_preparation([r for r in runs if r.meta.get("prepares") == name], len(lines))
         )
     parts = ["# Across runs", ""]
