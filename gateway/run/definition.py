@@ -10,10 +10,13 @@ the same on any machine for the same files.
 from __future__ import annotations
 
 import hashlib
+import subprocess
 from functools import cache
 from pathlib import Path
 from typing import Any
 
+from adapters.lifecycle import binary_for
+from adapters.profiles import resolve
 from gateway import __version__
 from gateway.report.comparison import CORRECT_RULE
 
@@ -52,3 +55,37 @@ def run_definition(persona: dict[str, Any], limits: dict[str, float]) -> dict[st
         if judge
         else {},
     }
+
+
+VERSION_TIMEOUT = 15.0  # s: `AGENT --version` of an agent we start
+
+
+def agent_version(settings: dict[str, Any]) -> str:
+    """The agent's version as its own program says it (`COMMAND --version`, the first line), for
+    an agent we start; the reference agent's is ours; otherwise why it is not known."""
+    settings = resolve(settings)
+    if settings.get("adapter") == "reference":
+        return f"reference agent of marathonbench {__version__}"
+    process = settings.get("process")
+    command = process.get("command") if isinstance(process, dict) else None
+    if not isinstance(command, list) or not command or "${" in str(command[0]):
+        return "unknown (an agent we don't start, or one started by a shell command)"
+    return _version_of(binary_for(str(command[0])))
+
+
+@cache
+def _version_of(program: str) -> str:
+    try:
+        done = subprocess.run(
+            [program, "--version"],
+            capture_output=True,
+            text=True,
+            timeout=VERSION_TIMEOUT,
+            stdin=subprocess.DEVNULL,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"unknown ({program} --version: {type(exc).__name__})"
+    first = next((line.strip() for line in (done.stdout + done.stderr).splitlines() if line.strip()), "")
+    if done.returncode != 0 or not first:
+        return f"unknown ({program} --version exited {done.returncode})"
+    return first[:200]

@@ -41,6 +41,7 @@ from gateway.log.events import (
 from gateway.log.runlog import EVENTS_FILE, RunLogWriter, read_log
 from gateway.run.agents import AgentHandle, describe_agent, open_agent, recording_wanted, traffic_profile
 from gateway.run.checkpoints import CheckpointError, SavedCheckpoint, archive_state, restore_state
+from gateway.run.definition import agent_version
 from gateway.run.forking import fork_refusal
 from gateway.traffic.profile import TrafficProfile
 from gateway.traffic.recorder import RunRecorder
@@ -93,6 +94,8 @@ async def probe(
                 await _run_checks(handle.adapter, handle.llm_url, recorder, writer, marker, checks, out)
                 if checks[-1].name == "compact() is possible":  # the agent answered: try a fork's round trip
                     checks.append(await _checkpoint_check(handle, resolved, run_dir, writer, marker, out))
+                version = agent_version(resolved)  # what a run's header and run line record of it
+                checks.append(Check("its version", None if version.startswith("unknown") else True, version))
         except AdapterError as exc:
             checks.append(
                 Check("the agent starts", False, f"{type(exc).__name__}: {exc}", _start_fix(resolved))

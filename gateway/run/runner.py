@@ -70,7 +70,7 @@ from gateway.log.scrub import scrub_text
 from gateway.run.agents import AgentHandle, describe_agent, open_agent
 from gateway.run.checkpoints import CheckpointError, SavedCheckpoint, archive_state
 from gateway.run.config import RunSpec
-from gateway.run.definition import run_definition
+from gateway.run.definition import agent_version, run_definition
 from gateway.run.forking import find_checkpoint
 from gateway.run.journal import LocalJournal, LogAppender, RunJournal
 from gateway.run.personas import build_driver, driver_name
@@ -309,7 +309,8 @@ class Run:
                 persona={**self.spec.persona, "driver": driver_name(self.spec.persona)},
                 agent=describe_agent(self.spec.agent),
                 meta=self.spec.meta,
-                defines=run_definition(self.spec.persona, self.spec.limits),
+                defines=run_definition(self.spec.persona, self.spec.limits)
+                | {"agent_version": agent_version(self.spec.agent)},
             )
 
         self.writer, previous = self.journal.open(lambda: self.redactor.event(header()), self.fresh)

@@ -40,3 +40,21 @@ def test_an_llm_persona_and_judge_are_named_with_the_hashes_of_their_prompt_and_
     other.mkdir()
     (other / "system.md").write_text("two")
     assert before != files_sha256(other) and json.dumps(defined)
+
+
+def test_the_agent_s_version_is_what_its_own_program_says(tmp_path: Path) -> None:
+    import sys
+
+    from gateway.run.definition import agent_version
+
+    script = tmp_path / "agent"
+    script.write_text(
+        f"#!{sys.executable}\nimport sys\nprint('fake-agent 9.9.1' if '--version' in sys.argv else 'no')\n"
+    )
+    script.chmod(0o755)
+    assert (
+        agent_version({"adapter": "http", "url": "http://x", "process": {"command": [str(script)]}})
+        == "fake-agent 9.9.1"
+    )
+    assert agent_version({"adapter": "http", "url": "http://x"}).startswith("unknown")
+    assert agent_version({"adapter": "reference"}).startswith("reference agent of marathonbench")
