@@ -10,6 +10,7 @@ the same on any machine for the same files.
 from __future__ import annotations
 
 import hashlib
+import os
 import subprocess
 from functools import cache
 from pathlib import Path
@@ -76,12 +77,16 @@ def agent_version(settings: dict[str, Any]) -> str:
 @cache
 def _version_of(program: str) -> str:
     try:
+        env = dict(os.environ)
+        if node := env.get("MARATHON_NODE_DIR"):  # as the agent's process gets it (adapters.lifecycle)
+            env["PATH"] = node + os.pathsep + env.get("PATH", "")
         done = subprocess.run(
             [program, "--version"],
             capture_output=True,
             text=True,
             timeout=VERSION_TIMEOUT,
             stdin=subprocess.DEVNULL,
+            env=env,
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"unknown ({program} --version: {type(exc).__name__})"
