@@ -1,6 +1,7 @@
-"""`marathon compare SOURCE --baseline FILE [--gate] [--junit FILE] [--json] [--tolerance N]`
-and `marathon compare SOURCE --write-baseline FILE`: the memory regression gate for CI
-(gateway/report/gate.py). SOURCE is a recordings folder (every run in it) or a `.runs.jsonl`.
+"""`marathon compare`: an experiment's paired A/B comparison (`compare SOURCE`), and the memory
+regression gate for CI — `compare SOURCE --baseline FILE [--gate] [--junit FILE] [--json]
+[--tolerance N]` and `compare SOURCE --write-baseline FILE` (gateway/report/gate.py). For the
+gate, SOURCE is a recordings folder (every run in it) or a `.runs.jsonl`.
 Exit status with `--gate`: 0 accept, 1 regression, 3 no decision; 2 for an error (always).
 """
 
@@ -12,8 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from gateway.log.runlog import RunLogFormatError
-from gateway.report.comparison import read_lines
+from gateway.report.comparison import compare, read_lines, render_comparison
+from gateway.report.decision import plan_decision, render_verdict
 from gateway.report.gate import gate, junit_xml, lines_of_runs, render_gate, write_baseline
+from gateway.report.matrix import write_matrix_report
+from gateway.report.results_table import results_table
 
 
 def _lines(source: Path) -> list[dict[str, Any]]:
@@ -60,3 +64,30 @@ def cmd_gate(
     else:
         print(render_gate(result))
     return result.exit_code if as_gate else 0
+
+
+def cmd_compare(source: Path, seed: int, splits: tuple[str, ...] = ("heldout",)) -> int:
+    if source.is_dir():
+        files = sorted(source.glob("*.runs.jsonl"))
+        if not files:
+            write_matrix_report(source.resolve())
+            files = sorted(source.glob("*.runs.jsonl"))
+    else:
+        files = [source]
+    if not files:
+        print(f"error: no experiment under {source} (its runs carry no `experiment`)", file=sys.stderr)
+        return 1
+    for path in files:
+        try:
+            lines = read_lines(path)
+        except (OSError, ValueError) as exc:
+            print(f"error: {path}: can't read the run lines: {exc}", file=sys.stderr)
+            return 1
+        comparison = compare(lines, seed=seed, splits=splits)
+        compared = [line for line in lines if line.get("split", "heldout") in comparison.splits]
+        print(
+            render_comparison(comparison)
+            + results_table(compared, comparison.names)
+            + render_verdict(plan_decision(path), comparison, lines)
+        )
+    return 0

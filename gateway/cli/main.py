@@ -18,11 +18,10 @@ from pathlib import Path
 from gateway import __version__, display
 from gateway.cli.benchmarks import cmd_check, cmd_new
 from gateway.cli.forks import cmd_fork
-from gateway.cli.gating import cmd_gate
+from gateway.cli.gating import cmd_compare, cmd_gate
 from gateway.cli.logs import cmd_inspect, cmd_repair, cmd_state
 from gateway.cli.runs import (
     agent_settings,
-    cmd_compare,
     cmd_demo,
     cmd_probe,
     cmd_replay,

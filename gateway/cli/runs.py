@@ -26,11 +26,9 @@ from gateway.log.events import TerminationReason
 from gateway.log.lock import RunInUse
 from gateway.log.runlog import EVENTS_FILE, RunLogFormatError, read_log, run_status
 from gateway.report.budget import render_ladder
-from gateway.report.comparison import compare, read_lines, render_comparison
-from gateway.report.decision import plan_decision, render_verdict
+from gateway.report.comparison import render_comparison
 from gateway.report.matrix import MatrixReport, write_matrix_report
 from gateway.report.recordings import load_run
-from gateway.report.results_table import results_table
 from gateway.run.agents import (
     check_agent_can_play,
     check_agent_settings,
@@ -360,33 +358,6 @@ def cmd_report(recordings: Path) -> int:
     if not matrix.runs:
         print(f"error: no run logs under {recordings}", file=sys.stderr)
         return 1
-    return 0
-
-
-def cmd_compare(source: Path, seed: int, splits: tuple[str, ...] = ("heldout",)) -> int:
-    if source.is_dir():
-        files = sorted(source.glob("*.runs.jsonl"))
-        if not files:
-            write_matrix_report(source.resolve())
-            files = sorted(source.glob("*.runs.jsonl"))
-    else:
-        files = [source]
-    if not files:
-        print(f"error: no experiment under {source} (its runs carry no `experiment`)", file=sys.stderr)
-        return 1
-    for path in files:
-        try:
-            lines = read_lines(path)
-        except (OSError, ValueError) as exc:
-            print(f"error: {path}: can't read the run lines: {exc}", file=sys.stderr)
-            return 1
-        comparison = compare(lines, seed=seed, splits=splits)
-        compared = [line for line in lines if line.get("split", "heldout") in comparison.splits]
-        print(
-            render_comparison(comparison)
-            + results_table(compared, comparison.names)
-            + render_verdict(plan_decision(path), comparison, lines)
-        )
     return 0
 
 

@@ -6,6 +6,9 @@ the writer stamps). A reader meeting a tag it doesn't know keeps it as `UnknownE
 than failing, so older tools can still show newer logs' known parts.
 
 Callers may rely on: `seq` increasing by one from 0 within a log; `ts` being Unix seconds.
+
+Size: every record type of the log, one small dataclass each, with the one table of tags and
+the one field check — the format's single definition; split, a reader would import it piecemeal.
 """
 
 from __future__ import annotations

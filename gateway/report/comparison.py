@@ -25,13 +25,12 @@ from typing import Any
 from adapters.base import AdapterConfigError
 from adapters.lifecycle import fill, folder_hash
 from gateway import __version__
-from gateway.log.events import Asked, FactEdited, Replied, RunStart, Said
+from gateway.log.events import Asked, Replied, RunStart, Said
 from gateway.report.budget import percentile
-from gateway.report.deletion_scope import check_scope, state_folder
+from gateway.report.deletion_checks import deleted_before, deletion_checks
 from gateway.report.diagnosis import Diagnoser
 from gateway.report.recordings import RecordedRun
 from gateway.report.stale_facts import misapplied_old_facts
-from persona.benchmark.model import DELETED_MARKERS
 from persona.benchmark.scale import is_correct
 from persona.grading.leak import states_deleted
 
@@ -88,7 +87,7 @@ def run_line(run: RecordedRun) -> dict[str, Any]:
     priced = all(not c.unpriced for c in s.costs.values())
     snapshot, state = _agent_folders(run)
     correct = sum(is_correct(CORRECT_RULE, ev.score, ev.attempts) for ev in s.evaluations.values())
-    deleted = _deleted_before(run, {q.id for q in s.planned if q.deleted})
+    deleted = deleted_before(run, {q.id for q in s.planned if q.deleted})
     return {
         "experiment": meta.get("experiment", ""),
         "task": meta.get("task", ""),
@@ -116,7 +115,7 @@ def run_line(run: RecordedRun) -> dict[str, Any]:
         "retrieved": sorted({m.target or m.tool for m in s.memory_calls if m.operation == "read"})
         if run.observed
         else None,
-        "deletion_checks": _deletion_checks(run),
+        "deletion_checks": deletion_checks(run),
         "cost_usd": round(sum(c.dollars for c in s.costs.values()), 6) if priced else None,
         "tool_version": header.tool_version or __version__,
         "benchmark_hash": header.benchmark.get("hash", ""),
@@ -168,37 +167,6 @@ def _initial_state(run: RecordedRun, snapshot: Path | None) -> str:
     if first is not None and first.state:
         return first.state
     return folder_hash(snapshot) if snapshot else "none (empty state folder)"
-
-
-def _deleted_before(run: RecordedRun, question_ids: set[str]) -> dict[str, list[str]]:
-    """For each `[deleted]` question: the texts of the facts deleted before it was asked."""
-    out: dict[str, list[str]] = {}
-    gone: list[str] = []
-    for event in run.log.events:
-        if isinstance(event, FactEdited) and event.new.strip() in DELETED_MARKERS and event.old:
-            gone.append(event.old)
-        elif isinstance(event, Asked) and event.question_id in question_ids:
-            out.setdefault(event.question_id, list(gone))
-    return out
-
-
-def _deletion_checks(run: RecordedRun) -> list[dict[str, Any]]:
-    """Where the run checked that a deleted fact stayed gone, and when: each `[deleted]`
-    question (asked at, passed), and each revoked canary marker (watched at the model input
-    from, hits)."""
-    checks: list[dict[str, Any]] = []
-    asked = {e.question_id: e.ts for e in run.log.events if isinstance(e, Asked)}
-    for q in run.summary.planned:
-        if "deleted" in q.tags and q.id in run.summary.evaluations:
-            ev = run.summary.evaluations[q.id]
-            checks.append({"place": "question", "id": q.id, "at": asked.get(q.id), "passed": ev.score >= 10})
-    for marker in run.benchmark.settings.get("canaries", []) or []:
-        hits = [h for h in run.summary.canary_hits if h.marker == marker]
-        checks.append({"place": "model input", "marker": marker, "hits": len(hits), "observed": run.observed})
-    scoped = check_scope(run.benchmark, run.log.events, state_folder(run.header.agent, run.run_dir))
-    if scoped is not None:  # the declared `deletion_scope`, searched in the agent's state folder
-        checks.append(scoped.to_json())
-    return checks
 
 
 def write_lines(lines: list[dict[str, Any]], out: Path) -> tuple[Path, Path]:

@@ -75,10 +75,8 @@ class RunSpec:
     pool: Path | None = None  # a distractor pool in place of the benchmark's own (`pool` in a run)
     limits: dict[str, float] = field(default_factory=dict)  # wall_seconds, agent_turns, spend_usd
     resources: Resources | None = None  # what its Ray task reserves (None: the agent's, or Ray's default)
-    # checkpoints and forks (gateway/run/forking.py): where a checkpoint goes ("exam", or one the
-    # benchmark declares), the checkpoint this run ends at (a teaching run whose exam is forked),
-    # the questions it asks after the checkpoint (an isolated exam's fork; None: all), and the
-    # (run id, checkpoint) it forks from
+    # checkpoints and forks (docs/experiments.md): where a checkpoint goes, the one this run ends
+    # at, the questions it asks after it (None: all), the (run id, checkpoint) it forks from
     checkpoint_at: str = ""
     until: str = ""
     questions: tuple[str, ...] | None = None
@@ -183,10 +181,8 @@ def load_config(path: Path | str) -> Config:
 
 
 TOP_KEYS = ("recordings", "parallel", "runs", "experiment", "compaction", "executor")
-RUN_KEYS = (
-    "id", "benchmark", "agent", "persona", "grading", "rung", "repeats", "pool", "limits", "resources",
-    "checkpoint_at", "exam", "rollouts", "from",
-)  # fmt: skip
+RUN_KEYS = ("id", "benchmark", "agent", "persona", "grading", "rung", "repeats", "pool", "limits", "resources",
+            "checkpoint_at", "exam", "rollouts", "from")  # fmt: skip
 EXPERIMENT_KEYS = (
     "name",
     "seed",
