@@ -1,10 +1,10 @@
 """Deletion within a declared scope (issue 30 item 3): the agent's state folder is searched for
-what it was asked to forget, and the report says where it looked, when and what it found."""
+what it was asked to forget, and the report says where it looked, when and what it found.
+(On marathon-en the same check finds the deleted ex-boyfriend in the reference agent's notes:
+the closing note of the stop that built it.)"""
 
 from __future__ import annotations
 
-import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -13,47 +13,38 @@ from gateway.run.config import RunSpec
 from gateway.run.runner import run_spec
 from persona.benchmark.errors import BenchmarkErrors
 from persona.benchmark.loader import load_benchmark
-from tests.conftest import REPO, BenchFactory
+from tests.conftest import TINY, BenchFactory
+
+PETS = TINY["pets.md"] + "1.4 My vet is Dr Okaforova, near the market\n"
+CH1 = TINY["ch1.md"] + "\n## Forget the vet\n✎ pets 1.4 —\n> Please forget what I said about my vet.\n"
 
 
-def _scoped(tmp_path: Path, scope: list[str]) -> Path:
-    bench = tmp_path / "marathon-en"
-    shutil.copytree(REPO / "benchmarks" / "marathon-en", bench)
-    config = bench / "benchmark.json"
-    text = config.read_text()
-    config.write_text(text.replace("  name:", f"  deletion_scope: {json.dumps(scope)},\n  name:", 1))
-    shutil.copytree(REPO / "benchmarks" / "distractors", tmp_path / "distractors")
-    return bench
+def _benchmark(make_benchmark: BenchFactory, scope: str) -> Path:
+    config = TINY["benchmark.json"].replace("}", f"  deletion_scope: {scope},\n}}")
+    return make_benchmark(benchmark__json=config, pets__md=PETS, ch1__md=CH1)
 
 
-async def test_the_reference_agents_notes_still_hold_the_deleted_facts_and_the_report_says_where(
-    tmp_path: Path,
+async def test_notes_that_keep_a_deleted_fact_are_found_and_the_report_says_where(
+    tmp_path: Path, make_benchmark: BenchFactory
 ) -> None:
-    """The reference agent keeps what it was told in its notes and never removes it: asked to
-    forget the ex-boyfriend, its answer may say nothing, but its memory folder still holds him."""
-    bench = _scoped(tmp_path, ["memory/**"])
-    outcome = await run_spec(RunSpec("d", bench, {"adapter": "reference"}), tmp_path / "rec")
+    """The reference agent never removes a note: asked to forget the vet, its memory still holds him."""
+    outcome = await run_spec(
+        RunSpec("d", _benchmark(make_benchmark, '["memory/**"]'), {"adapter": "reference"}), tmp_path
+    )
     assert outcome.reason == "completed"
-    report = (tmp_path / "rec" / "d" / "report.md").read_text()
-    section = report.split("### Deletion within its declared scope")[1]
-    assert "scope (benchmark.json `deletion_scope`): memory/**" in section
-    assert "**still there**" in section and "(of deleted family:6." in section and "memory/" in section
+    section = (tmp_path / "d" / "report.md").read_text().split("### Deletion within its declared scope")[1]
+    assert "scope (benchmark.json `deletion_scope`): memory/**" in section and "file(s) read" in section
+    assert "**still there**" in section and "okafor (of deleted pets:1.4): memory/" in section
 
 
 async def test_an_agent_that_keeps_nothing_is_found_clean_and_a_bad_scope_is_refused(
     tmp_path: Path, make_benchmark: BenchFactory
 ) -> None:
-    bench = _scoped(tmp_path, ["**"])
     agent = {"adapter": "reference", "memory": False}
-    await run_spec(RunSpec("clean", bench, agent), tmp_path / "rec")
+    await run_spec(RunSpec("clean", _benchmark(make_benchmark, '["**"]'), agent), tmp_path)
     section = (
-        (tmp_path / "rec" / "clean" / "report.md")
-        .read_text()
-        .split("### Deletion within its declared scope")[1]
+        (tmp_path / "clean" / "report.md").read_text().split("### Deletion within its declared scope")[1]
     )
     assert "nothing of the deleted facts or revoked canaries found in the scope" in section
-    bad = make_benchmark(
-        benchmark__json='{ name: "tiny", language: "en", chapters: ["ch1.md", "ch2.md"], deletion_scope: ["../x"] }'
-    )
     with pytest.raises(BenchmarkErrors, match="deletion_scope"):
-        load_benchmark(bad)
+        load_benchmark(_benchmark(make_benchmark, '["../x"]'))
