@@ -144,9 +144,7 @@ class AgentProcess:
             **os.environ,
             **{str(k): fill(str(v), self.values) for k, v in dict(settings.get("env", {})).items()},
         }
-        node_dir = os.environ.get("MARATHON_NODE_DIR")
-        if node_dir:  # a Node.js installed beside the agent (OpenClaw needs Node ≥ 24) comes first
-            self.env["PATH"] = node_dir + os.pathsep + self.env.get("PATH", "")
+        self.env = with_agent_path(self.env)
         self.health: dict[str, Any] = dict(settings.get("health", {}))
         self.ready_timeout = number_setting(settings, "ready_timeout", 60)
         self.stop_timeout = number_setting(settings, "stop_timeout", 10)
@@ -387,6 +385,13 @@ class AgentProcess:
     async def restart(self) -> None:
         await self.stop()
         await self.start()
+
+
+def with_agent_path(env: dict[str, str]) -> dict[str, str]:
+    """`env` with a Node.js installed beside the agent (`MARATHON_NODE_DIR`; OpenClaw needs
+    Node ≥ 24) first on PATH, as every command of an agent we start gets it."""
+    node_dir = os.environ.get("MARATHON_NODE_DIR")
+    return {**env, "PATH": node_dir + os.pathsep + env.get("PATH", "")} if node_dir else env
 
 
 def binary_for(name: str) -> str:

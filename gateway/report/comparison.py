@@ -28,6 +28,7 @@ from gateway import __version__
 from gateway.log.events import Asked, Replied, RunStart, Said
 from gateway.report.budget import percentile
 from gateway.report.deletion_checks import deleted_before, deletion_checks
+from gateway.report.deletion_scope import state_folder
 from gateway.report.diagnosis import Diagnoser
 from gateway.report.recordings import RecordedRun
 from gateway.report.stale_facts import misapplied_old_facts
@@ -50,13 +51,13 @@ def _agent_folders(run: RecordedRun) -> tuple[Path | None, Path | None]:
     """(snapshot, state folder) of the run's agent, its placeholders filled as the lifecycle
     fills them; the header holds the settings with the profile applied. None where a
     placeholder can't be filled any more (an environment variable gone)."""
+    state = state_folder(run.header.agent, run.run_dir)
     process = run.header.agent.get("process")
-    settings = process if isinstance(process, dict) else {}
-    values = {"RUN_DIR": str(run.run_dir)}
+    snapshot = process.get("snapshot") if isinstance(process, dict) else None
+    if state is None or not snapshot:
+        return None, state
     try:
-        state = Path(fill(str(settings.get("state_dir", "${RUN_DIR}/agent-state")), values))
-        snapshot = settings.get("snapshot")
-        return (Path(fill(str(snapshot), {**values, "STATE_DIR": str(state)})) if snapshot else None), state
+        return Path(fill(str(snapshot), {"RUN_DIR": str(run.run_dir), "STATE_DIR": str(state)})), state
     except AdapterConfigError:
         return None, None
 
@@ -247,7 +248,7 @@ class Comparison:
 Item = tuple[str, str, str, str, bool, bool, tuple[str, ...]]  # pair, cluster, group, question, A, B, tags
 
 
-def _paired_items(
+def paired_items(
     lines: list[dict[str, Any]], unresolved: list[str] | None = None
 ) -> tuple[list[Item], list[str]]:
     """One item for every question both runs of a pair graded."""
@@ -302,7 +303,7 @@ def compare(lines: list[dict[str, Any]], seed: int = 0, splits: tuple[str, ...] 
     everything = [line for line in lines if line.get("variant") in ("A", "B")]
     lines = [line for line in everything if line.get("split", "heldout") in splits]
     unresolved: list[str] = []
-    items, incomplete = _paired_items(lines, unresolved)
+    items, incomplete = paired_items(lines, unresolved)
     groups: dict[str, GroupTally] = defaultdict(GroupTally)
     for item in items:
         groups["all"].add(item[4], item[5])

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gateway.report.comparison import Comparison, _paired_items, compare, run_line
+from gateway.report.comparison import Comparison, compare, paired_items, run_line
 from gateway.report.recordings import load_runs
 
 ACCEPT, REGRESSION, NO_DECISION = "accept", "regression", "no decision"
@@ -130,7 +130,7 @@ def gate(baseline: list[dict[str, Any]], candidate: list[dict[str, Any]], tolera
     lines, unmatched = as_pairs(baseline, candidate)
     comparison = compare(lines)
     unresolved: list[str] = []
-    items, incomplete = _paired_items(lines, unresolved)
+    items, incomplete = paired_items(lines, unresolved)
     groups: dict[str, GroupGate] = defaultdict(GroupGate)
     for pair, _cluster, _group, qid, a, b, tags in items:
         where = f"{pair.removeprefix('gate.')}:{qid}"

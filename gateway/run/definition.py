@@ -16,7 +16,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from adapters.lifecycle import binary_for
+from adapters.lifecycle import binary_for, with_agent_path
 from adapters.profiles import resolve
 from gateway import __version__
 from gateway.report.comparison import CORRECT_RULE
@@ -77,16 +77,13 @@ def agent_version(settings: dict[str, Any]) -> str:
 @cache
 def _version_of(program: str) -> str:
     try:
-        env = dict(os.environ)
-        if node := env.get("MARATHON_NODE_DIR"):  # as the agent's process gets it (adapters.lifecycle)
-            env["PATH"] = node + os.pathsep + env.get("PATH", "")
         done = subprocess.run(
             [program, "--version"],
             capture_output=True,
             text=True,
             timeout=VERSION_TIMEOUT,
             stdin=subprocess.DEVNULL,
-            env=env,
+            env=with_agent_path(dict(os.environ)),  # as the agent's process gets it
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"unknown ({program} --version: {type(exc).__name__})"
