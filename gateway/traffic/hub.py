@@ -185,7 +185,9 @@ class RecorderHub:
         self.master: master.Master | None = None
         self.task: asyncio.Task[None] | None = None
         self.modes: list[str] = []
-        self.confdir = tempfile.TemporaryDirectory(prefix="marathon-mitm-")
+        # mitmproxy writes a CA (with its private key) into its confdir; it exists only while
+        # the master runs, so a finished process leaves none behind in the shared temp folder
+        self.confdir: tempfile.TemporaryDirectory[str] | None = None
         self._lock = asyncio.Lock()
 
     @classmethod
@@ -197,6 +199,7 @@ class RecorderHub:
     async def _start(self) -> master.Master:
         if self.master is not None:
             return self.master
+        self.confdir = tempfile.TemporaryDirectory(prefix="marathon-mitm-")
         m = master.Master(options.Options())
         m.addons.add(*default_addons())
         m.addons.add(self.addon)
@@ -265,3 +268,6 @@ class RecorderHub:
         if task is not None:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+        if self.confdir is not None:
+            self.confdir.cleanup()
+            self.confdir = None

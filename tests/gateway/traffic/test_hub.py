@@ -170,6 +170,8 @@ async def test_two_runs_share_one_master_and_keep_their_traffic_apart(anthropic_
     a, b = MemoryLog(), MemoryLog()
     la = await hub.open(anthropic_upstream.url, RunRecorder(a, load_profile("reference")))
     lb = await hub.open(anthropic_upstream.url, RunRecorder(b, load_profile("reference")))
+    assert hub.confdir is not None
+    ca_folder = Path(hub.confdir.name)
     try:
         master = hub.master
         for listener, n in ((la, 1), (lb, 2)):
@@ -185,6 +187,7 @@ async def test_two_runs_share_one_master_and_keep_their_traffic_apart(anthropic_
         await hub.close(lb)
     assert (len(exchanges(a)), len(exchanges(b))) == (1, 2)
     assert hub.master is None  # stopped with its last listener
+    assert not ca_folder.exists()  # and its CA's private key is not left in the temp folder
 
 
 async def test_a_recorder_that_cannot_write_refuses_traffic(anthropic_upstream: ServedApp) -> None:
