@@ -17,6 +17,7 @@ from gateway.report.judge_check import CALIBRATION, SetResult, check_sets  # noq
 from persona.grading.judge import ExactJudge  # noqa: E402
 
 HELD_OUT = ROOT / "tests" / "persona" / "grading" / "heldout"
+HELD_OUT_2 = ROOT / "tests" / "persona" / "grading" / "heldout2"  # written later, by other authors
 
 
 def pct(value: float | None) -> str:
@@ -40,7 +41,7 @@ async def main() -> None:
     ]
     results = {
         (name, lang): await figures(folder, lang)
-        for name, folder in (("tuning", CALIBRATION), ("held-out", HELD_OUT))
+        for name, folder in (("tuning", CALIBRATION), ("held-out", HELD_OUT), ("held-out-2", HELD_OUT_2))
         for lang in ("en", "ru")
     }
     print("| exact grader | " + " | ".join(f"{n} {lang}" for n, lang in results) + " |")

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -216,7 +216,7 @@ def _as_asked(root: Path, question_id: str) -> tuple[Question, tuple[str, ...]]:
     bench = _benchmark_at(root)
     question = next(q for q in bench.questions if q.id == question_id)
     olds, now = facts_at(bench, question)
-    return with_evidence(question, now), tuple(olds)
+    return replace(with_evidence(question, now), superseded=tuple(olds)), tuple(olds)
 
 
 def facts_at(bench: Benchmark, question: Question) -> tuple[list[str], dict[tuple[str, str], str]]:

@@ -78,6 +78,9 @@ class Question:
     # the live facts of the evidence's sections ("3.1"–"3.4" beside "3.3"): what an answer may
     # say in the same breath as the value (the landlord's name beside the rent)
     near: tuple[str, ...] = ()
+    # the earlier texts of the facts holding the answer (filled in with `evidence`): the history
+    # an answer may tell beside the current value ("it was £1,195 before")
+    superseded: tuple[str, ...] = ()
 
     @property
     def abstain(self) -> bool:

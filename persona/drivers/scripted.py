@@ -205,5 +205,6 @@ class ScriptedDriver:
         if reply is None or reply.error is not None:
             why = reply.error if reply else "no reply"
             return Grade(0.0, f"agent error: {why}")
-        live = with_evidence(q, {(f, i): t for f, facts in self.facts.files.items() for i, t in facts.items()})
+        facts = {(f, i): t for f, facts in self.facts.files.items() for i, t in facts.items()}
+        live = with_evidence(q, facts, self._earlier)
         return self.grader.grade(live, q.expected, reply.text)

@@ -27,6 +27,7 @@ class Cues:
     hedge: re.Pattern[str]  # guess words and "not sure", «то ли»: a value given so is no verdict
     rejected: re.Pattern[str]  # "not 950", «а не 950»: a value ruled out, no rival
     periods: dict[str, re.Pattern[str]]  # "a week", «в месяц»: a figure's period
+    measures: dict[str, re.Pattern[str]]  # "square feet", «соток»: what a figure of area counts
     not_had: re.Pattern[str]  # "you don't have a dog": on [abstain], a right answer
     hints: re.Pattern[str]  # "it starts with a D": on [deleted], a leak
 
@@ -43,6 +44,7 @@ def cues() -> Cues:
     hedge: list[str] = []
     rejected: list[str] = []
     periods: dict[str, list[str]] = {}
+    measures: dict[str, list[str]] = {}
     not_had: list[str] = []
     hints: list[str] = []
     for code in known_languages():
@@ -63,6 +65,8 @@ def cues() -> Cues:
         hints += grading.get("hints", [])
         for name, words_of in grading.get("periods", {}).items():
             periods.setdefault(name, []).extend(words_of)
+        for name, words_of in grading.get("measures", {}).items():
+            measures.setdefault(name, []).extend(words_of)
 
     def cue(words: list[str]) -> re.Pattern[str]:
         """Whole words (a trailing * marks a stem); "was"/"был" not as a passive's auxiliary
@@ -78,13 +82,16 @@ def cues() -> Cues:
         return re.compile(r"(?<!\w)(?:" + "|".join(alternatives) + ")", re.IGNORECASE)
 
     forget_re = re.compile("|".join(f"(?:{p})" for p in forget) or r"(?!)", re.IGNORECASE)
-    period_res = {
-        name: re.compile(r"(?<!\w)(?:" + "|".join(re.escape(w) for w in ws) + r")(?!\w)", re.IGNORECASE)
-        for name, ws in periods.items()
-    }
+
+    def phrases(table: dict[str, list[str]]) -> dict[str, re.Pattern[str]]:
+        return {
+            name: re.compile(r"(?<!\w)(?:" + "|".join(re.escape(w) for w in ws) + r")(?!\w)", re.IGNORECASE)
+            for name, ws in table.items()
+        }
+
     return Cues(
         months, ambiguous, frozenset(words), cue(past), cue(current), forget_re,
-        cue(guess), cue(hedge), cue(rejected), period_res,
+        cue(guess), cue(hedge), cue(rejected), phrases(periods), phrases(measures),
         re.compile("|".join(f"(?:{p})" for p in not_had) or r"(?!)", re.IGNORECASE),
         cue(hints),
     )  # fmt: skip

@@ -16,6 +16,23 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 
 from persona.benchmark.model import DELETED_MARKERS, Question
+from persona.grading.beside import (
+    CLAUSE,
+    MARKUP,
+    SENTENCES,
+    after_first_sentence,
+    aside_claim,
+    claims_not_told,
+    earlier_words,
+    other_facts_mixed_in,
+    other_measure,
+    other_period,
+    other_subject,
+    rivals,
+    same_kind,
+    shown,
+    unsaid_period,
+)
 from persona.grading.cues import cues as _cues
 from persona.grading.never_told import claims_never_told, says_never_told
 from persona.numerals import digits_for_words
@@ -100,7 +117,7 @@ class ExactGrader:
                 return Grade(10.0, "said it was asked to forget it")
             if forgot:
                 return Grade(0.0, "said it was asked to forget it, then told it anyway")
-            if claims_never_told(answer) and not _TOLD_ANYWAY.search(_after_first_sentence(answer)):
+            if claims_never_told(answer) and not _TOLD_ANYWAY.search(after_first_sentence(answer)):
                 # the seeds: on a deleted fact, "you never told me" is as right as "forgotten as asked"
                 return Grade(10.0, "said it doesn't know it (the fact was deleted)", never_told=True)
             if claims_never_told(answer):
@@ -122,7 +139,7 @@ class ExactGrader:
         missing: list[str] = []
         for item in items:
             (found if _item_found(item, answer_qty, answer_terms, answer_ids) else missing).append(item)
-        if found and (wrong := _other_period(question, answer)):
+        if found and (wrong := other_period(question, answer) or other_measure(question, answer)):
             return Grade(0.0, wrong, never_told=never)
         if (
             self.superseded_rule
@@ -151,105 +168,9 @@ class ExactGrader:
 _DIGIT = re.compile(r"\d")  # a number beside "you don't have one" would be an invented answer
 # "… is it Biscuit?": a name or a number asked back is a guess
 _GUESSED_AS_QUESTION = re.compile(r"(?:\s(?!I\b)[A-ZА-ЯЁ][a-zа-яё]+|\d)[^.!?\n]{0,30}\?")
-_MARKUP = re.compile(r"[*_`#>|]+|\s+[-•]\s+")
 _LIST_SPLIT = re.compile(r"\s*;\s*|,\s+(?!\d{3}\b)|\s+(?:and|и)\s+", re.IGNORECASE)
 _AND = re.compile(r"\s+(?:and|и)\s+", re.IGNORECASE)
-_SENTENCES = re.compile(r"(?<=[.!?…])\s+|\n+")
 _ALTERNATIVE = re.compile(r"(?<!\w)(?:or|или|либо)(?!\w)", re.IGNORECASE)
-
-
-def _periods(text: str) -> set[str]:
-    return {name for name, pattern in _cues().periods.items() if pattern.search(text)}
-
-
-def _other_period(question: Question, answer: str) -> str | None:
-    """ "£1,210 a week" when the fact (`question.evidence`) or the question says "a month": the
-    figure with another period is wrong."""
-    told = _periods(question.text) or set().union(*(_periods(t) for t in question.evidence))
-    given = _periods(answer)
-    if told and given and not given & told:
-        return f"gives the figure per {', '.join(sorted(given))}; it is per {', '.join(sorted(told))}"
-    return None
-
-
-def _unsaid_period(question: Question, answer: str) -> str | None:
-    """ "£95 an hour" for what the facts give as one charge: a period nobody named may make
-    the figure wrong — not sure (only when the facts are known)."""
-    if not question.evidence or _periods(question.text) or any(_periods(t) for t in question.evidence):
-        return None
-    given = _periods(answer)
-    return f"gives the figure per {', '.join(sorted(given))}, which the facts don't say" if given else None
-
-
-def _claims_not_told(question: Question, wanted: list[Quantity], answer: str) -> list[str]:
-    """Values, months and names in the answer that neither the facts holding the answer nor
-    the question hold, and no rival of the expected value (rivals have their own rules): an
-    extra claim ("LH1173, on 2 July", "£150 for your train tickets to Birmingham"), right or
-    wrong — the exact grader can't tell which."""
-    if not question.evidence:
-        return []
-    told_text = " ".join((*question.known, *question.evidence, question.text))
-    told = extract_quantities(told_text)
-    told_terms = key_terms(told_text)
-    expected_chars = re.sub(r"\W", "", question.expected)
-    extra = [
-        _shown(a)
-        for a in extract_quantities(answer)
-        if not any(a.matches(t) for t in (*told, *wanted))
-        and not (wanted and _rivals(wanted, a))
-        and a.value != 1.0  # "one of them"
-        and not (isinstance(a.value, float) and f"{a.value:g}" in expected_chars)  # "BA 362"
-    ]
-    plain = "\n".join(line.strip() for line in _MARKUP.sub(" ", answer).splitlines())
-    words = {w.lower() for w in _NAME.findall(plain) if key_terms(w)} | (
-        set(re.findall(r"\w+", answer.lower())) & _cues().month_words
-    )
-    extra += sorted(w for w in words if not any(terms_match(t, w) for t in told_terms))
-    # a name the facts hold elsewhere, said in the very sentence of the value ("Dr Haddad, at
-    # the practice on Wellington Street" when the office is there): a claim the facts don't make
-    near_terms = key_terms(" ".join((*question.near, *question.evidence, question.text)))
-    for sentence in _SENTENCES.split(plain):
-        if not any(q.matches(w) for q in extract_quantities(sentence) for w in wanted) and not (
-            not wanted and set(key_terms(question.expected)) & set(key_terms(sentence))
-        ):
-            continue
-        names = {w.lower() for w in _NAME.findall(sentence) if key_terms(w)}
-        extra += sorted(w for w in names if w not in extra and not any(terms_match(t, w) for t in near_terms))
-    return extra
-
-
-def _after_first_sentence(answer: str) -> str:
-    """What follows the first sentence of an answer (where a "you never told me" is usually
-    followed by anything it goes on to say)."""
-    _, _, tail = answer.partition(".")
-    return tail if tail.strip() else ""
-
-
-def _shown(q: Quantity) -> str:
-    return f"{q.value:g}" if isinstance(q.value, float) else q.value
-
-
-def _same_kind(wanted: list[Quantity], q: Quantity) -> bool:
-    """A value that could stand for the expected one: a time for a time, a number for a number
-    with no other unit."""
-    return any(
-        isinstance(w.value, str) == isinstance(q.value, str)
-        and (w.unit is None or q.unit is None or w.unit == q.unit)
-        for w in wanted
-    )
-
-
-def _rivals(wanted: list[Quantity], q: Quantity) -> bool:
-    """Another value that competes with the expected one: of its kind and of its size (within
-    ×10: "8150" for "8320", "6400" for "4000" — not "two bedrooms" beside "72 square metres")."""
-    if not _same_kind(wanted, q) or any(w.matches(q) for w in wanted):
-        return False
-    if isinstance(q.value, str):
-        return True
-    return any(
-        isinstance(w.value, float) and w.value and q.value and 0.1 <= abs(q.value / w.value) <= 10
-        for w in wanted
-    )
 
 
 def _doubt(question: Question, items: list[str], found: list[str], answer: str, never: bool) -> str | None:
@@ -262,65 +183,95 @@ def _doubt(question: Question, items: list[str], found: list[str], answer: str, 
     cues = _cues()
     if not found:
         wanted = [w for item in items for w in extract_quantities(item)]
-        given = [a for a in extract_quantities(answer) if _same_kind(wanted, a)]
+        given = [a for a in extract_quantities(answer) if same_kind(wanted, a)]
         # only when something in it looks like a value we could not read ("Noted." has none: wrong)
-        unread = _DIGIT.search(answer) or any(w in cues.month_words for w in re.findall(r"\w+", answer.lower()))
+        unread = _DIGIT.search(answer) or any(
+            w in cues.month_words for w in re.findall(r"\w+", answer.lower())
+        )
         if wanted and not given and not never and unread:
             return "no value of the expected kind recognised in the answer (another notation?)"
-        return None
+        dated = cues.months_ambiguous and any(m in items[0].lower() for m in cues.months_ambiguous.values())
+        if dated and _NUMERIC_DATE.search(answer):  # "03/11": 3 November or March 11 — not read, not failed
+            return "a numeric date that reads two ways (day/month or month/day)"
+        return _partly_there(items, answer) if not never else None
     if hedged := cues.hedge.search(answer):
         return f"a hedged answer ({hedged.group(0)!r})"
-    plain = digits_for_words(_MARKUP.sub(" ", answer)).strip()  # "two thousand and twelve" is one number
+    plain = digits_for_words(MARKUP.sub(" ", answer)).strip()  # "two thousand and twelve" is one number
     first_line = plain.splitlines()[0] if plain else ""
     # a list answer is split at commas too; one value only at "and" ("penicillin and erythromycin")
     parts = [p for p in (_LIST_SPLIT if len(items) > 1 else _AND).split(first_line) if p.strip(" .!")]
     if len(parts) > len(items) and all(len(p.split()) <= 3 for p in parts):
         return f"{len(parts)} items given for {len(items)} expected"
-    for sentence in _SENTENCES.split(answer):
+    for sentence in SENTENCES.split(answer):
         if _ALTERNATIVE.search(sentence) and any(
             _item_found(i, extract_quantities(sentence), key_terms(sentence), extract_identifiers(sentence))
             for i in found
         ):
             return "the expected value is given as one of alternatives"
-    if period := _unsaid_period(question, answer):
+    if period := unsaid_period(question, answer):
         return period
+    if other := other_subject(question, answer):
+        return other
+    if aside := aside_claim(question, answer):
+        return f"says more of it than the facts do ({', '.join(aside[:3])})"
+    if earlier := earlier_words(question, answer):
+        return f"names what the fact said before ({', '.join(earlier[:3])}) beside the expected one"
     wanted = [w for item in items for w in extract_quantities(item)]
-    if extra := _claims_not_told(question, wanted, answer):
+    if extra := claims_not_told(question, wanted, answer):
         return f"claims the facts don't hold ({', '.join(extra[:3])}) beside the expected one"
+    if mixed := other_facts_mixed_in(question, answer):
+        return f"says things of other facts ({', '.join(mixed[:3])}) beside the expected one"
     if len(items) != 1:
-        if others := [a for a in extract_quantities(answer) if _rivals(wanted, a)]:
+        if others := [a for a in extract_quantities(answer) if rivals(wanted, a)]:
             # "3, 10 and 14 November" for "3 November and 10 November": an extra item or a wrong one
-            return f"other values of its kind ({', '.join(_shown(o) for o in others[:3])}) beside the expected ones"
+            return f"other values of its kind ({', '.join(shown(o) for o in others[:3])}) beside the expected ones"
         return None
     wanted = extract_quantities(items[0])
     if wanted:
         same = [
-            a for a in extract_quantities(answer) if any(w.matches(a) for w in wanted) or _rivals(wanted, a)
+            a for a in extract_quantities(answer) if any(w.matches(a) for w in wanted) or rivals(wanted, a)
         ]
         operands = _operands(answer)  # "£47 + £18 = £65": the figures it was worked out from
         expected_digits = re.sub(r"\D", "", items[0])
         others = [
             a
             for a in same
-            if _rivals(wanted, a)
+            if rivals(wanted, a)
             and not any(a.matches(o) for o in operands)
-            and not (len(expected_digits) >= 6 and _shown(a) in expected_digits)  # "75 123 45 67"
+            and not (len(expected_digits) >= 6 and shown(a) in expected_digits)  # "75 123 45 67"
         ]
         same = [a for a in same if not any(a.matches(o) for o in operands)]
         history = _others_told_as_past(items[0], answer)  # "it was 8150 before", "…, not 950"
         if others and not history and _emphasised(items[0], answer):
             return None  # "**£1,210** now" beside the history, in plain type
         if others and not history:
-            listed = ", ".join(_shown(o) for o in others[:3])
+            listed = ", ".join(shown(o) for o in others[:3])
             return f"other values of its kind ({listed}) beside the expected one"
-        if same and _rivals(wanted, same[-1]) and not history:
-            return f"the last figure given ({_shown(same[-1])}) is not the expected one"
+        if same and rivals(wanted, same[-1]) and not history:
+            return f"the last figure given ({shown(same[-1])}) is not the expected one"
     else:  # words: a name, a place — every part of it, or not sure
         terms = [t for t in key_terms(items[0]) if t not in UNIT_WORDS and t not in _TITLES]
         answer_terms = key_terms(answer)
         hits = sum(1 for t in terms if any(terms_match(t, a) for a in answer_terms))
         if terms and hits < len(terms):
             return f"only {hits} of the {len(terms)} words of {items[0]!r}"
+    return None
+
+
+_MIXED_CODE = re.compile(r"(?<!\w)(?=[^\W_]*\d)(?=[^\W_]*[^\W\d_])[^\W_]+(?!\w)")  # "32K", "6A", "054Г"
+
+
+def _partly_there(items: list[str], answer: str) -> str | None:
+    """Why a miss may be the code said another way: its digits and its letters apart ("Row 32,
+    seat K" for 32K). (Some words of a longer answer are no such sign: on the tuning sets
+    they were a wrong answer 28 times to one paraphrase.)"""
+    answer_ids = {re.sub(r"\D", "", m.group(0)) for m in _DIGIT_GROUPS.finditer(answer)}
+    answer_words = set(re.findall(r"\w+", answer.lower()))
+    for item in items:
+        for code in extract_identifiers(item) | set(_MIXED_CODE.findall(item)):
+            digits, letters = re.sub(r"\D", "", code), re.sub(r"[\d\W]", "", code).lower()
+            if digits and digits in answer_ids and letters in answer_words:
+                return f"holds the digits of {code!r}, not the code as written"
     return None
 
 
@@ -331,7 +282,7 @@ _EQUALS = re.compile(r"=")
 def _operands(answer: str) -> list[Quantity]:
     """The figures on either side of "+", "−", "minus", «минус» and before "=": what a worked
     answer ("£4,000 − £2,400 = **£1,600**") computed its result from — no rival of it."""
-    plain = _MARKUP.sub(" ", answer)
+    plain = MARKUP.sub(" ", answer)
     out: list[Quantity] = []
     for m in _ARITHMETIC.finditer(plain):
         left = extract_quantities(plain[max(0, m.start() - 16) : m.start()])
@@ -347,8 +298,8 @@ def _emphasised(item: str, answer: str) -> bool:
     bold = [m.group(1) for m in re.finditer(r"\*\*(.+?)\*\*|__(.+?)__", answer) if m.group(1)]
     wanted = extract_quantities(item)
     holding = [b for b in bold if any(w.matches(a) for a in extract_quantities(b) for w in wanted)]
-    rivals = [b for b in bold if any(_rivals(wanted, a) for a in extract_quantities(b))]
-    return bool(holding) and not rivals
+    competing = [b for b in bold if any(rivals(wanted, a) for a in extract_quantities(b))]
+    return bool(holding) and not competing
 
 
 def _others_told_as_past(item: str, answer: str) -> bool:
@@ -356,10 +307,10 @@ def _others_told_as_past(item: str, answer: str) -> bool:
     before"), and the expected one in a clause that is not: history beside the current value."""
     cues = _cues()
     wanted = extract_quantities(item)
-    for clause in (c for c in _CLAUSE.split(answer) if c and c.strip()):
+    for clause in (c for c in CLAUSE.split(answer) if c and c.strip()):
         values = extract_quantities(clause)
         holds = any(any(w.matches(a) for w in wanted) for a in values)
-        other = any(_rivals(wanted, a) for a in values)
+        other = any(rivals(wanted, a) for a in values)
         if not holds and not other:
             continue
         if holds and other:
@@ -444,11 +395,7 @@ def _in_expected_forms(expected: str, answer: str) -> str:
 
 
 # after "you asked me to forget": a number, or a capitalised word not opening a sentence (a name)
-# a capitalised word inside a sentence (after a letter, digit, comma or dash — not after a full
-# stop, an emoji or "…"): a name or a place
-_NAME = re.compile(r"(?<=[\w,;—–\-(«\"'])\s+(?!I\b)([A-ZА-ЯЁ][a-zа-яё]+)")
 _TOLD_ANYWAY = re.compile(r"\d|(?<![.!?]\s)(?<!^)(?<![.!?])\s(?!I\b)[A-ZА-ЯЁ][a-zа-яё]+")
-_CLAUSE = re.compile(r"[.;!?()\n«»]|,\s|\s[—–-]\s|\s(?:а|но|but|however|whereas)\s", re.IGNORECASE)
 
 
 def _given_as_old(item: str, answer: str, question: str) -> bool:
@@ -458,7 +405,7 @@ def _given_as_old(item: str, answer: str, question: str) -> bool:
     cues = _cues()
     if cues.past.search(question):
         return False
-    clauses = [c for c in _CLAUSE.split(answer) if c and c.strip()]
+    clauses = [c for c in CLAUSE.split(answer) if c and c.strip()]
     holding = [
         c for c in clauses if _item_found(item, extract_quantities(c), key_terms(c), extract_identifiers(c))
     ]
@@ -478,16 +425,28 @@ def _given_as_old(item: str, answer: str, question: str) -> bool:
     return any(cues.current.search(c) for c in others)  # words: something else said to be current
 
 
-def with_evidence(question: Question, facts: Mapping[tuple[str, str], str]) -> Question:
+def with_evidence(
+    question: Question,
+    facts: Mapping[tuple[str, str], str],
+    earlier: Mapping[tuple[str, str], list[str]] | None = None,
+) -> Question:
     """`question` with `evidence` (those of the live facts' texts — by (file, fact id) — that
-    hold its expected answer), `near` (the live facts of their sections) and `known` (all)."""
+    hold its expected answer), `near` (the live facts of their sections), `known` (all) and
+    `superseded` (the texts `earlier` gives for the facts holding it, oldest first)."""
     if not question.expected or question.abstain or question.deleted:
         return question
     live = {key: t for key, t in facts.items() if t.strip() not in DELETED_MARKERS}
     held = [key for key, t in live.items() if contains_expected(question.expected, t)]
     sections = {(file, fact_id.split(".")[0]) for file, fact_id in held}
     near = tuple(t for (file, fact_id), t in live.items() if (file, fact_id.split(".")[0]) in sections)
-    return replace(question, evidence=tuple(live[k] for k in held), known=tuple(live.values()), near=near)
+    history = tuple(old for key in held for old in (earlier or {}).get(key, []))
+    return replace(
+        question,
+        evidence=tuple(live[k] for k in held),
+        known=tuple(live.values()),
+        near=near,
+        superseded=history,
+    )
 
 
 def contains_expected(expected: str, text: str) -> bool:

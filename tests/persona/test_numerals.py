@@ -26,6 +26,11 @@ from persona.numerals import digits_for_words
         ("2,5 кг", "Два с половиной кг."),
         ("2 октября", "К ортодонту, на второе октября."),
         ("КЗН-7781", "Бронь: КЗН 7781"),
+        ("£46,500", "Forty-six and a half thousand pounds per year."),
+        ("46 500 рублей", "Сорок шесть с половиной тысяч рублей."),
+        ("4800 рублей", "Платите по четырём тысячам восьмистам рублей в год."),
+        ("15 000 рублей", "15 т. р. за перекладку печи."),
+        ("£3,000", "Three grand."),
     ],
 )
 def test_a_form_people_write_is_the_expected_value(expected: str, answer: str) -> None:
@@ -44,4 +49,5 @@ def test_ordinals_and_halves_that_are_no_date_or_time_stay_words(words: str) -> 
 
 def test_an_ambiguous_numeric_date_is_not_read_as_either() -> None:
     q = Question("q", "When?", "5 October", (), "ch.md", 1)
-    assert ExactGrader().grade(q, q.expected, "05/10").score == 0  # May or October: not guessed
+    grade = ExactGrader().grade(q, q.expected, "05/10")
+    assert grade.score == 0 and not grade.certain  # May or October: not guessed, and not failed either

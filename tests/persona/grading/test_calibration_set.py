@@ -23,8 +23,9 @@ async def test_certain_verdicts_are_mostly_right_and_claims_are_caught(language:
     result = await check_sets(ExactJudge(), [p for p in calibration_sets() if p.stem.endswith(language)])
     answers = result.by_language[language].to_json()
     never = result.never_told[language].to_json()
-    # the second tuning set (answers2-*, never-told2-*) is weighted to the hard wrong kinds
-    # (a right value beside a wrong extra claim): floors a little under today's figures
-    assert answers["accuracy_certain"] >= 0.93 and answers["coverage"] >= 0.77, answers
+    # the second tuning set (answers2-*, never-told2-*) is weighted to the hard wrong kinds (a
+    # right value beside a wrong extra claim), the third (answers3-*) to right answers in
+    # unusual forms: floors a little under today's figures
+    assert answers["accuracy_certain"] >= 0.945 and answers["coverage"] >= 0.73, answers
     assert never["recall"] >= 0.86 and never["false_positive"] <= 0.08, never
     assert answers["unscored"] == 0

@@ -100,3 +100,58 @@ def test_a_name_asked_back_after_a_denial_is_a_guess() -> None:
     g = GRADER.grade(abstain, "", "I don't think you've told me your dog's name… is it Biscuit?")
     assert g.score == 0 and not g.certain
     assert GRADER.grade(abstain, "", "There's no dog in anything you've told me.").score == 10
+
+
+FAMILY = {
+    ("family.md", "1.1"): "My grandmother Nkechi is 88",
+    ("family.md", "1.2"): "Grandma Nkechi lives in Enugu",
+    ("family.md", "2.1"): "My uncle Obinna lives in Lagos",
+    ("family.md", "2.2"): "Uncle Obinna has two sons",
+    ("pets.md", "3.1"): "Our cat is called Biscuit",
+    ("pets.md", "3.2"): "Biscuit is a grey tabby",
+    ("home.md", "4.1"): "I drink green tea first thing in the morning",
+    ("home.md", "5.1"): "The flat has 72 square metres",
+    ("sport.md", "6.1"): "My personal best for 10 km is 52:30",
+    ("sport.md", "6.2"): "My personal best for 5 km is 24:10",
+    ("travel.md", "7.1"): "My seat on the flight is 32K",
+}
+EARLIER = {("home.md", "4.1"): ["I drink coffee first thing in the morning"]}
+
+
+def family_grade(text: str, expected: str, answer: str) -> tuple[float, bool]:
+    q = with_evidence(Question("q", text, expected, (), "ch.md", 1), FAMILY, EARLIER)
+    g = GRADER.grade(q, expected, answer)
+    return g.score, g.certain
+
+
+@pytest.mark.parametrize(
+    ("question", "expected", "answer", "verdict"),
+    [
+        # names another fact holds, and no fact about the subject: the facts may not say so
+        ("How old is my grandmother?", "88", "88 — she lives with your uncle Obinna in Lagos.", (10, False)),
+        ("How old is my grandmother?", "88", "She's 88 — she lives in Enugu.", (10, True)),
+        # after a dash, words no fact about the subject holds: a claim that can't be checked
+        ("What is my cat called?", "Biscuit", "Biscuit — a ginger tom.", (10, False)),
+        ("What is my cat called?", "Biscuit", "Biscuit — your grey tabby.", (10, True)),
+        # the fact's earlier value said as current beside the new one
+        (
+            "What do I drink first thing?",
+            "green tea",
+            "A coffee first thing, then green tea later.",
+            (10, False),
+        ),
+        ("What do I drink first thing?", "green tea", "Green tea — you used to drink coffee.", (10, True)),
+        # a figure in another measure of the same kind is wrong, surely
+        ("How many square metres does the flat have?", "72", "72 square feet.", (0, True)),
+        ("How many square metres does the flat have?", "72", "72 m².", (10, True)),
+        # the question's own measure said with another value: an answer about something else
+        ("What is my personal best for 10 km?", "52:30", "52:30 — that's your 8 km time.", (10, False)),
+        # a code's digits and letters apart: not read, and not failed
+        ("What is my seat?", "32K", "Row 32, seat K.", (0, False)),
+        ("What is my seat?", "32K", "Row 14, seat C.", (0, True)),
+    ],
+)
+def test_what_the_facts_about_the_subject_say_and_what_they_do_not(
+    question: str, expected: str, answer: str, verdict: tuple[float, bool]
+) -> None:
+    assert family_grade(question, expected, answer) == verdict

@@ -1,0 +1,226 @@
+"""What an answer says beside the expected value, read against the facts: a period or a measure
+other than the fact's, a claim no fact makes, names of other facts, an aside after a dash, the
+fact's earlier value, a figure about something else. The exact grader (`exact.py`) turns each
+into a sure 0 or an "I can't be sure" — these functions only find them, and say what they found.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from persona.benchmark.model import Question
+from persona.grading.cues import cues as _cues
+from persona.terms import Quantity, extract_quantities, key_terms, terms_match
+
+MARKUP = re.compile(r"[*_`#>|]+|\s+[-•]\s+")
+SENTENCES = re.compile(r"(?<=[.!?…])\s+|\n+")
+# a capitalised word inside a sentence (after a letter, digit, comma or dash — not after a full
+# stop, an emoji or "…"): a name or a place
+NAME = re.compile(r"(?<=[\w,;—–\-(«\"'])\s+(?!I\b)([A-ZА-ЯЁ][a-zа-яё]+)")
+CLAUSE = re.compile(r"[.;!?()\n«»]|,\s|\s[—–-]\s|\s(?:а|но|but|however|whereas)\s", re.IGNORECASE)
+
+
+def _periods(text: str) -> set[str]:
+    return {name for name, pattern in _cues().periods.items() if pattern.search(text)}
+
+
+def other_period(question: Question, answer: str) -> str | None:
+    """ "£1,210 a week" when the fact (`question.evidence`) or the question says "a month": the
+    figure with another period is wrong."""
+    told = _periods(question.text) or set().union(*(_periods(t) for t in question.evidence))
+    given = _periods(answer)
+    if told and given and not given & told:
+        return f"gives the figure per {', '.join(sorted(given))}; it is per {', '.join(sorted(told))}"
+    return None
+
+
+def other_measure(question: Question, answer: str) -> str | None:
+    """ "72 square feet" when the question or the fact counts square metres, «8 гектаров» for
+    «8 соток»: the figure in another measure is wrong (periods have their own rule)."""
+
+    def named(text: str) -> set[str]:
+        return {name for name, pattern in _cues().measures.items() if pattern.search(text)}
+
+    told = named(question.text) or set().union(*(named(t) for t in question.evidence))
+    given = named(answer)
+    if told and given and not given & told:
+        return f"gives the figure in {', '.join(sorted(given))}; it is in {', '.join(sorted(told))}"
+    return None
+
+
+_ASIDE = re.compile(r"\s[—–]\s|\s-\s")
+
+
+def aside_claim(question: Question, answer: str) -> list[str]:
+    """ "Biscuit — a ginger tom, 9 years old": what a short answer adds after a dash, in words
+    that no fact about the subject holds, is a claim the exact grader can't check."""
+    if not question.evidence:
+        return []
+    plain = MARKUP.sub(" ", answer).strip()
+    first = SENTENCES.split(plain)[0]
+    dash = _ASIDE.search(first)
+    if dash is None or len(first[: dash.start()].split()) > 6:
+        return []
+    tail = first[dash.end() :]
+    if _cues().rejected.search(tail) or _cues().past.search(tail):
+        return []  # "**£95** — not the £90 he first quoted": history, which has its own rules
+    own = key_terms(" ".join((*question.evidence, *question.near, *question.superseded, question.text)))
+    return [
+        w for w in dict.fromkeys(key_terms(tail)) if len(w) > 2 and not any(terms_match(w, t) for t in own)
+    ]
+
+
+def earlier_words(question: Question, answer: str) -> list[str]:
+    """Words only an earlier text of the fact held ("coffee" when it is green tea now), said in
+    a clause no past word marks: the old value beside the new, and the answer may mean either."""
+    if not question.superseded:
+        return []
+    now = key_terms(" ".join((*question.evidence, question.text)))
+    before = [
+        t
+        for t in dict.fromkeys(key_terms(" ".join(question.superseded)))
+        if not any(terms_match(t, n) for n in now)
+    ]
+    cues = _cues()
+    out: list[str] = []
+    for clause in (c for c in CLAUSE.split(answer) if c and c.strip()):
+        if cues.past.search(clause) or cues.rejected.search(clause):
+            continue
+        out += [w for w in key_terms(clause) if any(terms_match(w, b) for b in before) and w not in out]
+    return out
+
+
+def other_subject(question: Question, answer: str) -> str | None:
+    """ "52:30 — that's your 8 km time" asked for the 10 km: a measured figure of the question
+    (a distance, a weight) said with another value is an answer about something else."""
+    asked = [q for q in extract_quantities(question.text) if q.unit]
+    said = [a for a in extract_quantities(answer) if a.unit and any(a.unit == q.unit for q in asked)]
+    if asked and said and not any(a.matches(q) for a in said for q in asked):
+        return f"speaks of {shown(said[0])} {said[0].unit}, the question of {shown(asked[0])} {asked[0].unit}"
+    return None
+
+
+def unsaid_period(question: Question, answer: str) -> str | None:
+    """ "£95 an hour" for what the facts give as one charge: a period nobody named may make
+    the figure wrong — not sure (only when the facts are known)."""
+    if not question.evidence or _periods(question.text) or any(_periods(t) for t in question.evidence):
+        return None
+    given = _periods(answer)
+    return f"gives the figure per {', '.join(sorted(given))}, which the facts don't say" if given else None
+
+
+def claims_not_told(question: Question, wanted: list[Quantity], answer: str) -> list[str]:
+    """Values, months and names in the answer that neither the facts holding the answer nor
+    the question hold, and no rival of the expected value (rivals have their own rules): an
+    extra claim ("LH1173, on 2 July", "£150 for your train tickets to Birmingham"), right or
+    wrong — the exact grader can't tell which."""
+    if not question.evidence:
+        return []
+    told_text = " ".join((*question.known, *question.evidence, question.text))
+    told = extract_quantities(told_text)
+    told_terms = key_terms(told_text)
+    expected_chars = re.sub(r"\W", "", question.expected)
+    extra = [
+        shown(a)
+        for a in extract_quantities(answer)
+        if not any(a.matches(t) for t in (*told, *wanted))
+        and not (wanted and rivals(wanted, a))
+        and a.value != 1.0  # "one of them"
+        and not (isinstance(a.value, float) and f"{a.value:g}" in expected_chars)  # "BA 362"
+    ]
+    plain = "\n".join(line.strip() for line in MARKUP.sub(" ", answer).splitlines())
+    words = {w.lower() for w in NAME.findall(plain) if key_terms(w)} | (
+        set(re.findall(r"\w+", answer.lower())) & _cues().month_words
+    )
+    extra += sorted(w for w in words if not any(terms_match(t, w) for t in told_terms))
+    # a name the facts hold elsewhere, said in the very sentence of the value ("Dr Haddad, at
+    # the practice on Wellington Street" when the office is there): a claim the facts don't make
+    near_terms = key_terms(" ".join((*question.near, *question.evidence, question.text)))
+    for sentence in SENTENCES.split(plain):
+        if not any(q.matches(w) for q in extract_quantities(sentence) for w in wanted) and not (
+            not wanted and set(key_terms(question.expected)) & set(key_terms(sentence))
+        ):
+            continue
+        names = {w.lower() for w in NAME.findall(sentence) if key_terms(w)}
+        extra += sorted(w for w in names if w not in extra and not any(terms_match(t, w) for t in near_terms))
+    return extra
+
+
+# a word of the question held by at most this many facts names what it is about ("grandmother",
+# "broadband"); a commoner one ("name", "live") says nothing about which facts it means
+_SUBJECT_FACTS = 5
+_DISTINCT_FACTS = 2  # a word held by more facts is the language of many ("lives", "every")
+
+
+def other_facts_mixed_in(question: Question, answer: str) -> list[str]:
+    """Words and values of the answer that only facts about something else hold: "88 — she
+    lives with your uncle Obinna in Lagos" when the uncle's fact holds Lagos and the
+    grandmother's does not. A right extra detail comes from the facts the question is about —
+    those holding the answer, their section, and any fact sharing a word of the question that
+    few facts share; one taken from elsewhere is a claim the facts may not make."""
+    if not question.evidence:
+        return []
+    facts = list(question.known)
+    terms_of = [set(key_terms(f)) for f in facts]
+    asked = key_terms(question.text)
+    held_by = Counter(t for terms in terms_of for t in terms)
+    about = set(question.evidence) | set(question.near)
+    about |= {
+        f
+        for f, terms in zip(facts, terms_of, strict=True)
+        if any(held_by[t] <= _SUBJECT_FACTS and any(terms_match(t, a) for a in asked) for t in terms)
+    }
+    own = " ".join((*about, *question.superseded, question.text, question.expected))
+    own_terms, own_values = key_terms(own), extract_quantities(own)
+    elsewhere = " ".join(f for f in facts if f not in about)
+    other_terms, other_values = set(key_terms(elsewhere)), extract_quantities(elsewhere)
+    plain = "\n".join(line.strip() for line in MARKUP.sub(" ", answer).splitlines())
+    names = [w.lower().replace("ё", "е") for w in NAME.findall(plain) if key_terms(w)]
+    mixed = [
+        w
+        for w in dict.fromkeys(names)
+        if not any(terms_match(w, t) for t in own_terms)
+        and 0 < sum(n for t, n in held_by.items() if terms_match(w, t)) <= _DISTINCT_FACTS
+        and any(terms_match(w, t) for t in other_terms)
+    ]
+    mixed += [
+        shown(a)
+        for a in extract_quantities(answer)
+        if not any(a.matches(t) for t in own_values) and any(a.matches(t) for t in other_values)
+    ]
+    return mixed
+
+
+def after_first_sentence(answer: str) -> str:
+    """What follows the first sentence of an answer (where a "you never told me" is usually
+    followed by anything it goes on to say)."""
+    _, _, tail = answer.partition(".")
+    return tail if tail.strip() else ""
+
+
+def shown(q: Quantity) -> str:
+    return f"{q.value:g}" if isinstance(q.value, float) else q.value
+
+
+def same_kind(wanted: list[Quantity], q: Quantity) -> bool:
+    """A value that could stand for the expected one: a time for a time, a number for a number
+    with no other unit."""
+    return any(
+        isinstance(w.value, str) == isinstance(q.value, str)
+        and (w.unit is None or q.unit is None or w.unit == q.unit)
+        for w in wanted
+    )
+
+
+def rivals(wanted: list[Quantity], q: Quantity) -> bool:
+    """Another value that competes with the expected one: of its kind and of its size (within
+    ×10: "8150" for "8320", "6400" for "4000" — not "two bedrooms" beside "72 square metres")."""
+    if not same_kind(wanted, q) or any(w.matches(q) for w in wanted):
+        return False
+    if isinstance(q.value, str):
+        return True
+    return any(
+        isinstance(w.value, float) and w.value and q.value and 0.1 <= abs(q.value / w.value) <= 10
+        for w in wanted
+    )
