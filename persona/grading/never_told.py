@@ -19,7 +19,10 @@ import re
 from dataclasses import dataclass
 from functools import cache
 
+from persona.grading.cues import cues as _cues
 from persona.languages import known_languages, language_table
+from persona.numerals import digits_for_words
+from persona.terms import key_terms, terms_match
 
 _QUOTED = re.compile(r"«[^»]*»|\"[^\"\n]*\"|“[^”]*”|„[^“]*“")
 _SENTENCE_END = re.compile(r"(?<=[.!?…])\s+|\n+")
@@ -36,8 +39,10 @@ class _Phrasings:
     negation: re.Pattern[str]
     knowing: re.Pattern[str]
     other_knowledge: re.Pattern[str]
+    filler: re.Pattern[str]
     guess: re.Pattern[str]
     forget: re.Pattern[str]  # "you asked me to forget": a deletion honoured, not a never-told claim
+    asks_for: dict[str, re.Pattern[str]]  # "how many", «когда»: the kind of value a question asks for
 
 
 @cache
@@ -60,7 +65,12 @@ def _phrasings() -> tuple[_Phrasings, ...]:
                 negation=_words(table.get("not_known", {}).get("negation", [])),
                 knowing=_words(table.get("not_known", {}).get("knowing", [])),
                 other_knowledge=_words(table.get("not_known", {}).get("other_knowledge", [])),
+                filler=_words(table.get("not_known", {}).get("filler", [])),
                 guess=_words(table.get("grading", {}).get("guess", [])),
+                asks_for={
+                    kind: re.compile(r"(?<!\w)(?:" + "|".join(words) + r")(?!\w)", re.IGNORECASE)
+                    for kind, words in table.get("asks_for", {}).items()
+                },
                 forget=re.compile(
                     "|".join(f"(?:{p})" for p in table.get("grading", {}).get("asked_to_forget", []))
                     or r"(?!)",
@@ -117,16 +127,74 @@ def says_never_told(answer: str, question: str = "") -> bool:
     text = _unquoted(answer)
     if question:  # the question's own numbers and names are its topic, not an answer
         for token in set(re.findall(r"\d+(?:[.,]\d+)?|[A-ZА-ЯЁ][\w-]+", question)):
-            text = re.sub(rf"(?<!\w){re.escape(token)}(?!\w)", "…", text)
+            text = re.sub(rf"(?<!\w){re.escape(token)}(?!\w)", _TOPIC, text)
     for lang in _phrasings():
         claims = _claims_in(text, lang)
         if not claims or lang.forget.search(text):
             continue
         if _guesses(text, lang) or _answered_before(text, lang, claims):
             return False
+        kinds = {kind for kind, words in lang.asks_for.items() if words.search(question)}
+        if kinds and not _claims_what_was_asked(text, claims, question, lang) and _gives_asked_kind(text, claims, kinds):
+            return False
         if any(not _answers_after(text[end:], lang) for _, end in claims):
             return True
     return False
+
+
+_TOPIC = "⁂"  # stands for a name or number of the question: no value, no sentence's end
+_CLAIM_CLAUSE_END = re.compile(r"[,;:—–(]|\s-\s")
+_ONE = re.compile(r"(?<!\w)(?:one|один|одна|одно|одну)(?!\w)", re.IGNORECASE)
+_CLOCK = re.compile(r"\d{1,2}[:.]\d{2}")
+_NAMED = re.compile(r"(?<=[\w,;:—–])\s+(?!I\b)[A-ZА-ЯЁ][\w-]+")
+
+
+def _claims_what_was_asked(text: str, claims: list[tuple[int, int]], question: str, lang: _Phrasings) -> bool:
+    """Whether a sentence holding a claim names what the question asks about ("I don't have
+    your sister's birthday — only your mum's") — then a value beside it is what else is known;
+    a claim about another detail ("You didn't tell me the venue") leaves the value the answer."""
+    asked = key_terms(question)
+    for sentence in _SENTENCE_SPAN.finditer(text):
+        inside = [end for start, end in claims if sentence.start() <= start < sentence.end()]
+        if not inside:
+            continue
+        # the claim's own clause: up to the first break after it ("…names, only the size: five")
+        after = _CLAIM_CLAUSE_END.search(text, min(inside), sentence.end())
+        body = text[sentence.start() : after.start() if after else sentence.end()]
+        own = [
+            w
+            for w in key_terms(body)
+            if len(w) > 3 and not any(p.fullmatch(w) for p in (lang.knowing, lang.negation, lang.filler))
+        ]
+        if (
+            not own  # "I don't know.", "I don't have that.": a bare claim is about the question
+            or _TOPIC in body  # a name or number of the question, taken out before
+            or any(terms_match(a, w) for a in asked for w in own)
+        ):
+            return True
+    return False
+
+
+def _gives_asked_kind(text: str, claims: list[tuple[int, int]], kinds: set[str]) -> bool:
+    """Whether, outside its claims, the reply holds a value of the kind the question asks for
+    ("only the size: five people" to "how many", "only the month: January" to "when", "just
+    Brenda" to "who"): then it answers, and says besides what else it doesn't know. The
+    question's own numbers and names are gone from `text` already."""
+    rest, last = [], 0
+    for start, end in sorted(claims):
+        rest.append(text[last:start])
+        last = max(last, end)
+    rest.append(text[last:])
+    outside = " ".join(rest)
+    plain = digits_for_words(_ONE.sub(" ", outside))  # "one thing I wasn't told" holds no count
+    months = _cues().month_words
+    if "count" in kinds and _DIGIT.search(plain):
+        return True
+    if "time" in kinds and (
+        _CLOCK.search(plain) or any(w in months for w in re.findall(r"\w+", outside.lower()))
+    ):
+        return True
+    return bool(kinds & {"name", "place"}) and bool(_NAMED.search(outside))
 
 
 def _guesses(text: str, lang: _Phrasings) -> bool:

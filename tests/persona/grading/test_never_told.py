@@ -5,7 +5,7 @@ from pathlib import Path
 import json5
 import pytest
 
-from persona.grading.never_told import says_never_told
+from persona.grading.never_told import is_stall, says_never_told
 
 
 @pytest.mark.parametrize(
@@ -96,3 +96,57 @@ def test_claims_with_what_it_does_know_beside_them(answer: str) -> None:
 )
 def test_a_guess_after_a_denial_is_an_answer(answer: str) -> None:
     assert not says_never_told(answer)
+
+
+@pytest.mark.parametrize(
+    ("question", "reply", "never_told"),
+    [
+        # a value of the kind asked for, beside a claim about another detail: an answer
+        (
+            "How many people are in my team?",
+            "You didn't tell me everyone's names, only the size: five people.",
+            False,
+        ),
+        ("When is my eye test due?", "Can't find a date, only the month: January.", False),
+        ("Who is my godmother?", "I don't have her surname — just Brenda.", False),
+        ("Сколько детей у брата?", "Нигде не нашёл имён, но детей у него трое.", False),
+        # the claim names what was asked; the value beside it is what else is known
+        (
+            "When is my sister's birthday?",
+            "I don't have your sister's birthday — only your mum's, 3 May.",
+            True,
+        ),
+        (
+            "How old is Marcus?",
+            "Marcus's age isn't something you've told me — I only have his birthday, 20 April.",
+            True,
+        ),
+        # a bare claim is about the question, whatever follows
+        (
+            "How much did the balcony chairs cost?",
+            "I don't know. The only prices I have are the table's (420 euros).",
+            True,
+        ),
+        ("How old is Harriet?", "I'm afraid that's one thing I wasn't told.", True),
+    ],
+)
+def test_a_value_of_the_asked_kind_beside_a_claim(question: str, reply: str, never_told: bool) -> None:
+    assert says_never_told(reply, question) is never_told
+
+
+@pytest.mark.parametrize(
+    ("reply", "stall"),
+    [
+        ("Checking… 🔍", True),
+        ("On it! Pulling up your work details now.", True),
+        ("Sure! I'll go through my notes on your work travel and come right back with it.", True),
+        ("Погодите, поднимаю записи про дачу.", True),
+        ("Подождите, пожалуйста, я загляну в записи и сразу скажу.", True),
+        ("Так, давайте я сверюсь со своими записями и отвечу.", True),
+        # a promise already kept: the answer follows it
+        ("It took me a moment to find — Ben.", False),
+        ("Сейчас посмотрел — на амоксициллин.", False),
+    ],
+)
+def test_a_reply_that_only_promises_to_look_is_a_stall(reply: str, stall: bool) -> None:
+    assert is_stall(reply) is stall
