@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from persona.numerals import digits_for_words
 
@@ -243,8 +244,18 @@ _STOPWORDS = frozenset(
 
 def key_terms(text: str) -> list[str]:
     """Normalised content words: lower case, `ё`→`е`, no punctuation, numbers and stopwords."""
+    # the same facts' texts are read for every answer graded: short ones are remembered
+    return list(_key_terms_cached(text) if len(text) <= 1 << 16 else _key_terms(text))
+
+
+@lru_cache(maxsize=1024)
+def _key_terms_cached(text: str) -> tuple[str, ...]:
+    return _key_terms(text)
+
+
+def _key_terms(text: str) -> tuple[str, ...]:
     words = re.findall(r"[^\W\d_]+", digits_for_words(text).lower().replace("ё", "е"))
-    return [w for w in words if w not in _STOPWORDS and len(w) > 1 and w not in NUMBER_WORDS]
+    return tuple(w for w in words if w not in _STOPWORDS and len(w) > 1 and w not in NUMBER_WORDS)
 
 
 def terms_match(a: str, b: str) -> bool:
