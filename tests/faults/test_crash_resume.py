@@ -13,8 +13,6 @@ import time
 from collections import Counter
 from pathlib import Path
 
-import pytest
-
 from gateway.log.events import Asked, ErrorEvent, Evaluation, Event, Replied, RunStart, Said
 from gateway.log.runlog import EVENTS_FILE, iter_records, read_log
 from tests.conftest import DEMO, REPO
@@ -47,7 +45,6 @@ def unanswered_then_resent(events: list[Event]) -> tuple[int, int]:
     return left, flagged
 
 
-@pytest.mark.slow  # ~25 s: opt-in (`pytest -m slow`); killed demos are resumed in CI elsewhere
 def test_a_dozen_kills_and_resumes(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     run = (

@@ -140,7 +140,6 @@ def wait_until(condition: object, seconds: float, what: str) -> None:
     raise AssertionError(f"not within {seconds} s: {what}")
 
 
-@pytest.mark.slow  # ~45 s: opt-in (`pytest -m slow`), out of CI's 20 minutes
 def test_the_example_matrix_on_the_cluster_gives_the_local_tables(
     cluster: Cluster, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -255,7 +254,6 @@ def state_lost(events: list[Event]) -> list[ErrorEvent]:
     return [e for e in events if isinstance(e, ErrorEvent) and e.kind == AGENT_STATE_LOST]
 
 
-@pytest.mark.slow  # ~15 s: opt-in (`pytest -m slow`), out of CI's 20 minutes
 def test_a_killed_driver_stops_the_cluster_s_runs_and_the_same_command_resumes_them(
     cluster: Cluster, tmp_path: Path
 ) -> None:
@@ -279,7 +277,6 @@ def test_a_killed_driver_stops_the_cluster_s_runs_and_the_same_command_resumes_t
         assert starts[-1].resumed is True and starts[-1].node == starts[0].node and not state_lost(events)
 
 
-@pytest.mark.slow  # ~15 s: opt-in (`pytest -m slow`), out of CI's 20 minutes
 def test_a_worker_node_that_dies_mid_run_loses_no_run(cluster: Cluster, tmp_path: Path) -> None:
     """Last in this module: it adds a node and removes it."""
     doomed = cluster.add_node(num_cpus=2, resources={"agent_slot": 2})
