@@ -21,8 +21,18 @@ NAME = re.compile(r"(?<=[\w,;—–\-(«\"'])\s+(?!I\b)([A-ZА-ЯЁ][a-zа-яё]
 CLAUSE = re.compile(r"[.;!?()\n«»]|,\s|\s[—–-]\s|\s(?:а|но|but|however|whereas)\s", re.IGNORECASE)
 
 
+def _named(table: dict[str, re.Pattern[str]], text: str) -> set[str]:
+    """Which of a cue table's entries (periods, measures) `text` names."""
+    return {name for name, pattern in table.items() if pattern.search(text)}
+
+
 def _periods(text: str) -> set[str]:
-    return {name for name, pattern in _cues().periods.items() if pattern.search(text)}
+    return _named(_cues().periods, text)
+
+
+def _plain_lines(answer: str) -> str:
+    """The answer without markdown marks, each line stripped: where a name is read as one."""
+    return "\n".join(line.strip() for line in MARKUP.sub(" ", answer).splitlines())
 
 
 def other_period(question: Question, answer: str) -> str | None:
@@ -38,12 +48,9 @@ def other_period(question: Question, answer: str) -> str | None:
 def other_measure(question: Question, answer: str) -> str | None:
     """ "72 square feet" when the question or the fact counts square metres, «8 гектаров» for
     «8 соток»: the figure in another measure is wrong (periods have their own rule)."""
-
-    def named(text: str) -> set[str]:
-        return {name for name, pattern in _cues().measures.items() if pattern.search(text)}
-
-    told = named(question.text) or set().union(*(named(t) for t in question.evidence))
-    given = named(answer)
+    measures = _cues().measures
+    told = _named(measures, question.text) or set().union(*(_named(measures, t) for t in question.evidence))
+    given = _named(measures, answer)
     if told and given and not given & told:
         return f"gives the figure in {', '.join(sorted(given))}; it is in {', '.join(sorted(told))}"
     return None
@@ -129,7 +136,7 @@ def claims_not_told(question: Question, wanted: list[Quantity], answer: str) -> 
         and a.value != 1.0  # "one of them"
         and not (isinstance(a.value, float) and f"{a.value:g}" in expected_chars)  # "BA 362"
     ]
-    plain = "\n".join(line.strip() for line in MARKUP.sub(" ", answer).splitlines())
+    plain = _plain_lines(answer)
     words = {w.lower() for w in NAME.findall(plain) if key_terms(w)} | (
         set(re.findall(r"\w+", answer.lower())) & _cues().month_words
     )
@@ -175,7 +182,7 @@ def other_facts_mixed_in(question: Question, answer: str) -> list[str]:
     own_terms, own_values = key_terms(own), extract_quantities(own)
     elsewhere = " ".join(f for f in facts if f not in about)
     other_terms, other_values = set(key_terms(elsewhere)), extract_quantities(elsewhere)
-    plain = "\n".join(line.strip() for line in MARKUP.sub(" ", answer).splitlines())
+    plain = _plain_lines(answer)
     names = [w.lower().replace("ё", "е") for w in NAME.findall(plain) if key_terms(w)]
     mixed = [
         w

@@ -28,6 +28,11 @@ _QUOTED = re.compile(r"«[^»]*»|\"[^\"\n]*\"|“[^”]*”|„[^“]*“")
 _SENTENCE_END = re.compile(r"(?<=[.!?…])\s+|\n+")
 _WORD = re.compile(r"\w+")
 _DIGIT = re.compile(r"\d")
+_TOPIC = "⁂"  # stands for a name or number of the question: no value, no sentence's end
+_CLAIM_CLAUSE_END = re.compile(r"[,;:—–(]|\s-\s")
+_ONE = re.compile(r"(?<!\w)(?:one|один|одна|одно|одну)(?!\w)", re.IGNORECASE)
+_CLOCK = re.compile(r"\d{1,2}[:.]\d{2}")
+_NAMED = re.compile(r"(?<=[\w,;:—–])\s+(?!I\b)[A-ZА-ЯЁ][\w-]+")
 
 
 @dataclass(frozen=True)
@@ -142,11 +147,6 @@ def says_never_told(answer: str, question: str = "") -> bool:
     return False
 
 
-_TOPIC = "⁂"  # stands for a name or number of the question: no value, no sentence's end
-_CLAIM_CLAUSE_END = re.compile(r"[,;:—–(]|\s-\s")
-_ONE = re.compile(r"(?<!\w)(?:one|один|одна|одно|одну)(?!\w)", re.IGNORECASE)
-_CLOCK = re.compile(r"\d{1,2}[:.]\d{2}")
-_NAMED = re.compile(r"(?<=[\w,;:—–])\s+(?!I\b)[A-ZА-ЯЁ][\w-]+")
 
 
 def _claims_what_was_asked(text: str, claims: list[tuple[int, int]], question: str, lang: _Phrasings) -> bool:
