@@ -127,6 +127,20 @@ def _month_around(later: str, before: str) -> bool:
     return bool(of and of.group(1).lower() in _MONTHS_EN) or bool(month and month.group(1) in _MONTHS_EN)
 
 
+_JOINING = frozenset("и или либо а and or the of".split())
+
+
+def _days_before_month(later: str) -> bool:
+    """ "пятое и двенадцатое ноября", "либо двенадцатого, либо девятнадцатого октября", "the
+    fifth or the twelfth of November": an ordinal whose month comes after the next days."""
+    for word in re.findall(r"[^\W\d_]+|\d+", later[:120].lower().replace("ё", "е"))[:8]:
+        if word in _MONTHS_GENITIVE or word in _MONTHS_EN:
+            return True
+        if word not in _JOINING and word not in _ORDINALS and not word.isdigit():
+            return False
+    return False
+
+
 def _place(value: int) -> int:
     """Where a number word stands in a spelled number: hundreds 3, tens 2, units and teens 1."""
     return 3 if value >= 100 else 2 if value >= 20 else 1
@@ -203,7 +217,7 @@ def _spell_out(text: str) -> str:
         later = text[matches[i + used - 1].end() :].lstrip()
         before = text[: matches[i].start()].rstrip().lower()
         if any(w.lower().replace("ё", "е") in _ORDINALS for w in words[:used]) and not (
-            after.lower() in _MONTHS_GENITIVE or _month_around(later, before)
+            after.lower() in _MONTHS_GENITIVE or _month_around(later, before) or _days_before_month(later)
         ):
             i += 1
             continue

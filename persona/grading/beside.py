@@ -16,8 +16,8 @@ from persona.terms import Quantity, extract_quantities, key_terms, terms_match
 MARKUP = re.compile(r"[*_`#>|]+|\s+[-•]\s+")
 SENTENCES = re.compile(r"(?<=[.!?…])\s+|\n+")
 # a capitalised word inside a sentence (after a letter, digit, comma or dash — not after a full
-# stop, an emoji or "…"): a name or a place
-NAME = re.compile(r"(?<=[\w,;—–\-(«\"'])\s+(?!I\b)([A-ZА-ЯЁ][a-zа-яё]+)")
+# stop, an emoji or "…") or in quotes («Восход»): a name or a place
+NAME = re.compile(r"(?:(?<=[\w,;—–\-(«\"'])\s+|(?<=[«“\"]))(?!I\b)([A-ZА-ЯЁ][a-zа-яё]+)")
 CLAUSE = re.compile(r"[.;!?()\n«»]|,\s|\s[—–-]\s|\s(?:а|но|but|however|whereas)\s", re.IGNORECASE)
 
 
@@ -137,7 +137,7 @@ def claims_not_told(question: Question, wanted: list[Quantity], answer: str) -> 
         and not (isinstance(a.value, float) and f"{a.value:g}" in expected_chars)  # "BA 362"
     ]
     plain = _plain_lines(answer)
-    words = {w.lower() for w in NAME.findall(plain) if key_terms(w)} | (
+    words = {w.lower().replace("ё", "е") for w in NAME.findall(plain) if key_terms(w)} | (
         set(re.findall(r"\w+", answer.lower())) & _cues().month_words
     )
     extra += sorted(w for w in words if not any(terms_match(t, w) for t in told_terms))
@@ -149,7 +149,7 @@ def claims_not_told(question: Question, wanted: list[Quantity], answer: str) -> 
             not wanted and set(key_terms(question.expected)) & set(key_terms(sentence))
         ):
             continue
-        names = {w.lower() for w in NAME.findall(sentence) if key_terms(w)}
+        names = {w.lower().replace("ё", "е") for w in NAME.findall(sentence) if key_terms(w)}
         extra += sorted(w for w in names if w not in extra and not any(terms_match(t, w) for t in near_terms))
     return extra
 

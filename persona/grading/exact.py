@@ -13,6 +13,7 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from itertools import pairwise
 from typing import Protocol
 
 from persona.benchmark.model import DELETED_MARKERS, Question
@@ -35,6 +36,7 @@ from persona.grading.beside import (
 )
 from persona.grading.cues import cues as _cues
 from persona.grading.never_told import claims_never_told, says_never_told
+from persona.grading.variants import in_expected_spelling
 from persona.numerals import digits_for_words
 from persona.terms import (
     IDENTIFIER,
@@ -129,7 +131,7 @@ class ExactGrader:
         if not answer.strip():
             return Grade(0.0, "empty answer", never_told=never)
         items = split_items(expected)
-        answer = _in_expected_forms(expected, answer)
+        answer = in_expected_spelling(expected, _in_expected_forms(expected, answer))
         answer_qty = extract_quantities(answer)
         answer_terms = key_terms(answer)
         answer_ids = extract_identifiers(answer) | {
@@ -225,6 +227,8 @@ def _doubt(question: Question, items: list[str], found: list[str], answer: str, 
         if others := [a for a in extract_quantities(answer) if rivals(wanted, a)]:
             # "3, 10 and 14 November" for "3 November and 10 November": an extra item or a wrong one
             return f"other values of its kind ({', '.join(shown(o) for o in others[:3])}) beside the expected ones"
+        if names := _names_not_listed(question, items, answer):
+            return f"names {', '.join(names[:3])} beside the expected ones: an extra item or a wrong one"
         return None
     wanted = extract_quantities(items[0])
     if wanted:
@@ -256,6 +260,35 @@ def _doubt(question: Question, items: list[str], found: list[str], answer: str, 
         if terms and hits < len(terms):
             return f"only {hits} of the {len(terms)} words of {items[0]!r}"
     return None
+
+
+def _names_not_listed(question: Question, items: list[str], answer: str) -> list[str]:
+    """Names joined to an expected item as items of one list that are no item of the expected
+    list and not of the question ("Вера и Наташа" for «Вера и Миша»); a name said elsewhere in
+    the answer ("Chidi and Sophie's twins are Ada and Obi") is left to the other rules."""
+    own = key_terms(" ".join((*items, question.text)))
+    plain = MARKUP.sub(" ", answer)
+    words = [w for w in _LIST_WORD.finditer(plain) if not _LIST_JOINER.fullmatch(f" {w.group(0)} ")]
+    out: list[str] = []
+    for a, b in pairwise(words):
+        if not _LIST_JOINER.fullmatch(plain[a.end() : b.start()]):
+            continue
+        for this, other in ((a, b), (b, a)):
+            name, item = this.group(0), other.group(0).lower().replace("ё", "е")
+            term = name.lower().replace("ё", "е")
+            if (
+                name[0].isupper()
+                and key_terms(name)
+                and not any(terms_match(term, t) for t in own)
+                and any(terms_match(item, t) for t in own)
+                and term not in out
+            ):
+                out.append(term)
+    return out
+
+
+_LIST_WORD = re.compile(r"[^\W\d_]+")
+_LIST_JOINER = re.compile(r"\s*[,&;]?\s*(?:and|и|или|or)\s+|\s*[,&;]\s*", re.IGNORECASE)
 
 
 _MIXED_CODE = re.compile(r"(?<!\w)(?=[^\W_]*\d)(?=[^\W_]*[^\W\d_])[^\W_]+(?!\w)")  # "32K", "6A", "054Г"

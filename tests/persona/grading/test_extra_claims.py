@@ -50,6 +50,8 @@ def grade(text: str, expected: str, answer: str, *tags: str) -> tuple[float, boo
         ("How much did I spend on books?", "£65", "£47 + £18 = **£65** so far.", (10, True)),
         ("How much did Gareth charge?", "£95", "**£95** — not the £90 he first quoted.", (10, True)),
         ("Who is my GP?", "Dr Haddad", "Haddad.", (10, True)),
+        # a name in quotes is a name too: «Восход», "Meadow"
+        ("Who is my GP?", "Dr Haddad", "Dr Haddad, at the «Meadow» practice.", (10, False)),
     ],
 )
 def test_claims_beside_the_value(

@@ -1,0 +1,75 @@
+"""The expected words as answers spell them otherwise (`persona/grading/variants.py`): an
+acronym written out and back, the other script, a one-letter slip in a long word — each a full
+score; and what must stay a miss: a short word one letter off, a different name."""
+
+from __future__ import annotations
+
+import pytest
+
+from persona.benchmark.model import Question
+from persona.grading.exact import ExactGrader
+from persona.grading.variants import in_expected_spelling
+
+GRADER = ExactGrader()
+
+
+def graded(expected: str, answer: str, question: str = "?") -> tuple[float, bool]:
+    g = GRADER.grade(Question("q", question, expected, (), "ch.md", 1), expected, answer)
+    return g.score, g.certain
+
+
+@pytest.mark.parametrize(
+    ("expected", "answer"),
+    [
+        ("ГАЗ", "Андрей работает на Горьковском автомобильном заводе."),
+        ("Горьковский автомобильный завод", "На ГАЗ, инженером."),
+        ("Болонья", "Bologna 🇮🇹"),
+        ("Zen", "У вас интернет от Зен."),
+        ("pescatarian", "Pescetarian (vegetarian plus fish)."),
+        ("accommodation", "The acommodation is booked."),
+    ],
+)
+def test_another_spelling_of_the_expected_words_scores_full(expected: str, answer: str) -> None:
+    assert graded(expected, answer) == (10.0, True)
+
+
+@pytest.mark.parametrize(
+    ("expected", "answer"),
+    [
+        ("cat", "A car."),  # a short word one letter off is another word
+        ("Болонья", "Boston."),  # another city in the other script
+        ("ГАЗ", "На Горьковском заводе."),  # two words for a three-letter acronym
+        ("Thursday", "Tuesday."),
+    ],
+)
+def test_what_only_looks_alike_stays_a_miss(expected: str, answer: str) -> None:
+    assert graded(expected, answer)[0] == 0.0
+
+
+def test_only_the_words_standing_for_expected_ones_are_rewritten() -> None:
+    said = "Bologna, then Boston — Горьковский автомобильный завод paid."
+    assert (
+        in_expected_spelling("Болонья", said)
+        == "Болонья, then Boston — Горьковский автомобильный завод paid."
+    )
+
+
+@pytest.mark.parametrize(
+    ("expected", "answer"),
+    [
+        ("5 ноября и 12 ноября", "Раньше: пятое и двенадцатое ноября."),
+        ("12 октября или 19 октября", "Либо двенадцатого, либо девятнадцатого октября."),
+        ("5 November and 12 November", "The fifth and the twelfth of November."),
+    ],
+)
+def test_days_said_before_one_month_are_dates(expected: str, answer: str) -> None:
+    assert graded(expected, answer)[0] == 10.0
+
+
+def test_a_name_listed_beside_an_expected_one_is_unsure() -> None:
+    # «Вера и Наташа» for «Миша и Вера»: a wrong item, not half a right list
+    assert graded("Миша и Вера", "Вера и Наташа.", "Как зовут наших детей?") == (5.0, False)
+    # a name said elsewhere in the answer is no item of its list
+    assert graded(
+        "Ada and Obi", "Chidi and Sophie's twins are Ada and Obi.", "What are the twins called?"
+    ) == (10.0, True)
