@@ -30,6 +30,11 @@ _WORD = re.compile(r"\w+")
 _DIGIT = re.compile(r"\d")
 _TOPIC = "⁂"  # stands for a name or number of the question: no value, no sentence's end
 _CLAIM_CLAUSE_END = re.compile(r"[,;:—–(]|\s-\s")
+# a clause that says what the claim is about: "…, that you have a cat", «…, что у вас есть кошка»
+_OBJECT_CLAUSE = re.compile(
+    r"\s*(?:что|чтобы|как|когда|где|какой|какая|какое|какие|сколько|that|what|when|where|how|which|who|whether)(?!\w)",
+    re.IGNORECASE,
+)
 _ONE = re.compile(r"(?<!\w)(?:one|один|одна|одно|одну)(?!\w)", re.IGNORECASE)
 _CLOCK = re.compile(r"\d{1,2}[:.]\d{2}")
 _NAMED = re.compile(r"(?<=[\w,;:—–])\s+(?!I\b)[A-ZА-ЯЁ][\w-]+")
@@ -39,11 +44,15 @@ _NAMED = re.compile(r"(?<=[\w,;:—–])\s+(?!I\b)[A-ZА-ЯЁ][\w-]+")
 class _Phrasings:
     claims: re.Pattern[str]
     connector: re.Pattern[str]
+    contrast: re.Pattern[str]  # "but", «но»: where one claim ends and something else begins
     request: re.Pattern[str]
     stall: re.Pattern[str]
     negation: re.Pattern[str]
     knowing: re.Pattern[str]
     other_knowledge: re.Pattern[str]
+    told_else: re.Pattern[str]  # "you said…", "I know…": a later sentence on what else it knows
+    others: re.Pattern[str]  # "no other allergies", «других аллергий»: a claim about what else there is
+    denied_after: int  # how many words after a knowing word its negation may come ("found nothing")
     filler: re.Pattern[str]
     guess: re.Pattern[str]
     forget: re.Pattern[str]  # "you asked me to forget": a deletion honoured, not a never-told claim
@@ -63,6 +72,7 @@ def _phrasings() -> tuple[_Phrasings, ...]:
             _Phrasings(
                 claims=re.compile("|".join(f"(?:{p})" for p in claims), re.IGNORECASE),
                 connector=re.compile(after.get("connector", r"(?!)"), re.IGNORECASE),
+                contrast=re.compile(after.get("contrast", r"(?!)"), re.IGNORECASE),
                 request=re.compile(after.get("request", r"\?"), re.IGNORECASE),
                 stall=re.compile(
                     "|".join(f"(?:{p})" for p in table.get("stall", [])) or r"(?!)", re.IGNORECASE
@@ -70,6 +80,9 @@ def _phrasings() -> tuple[_Phrasings, ...]:
                 negation=_words(table.get("not_known", {}).get("negation", [])),
                 knowing=_words(table.get("not_known", {}).get("knowing", [])),
                 other_knowledge=_words(table.get("not_known", {}).get("other_knowledge", [])),
+                told_else=_words(table.get("not_known", {}).get("told_else", [])),
+                others=_words(table.get("not_known", {}).get("others", [])),
+                denied_after=int(table.get("not_known", {}).get("denied_after", 2)),
                 filler=_words(table.get("not_known", {}).get("filler", [])),
                 guess=_words(table.get("grading", {}).get("guess", [])),
                 asks_for={
@@ -95,7 +108,7 @@ def _words(words: list[str]) -> re.Pattern[str]:
     return re.compile("|".join(alternatives) or r"(?!)", re.IGNORECASE)
 
 
-_WINDOW = 6  # words between a negation and a knowing word ("I don't, as far as I can see, have it")
+_WINDOW = 8  # words between a negation and a knowing word ("I don't, as far as I can see, have it")
 
 
 def _claims_in(text: str, lang: _Phrasings) -> list[tuple[int, int]]:
@@ -113,10 +126,26 @@ def _claims_in(text: str, lang: _Phrasings) -> list[tuple[int, int]]:
 
         negations = [(index(m.start()), m) for m in lang.negation.finditer(body)]
         knowing = [(index(m.start()), m) for m in lang.knowing.finditer(body)]
-        pair = next(((n, k) for n in negations for k in knowing if abs(n[0] - k[0]) <= _WINDOW), None)
+        # a negation before its knowing word ("no babysitter saved"), or just after it ("found
+        # nothing"): one further on denies something else ("You told me … — no surgery needed")
+        pair = next(
+            (
+                (n, k)
+                for n in negations
+                for k in knowing
+                if -lang.denied_after <= k[0] - n[0] <= _WINDOW
+                # not across a "but": "Не могу найти «брат», но Сергей у меня записан"
+                and not lang.contrast.search(
+                    body, min(n[1].end(), k[1].end()), max(n[1].start(), k[1].start())
+                )
+            ),
+            None,
+        )
         if pair is not None:
             n, k = pair[0][1], pair[1][1]
-            found.append((sentence.start() + min(n.start(), k.start()), sentence.start() + max(n.end(), k.end())))
+            found.append(
+                (sentence.start() + min(n.start(), k.start()), sentence.start() + max(n.end(), k.end()))
+            )
     return found
 
 
@@ -134,19 +163,39 @@ def says_never_told(answer: str, question: str = "") -> bool:
         for token in set(re.findall(r"\d+(?:[.,]\d+)?|[A-ZА-ЯЁ][\w-]+", question)):
             text = re.sub(rf"(?<!\w){re.escape(token)}(?!\w)", _TOPIC, text)
     for lang in _phrasings():
-        claims = _claims_in(text, lang)
+        claims = [c for c in _claims_in(text, lang) if not _about_others(text, c, lang)]
         if not claims or lang.forget.search(text):
             continue
-        if _guesses(text, lang) or _answered_before(text, lang, claims):
+        if (
+            _guesses(text, lang)
+            or _answered_before(text, lang, claims)
+            or _opens_with_answer(text, claims, question, lang)
+        ):
             return False
         kinds = {kind for kind, words in lang.asks_for.items() if words.search(question)}
-        if kinds and not _claims_what_was_asked(text, claims, question, lang) and _gives_asked_kind(text, claims, kinds):
+        if (
+            kinds
+            and not _claims_what_was_asked(text, claims, question, lang)
+            and _gives_asked_kind(text, claims, kinds)
+        ):
             return False
         if any(not _answers_after(text[end:], lang) for _, end in claims):
             return True
     return False
 
 
+def _about_others(text: str, claim: tuple[int, int], lang: _Phrasings) -> bool:
+    """ "Peanuts — she carries antihistamines. No other allergies were mentioned": a claim
+    about what else there is, after the reply has said something first, is no claim about
+    what was asked."""
+    start, end = claim
+    if len(_WORD.findall(text[:start])) < 3:
+        return False
+    sentence_start = max(text.rfind(c, 0, start) for c in ".!?…\n") + 1
+    after = _CLAIM_CLAUSE_END.search(text, end)
+    sentence_end = _SENTENCE_END.search(text, end)
+    stop = min(m.start() for m in (after, sentence_end) if m) if after or sentence_end else len(text)
+    return bool(lang.others.search(text[sentence_start:stop]))
 
 
 def _claims_what_was_asked(text: str, claims: list[tuple[int, int]], question: str, lang: _Phrasings) -> bool:
@@ -160,6 +209,10 @@ def _claims_what_was_asked(text: str, claims: list[tuple[int, int]], question: s
             continue
         # the claim's own clause: up to the first break after it ("…names, only the size: five")
         after = _CLAIM_CLAUSE_END.search(text, min(inside), sentence.end())
+        while after and _OBJECT_CLAUSE.match(
+            text, after.end()
+        ):  # "…, что у вас есть кошка": what it wasn't told
+            after = _CLAIM_CLAUSE_END.search(text, after.end(), sentence.end())
         body = text[sentence.start() : after.start() if after else sentence.end()]
         own = [
             w
@@ -209,7 +262,37 @@ def _guesses(text: str, lang: _Phrasings) -> bool:
     )  # a guess word that only softens the claim ("вы, кажется, не рассказывали") is no guess
 
 
-_CLAUSE_BREAK = re.compile(r"\s[—–-]\s|[;:]\s|,\s+(?=(?:but|но|а|maybe|perhaps|probably|возможно|наверное)\b)")
+_CLAUSE_BREAK = re.compile(
+    r"\s[—–-]\s|[;:]\s|,\s+(?=(?:but|но|а|maybe|perhaps|probably|возможно|наверное)\b)"
+)
+
+
+_OPENING_END = re.compile(r"[.!:;(—–]\W*$|\s-\s*$")
+
+
+def _opens_with_answer(text: str, claims: list[tuple[int, int]], question: str, lang: _Phrasings) -> bool:
+    """ "Lyon. (You didn't tell me the venue.)", "Dr Haddad — no other GP has come up": the
+    reply opens with a short answer, set apart, and its claim is about another detail — one
+    the question doesn't name, or "no other"."""
+    start = min(s for s, _ in claims)
+    opening = text[:start]
+    words = _WORD.findall(opening)
+    if not question or not 1 <= len(words) <= 4 or not _OPENING_END.search(opening.rstrip()):
+        return False
+    if any(
+        lang.filler.fullmatch(w) or lang.negation.fullmatch(w) or lang.knowing.fullmatch(w) for w in words
+    ):
+        return False  # "Sorry — …", «Увы: …»: no answer, only the way into the claim
+    named = len(words) <= 3 and any(
+        w[0].isupper() for w in words[1:] or words
+    )  # a first word is capitalised anyway
+    if not (_DIGIT.search(opening) or named):
+        return False
+    sentence_end = _SENTENCE_END.search(text, start)
+    clause = text[start : sentence_end.start() if sentence_end else len(text)]
+    return bool(lang.other_knowledge.search(clause)) or not _claims_what_was_asked(
+        text, claims, question, lang
+    )
 
 
 def _answered_before(text: str, lang: _Phrasings, claims: list[tuple[int, int]]) -> bool:
@@ -251,12 +334,15 @@ def _unquoted(answer: str) -> str:
 def _answers_after(rest: str, lang: _Phrasings) -> bool:
     """Whether the text after a claim gives an answer: a sentence that is no question or
     request and holds a number, or goes on after a connector with words of its own."""
-    for sentence in _SENTENCE_END.split(rest):
+    for n, sentence in enumerate(_SENTENCE_END.split(rest)):
         if not sentence.strip() or lang.request.search(sentence.rstrip().rstrip("?")):
             continue
+        if n and lang.told_else.search(sentence):
+            continue  # a sentence of its own on what else it knows: "I know he's in Year 3, though."
         if sentence.rstrip().endswith("?"):  # "… Елена Викторовна Шубина?": a guess, asked
             if _DIGIT.search(sentence) or re.search(
-                r"(?<=\w)\s+[A-ZА-ЯЁ]\w+|^\s*[A-ZА-ЯЁ]\w+\s+[A-ZА-ЯЁ]", sentence
+                r"(?<=\w)\s+[A-ZА-ЯЁ]\w+|^\s*[A-ZА-ЯЁ]\w+\s+[A-ZА-ЯЁ]\w",
+                sentence,  # not "Should I …?"
             ):
                 return True
             continue
@@ -267,6 +353,8 @@ def _answers_after(rest: str, lang: _Phrasings) -> bool:
         joined = lang.connector.search(sentence)
         if joined:
             tail = sentence[joined.end() :]
-            if len(_WORD.findall(tail)) >= 2 and not lang.claims.search(tail):
+            # "…, but we never set a number": what follows says it doesn't know either
+            denied = lang.negation.search(tail) and not _DIGIT.search(tail)
+            if len(_WORD.findall(tail)) >= 2 and not _claims_in(tail, lang) and not denied:
                 return True
     return False

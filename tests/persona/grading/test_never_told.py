@@ -150,3 +150,67 @@ def test_a_value_of_the_asked_kind_beside_a_claim(question: str, reply: str, nev
 )
 def test_a_reply_that_only_promises_to_look_is_a_stall(reply: str, stall: bool) -> None:
     assert is_stall(reply) is stall
+
+
+@pytest.mark.parametrize(
+    ("question", "reply", "never_told"),
+    [
+        # words between the cue and its verb, in both languages
+        ("Do you know my dog's name?", "I don't, as far as I can see, have any dog's name saved.", True),
+        ("Какой у меня рост?", "Впервые об этом слышу 🙂 Расскажете?", True),
+        ("Где я храню запасной ключ?", "Затрудняюсь ответить: вы этого не рассказывали.", True),
+        ("Какой размер обуви у Миши?", "Без понятия, извини! Размер обуви Миши ни разу не обсуждался.", True),
+        (
+            "What's my bank account number?",
+            "There's no bank account number in anything you've told me — and that's probably just as well.",
+            True,
+        ),
+        (
+            "Who is our babysitter?",
+            "I'm sorry, there's no babysitter saved in my memory. Should I add one?",
+            True,
+        ),
+        # «…, что у вас есть кошка»: the claim's clause runs on to what it wasn't told
+        (
+            "Как зовут мою кошку?",
+            "Вы, кажется, не рассказывали, что у вас есть кошка. Я знаю только про Графа и Кешу.",
+            True,
+        ),
+        # an offer after the claim is no answer
+        (
+            "Какой пароль от Wi-Fi на даче?",
+            "Про пароль от Wi-Fi на даче вы мне не говорили — могу сохранить, если напишете.",
+            True,
+        ),
+        ("What's my PIN?", "I don't have that. If you'd like me to store it, just say so.", True),
+        # what follows "but" denies too
+        (
+            "How many steps a day?",
+            "I don't think I know that one. You mentioned walking more, but we never set a number.",
+            True,
+        ),
+        # a negation well after "you told me" denies something else
+        (
+            "What did the doctor say about my knee?",
+            "You told me she said it's a mild meniscus strain — no surgery needed, just six weeks of physio.",
+            False,
+        ),
+        # a negation and a knowing word on either side of "but" are two thoughts
+        (
+            "Кем работает мой брат?",
+            "Не могу найти слово «брат», но Сергей у меня записан как капитан речного теплохода.",
+            False,
+        ),
+        # a short answer first, then a claim about another detail or about what else there is
+        ("Which city is the conference in?", "Lyon. (You didn't tell me the venue.)", False),
+        ("Who is my GP?", "Dr Haddad — no other GP has come up.", False),
+        (
+            "На что у Веры аллергия?",
+            "Да, на арахис — вы говорили, что она носит с собой антигистаминное. Других аллергий не упоминалось.",
+            False,
+        ),
+        ("Who is my GP?", "Sorry — I don't have your GP noted.", True),
+    ],
+)
+def test_claims_that_take_reading(question: str, reply: str, never_told: bool) -> None:
+    assert says_never_told(reply, question) is never_told
