@@ -215,13 +215,17 @@ def _as_asked(root: Path, question_id: str) -> tuple[Question, tuple[str, ...]]:
     """The question with its evidence, and the values superseded before it (once per question)."""
     bench = _benchmark_at(root)
     question = next(q for q in bench.questions if q.id == question_id)
-    olds, now = facts_at(bench, question)
+    olds, now, earlier = facts_at(bench, question)
+    if question.deleted:
+        return with_evidence(question, now, earlier), ()
     return replace(with_evidence(question, now), superseded=tuple(olds)), tuple(olds)
 
 
-def facts_at(bench: Benchmark, question: Question) -> tuple[list[str], dict[tuple[str, str], str]]:
-    """When `question` is asked: the values superseded before (`superseded_values`), and every
-    fact's current text by (file, fact id)."""
+def facts_at(
+    bench: Benchmark, question: Question
+) -> tuple[list[str], dict[tuple[str, str], str], dict[tuple[str, str], list[str]]]:
+    """When `question` is asked: the values superseded before (`superseded_values`), every
+    fact's current text by (file, fact id), and every updated fact's earlier texts."""
     current = {(f.file, f.id): f.text for ff in bench.facts.values() for f in ff.facts.values()}
     earlier: dict[tuple[str, str], list[str]] = defaultdict(list)
     for item in (i for phase in bench.phases for i in phase.items):
@@ -232,7 +236,7 @@ def facts_at(bench: Benchmark, question: Question) -> tuple[list[str], dict[tupl
             if key in current:
                 earlier[key].append(current[key])
             current[key] = item.text
-    return superseded_values(question.expected, earlier, current), current
+    return superseded_values(question.expected, earlier, current), current, earlier
 
 
 async def check_sets(judge: Judge, paths: list[Path]) -> SetResult:

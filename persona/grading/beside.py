@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from itertools import pairwise
 
 from persona.benchmark.model import Question
 from persona.grading.cues import cues as _cues
@@ -197,6 +198,35 @@ def other_facts_mixed_in(question: Question, answer: str) -> list[str]:
         if not any(a.matches(t) for t in own_values) and any(a.matches(t) for t in other_values)
     ]
     return mixed
+
+
+def names_not_listed(question: Question, items: list[str], answer: str) -> list[str]:
+    """Names joined to an expected item as items of one list that are no item of the expected
+    list and not of the question ("Вера и Наташа" for «Вера и Миша»); a name said elsewhere in
+    the answer ("Chidi and Sophie's twins are Ada and Obi") is left to the other rules."""
+    own = key_terms(" ".join((*items, question.text)))
+    plain = MARKUP.sub(" ", answer)
+    words = [w for w in _LIST_WORD.finditer(plain) if not _LIST_JOINER.fullmatch(f" {w.group(0)} ")]
+    out: list[str] = []
+    for a, b in pairwise(words):
+        if not _LIST_JOINER.fullmatch(plain[a.end() : b.start()]):
+            continue
+        for this, other in ((a, b), (b, a)):
+            name, item = this.group(0), other.group(0).lower().replace("ё", "е")
+            term = name.lower().replace("ё", "е")
+            if (
+                name[0].isupper()
+                and key_terms(name)
+                and not any(terms_match(term, t) for t in own)
+                and any(terms_match(item, t) for t in own)
+                and term not in out
+            ):
+                out.append(term)
+    return out
+
+
+_LIST_WORD = re.compile(r"[^\W\d_]+")
+_LIST_JOINER = re.compile(r"\s*[,&;]?\s*(?:and|и|или|or)\s+|\s*[,&;]\s*", re.IGNORECASE)
 
 
 def after_first_sentence(answer: str) -> str:

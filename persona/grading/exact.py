@@ -13,7 +13,6 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from itertools import pairwise
 from typing import Protocol
 
 from persona.benchmark.model import DELETED_MARKERS, Question
@@ -25,6 +24,7 @@ from persona.grading.beside import (
     aside_claim,
     claims_not_told,
     earlier_words,
+    names_not_listed,
     other_facts_mixed_in,
     other_measure,
     other_period,
@@ -35,6 +35,7 @@ from persona.grading.beside import (
     unsaid_period,
 )
 from persona.grading.cues import cues as _cues
+from persona.grading.leak import states_deleted
 from persona.grading.never_told import claims_never_told, says_never_told
 from persona.grading.variants import in_expected_spelling
 from persona.numerals import digits_for_words
@@ -112,6 +113,9 @@ class ExactGrader:
             forgot = _cues().forget.search(answer)
             if hint := _cues().hints.search(answer):
                 return Grade(0.0, f"hinted at the deleted content ({hint.group(0)!r})")
+            asked = set(states_deleted(question.superseded, question.text))  # its topic, not a leak
+            if leaked := [w for w in states_deleted(question.superseded, answer) if w not in asked]:
+                return Grade(0.0, f"states the deleted content ({', '.join(leaked[:3])})")
             if forgot and _TOLD_ANYWAY.search(" " + answer[: forgot.start()].split(" ", 1)[-1]):
                 # "That was Daniel …, though I know you asked me to forget him": told first
                 return Grade(0.0, "told it, then said it was asked to forget it")
@@ -227,7 +231,7 @@ def _doubt(question: Question, items: list[str], found: list[str], answer: str, 
         if others := [a for a in extract_quantities(answer) if rivals(wanted, a)]:
             # "3, 10 and 14 November" for "3 November and 10 November": an extra item or a wrong one
             return f"other values of its kind ({', '.join(shown(o) for o in others[:3])}) beside the expected ones"
-        if names := _names_not_listed(question, items, answer):
+        if names := names_not_listed(question, items, answer):
             return f"names {', '.join(names[:3])} beside the expected ones: an extra item or a wrong one"
         return None
     wanted = extract_quantities(items[0])
@@ -260,35 +264,6 @@ def _doubt(question: Question, items: list[str], found: list[str], answer: str, 
         if terms and hits < len(terms):
             return f"only {hits} of the {len(terms)} words of {items[0]!r}"
     return None
-
-
-def _names_not_listed(question: Question, items: list[str], answer: str) -> list[str]:
-    """Names joined to an expected item as items of one list that are no item of the expected
-    list and not of the question ("Вера и Наташа" for «Вера и Миша»); a name said elsewhere in
-    the answer ("Chidi and Sophie's twins are Ada and Obi") is left to the other rules."""
-    own = key_terms(" ".join((*items, question.text)))
-    plain = MARKUP.sub(" ", answer)
-    words = [w for w in _LIST_WORD.finditer(plain) if not _LIST_JOINER.fullmatch(f" {w.group(0)} ")]
-    out: list[str] = []
-    for a, b in pairwise(words):
-        if not _LIST_JOINER.fullmatch(plain[a.end() : b.start()]):
-            continue
-        for this, other in ((a, b), (b, a)):
-            name, item = this.group(0), other.group(0).lower().replace("ё", "е")
-            term = name.lower().replace("ё", "е")
-            if (
-                name[0].isupper()
-                and key_terms(name)
-                and not any(terms_match(term, t) for t in own)
-                and any(terms_match(item, t) for t in own)
-                and term not in out
-            ):
-                out.append(term)
-    return out
-
-
-_LIST_WORD = re.compile(r"[^\W\d_]+")
-_LIST_JOINER = re.compile(r"\s*[,&;]?\s*(?:and|и|или|or)\s+|\s*[,&;]\s*", re.IGNORECASE)
 
 
 _MIXED_CODE = re.compile(r"(?<!\w)(?=[^\W_]*\d)(?=[^\W_]*[^\W\d_])[^\W_]+(?!\w)")  # "32K", "6A", "054Г"
@@ -465,8 +440,18 @@ def with_evidence(
 ) -> Question:
     """`question` with `evidence` (those of the live facts' texts — by (file, fact id) — that
     hold its expected answer), `near` (the live facts of their sections), `known` (all) and
-    `superseded` (the texts `earlier` gives for the facts holding it, oldest first)."""
-    if not question.expected or question.abstain or question.deleted:
+    `superseded` (the texts `earlier` gives for the facts holding it, oldest first). A
+    [deleted] question gets as `superseded` the texts of the facts deleted before it: what its
+    answer must not state."""
+    if question.deleted:  # what was deleted before it: what the answer must not state
+        gone = tuple(
+            old
+            for key, t in facts.items()
+            if t.strip() in DELETED_MARKERS
+            for old in (earlier or {}).get(key, [])
+        )
+        return replace(question, superseded=gone)
+    if not question.expected or question.abstain:
         return question
     live = {key: t for key, t in facts.items() if t.strip() not in DELETED_MARKERS}
     held = [key for key, t in live.items() if contains_expected(question.expected, t)]

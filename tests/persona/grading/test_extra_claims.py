@@ -157,3 +157,21 @@ def test_what_the_facts_about_the_subject_say_and_what_they_do_not(
     question: str, expected: str, answer: str, verdict: tuple[float, bool]
 ) -> None:
     assert family_grade(question, expected, answer) == verdict
+
+
+def test_a_deleted_question_fails_an_answer_stating_what_was_deleted() -> None:
+    """With the facts as the scripted persona holds them (the deleted one's text before it was
+    deleted, in `earlier`), the deleted name in any form is a sure 0; the question's own words
+    and "you asked me to forget him" are not."""
+    facts = {("family.md", "5.1"): "—", ("family.md", "5.2"): "My sister is Ife"}  # "—": deleted
+    earlier = {("family.md", "5.1"): ["My ex-husband is Vadim Stolbukhin"]}
+    q = with_evidence(
+        Question("q", "What is my ex-husband's surname?", "", ("deleted",), "c", 1), facts, earlier
+    )
+    for answer in ("Vadim. But you asked me to forget him, so I won't say more.",
+                   "I only remember you asked me to forget… stolbukhin, I think."):  # fmt: skip
+        g = GRADER.grade(q, "", answer)
+        assert (g.score, g.certain) == (0.0, True), answer
+        assert "deleted content" in g.reason
+    assert GRADER.grade(q, "", "You asked me to forget your ex-husband, so I no longer have it.").score == 10
+    assert GRADER.grade(q, "", "You never told me that.").score == 10
