@@ -47,6 +47,7 @@ class _Phrasings:
     contrast: re.Pattern[str]  # "but", «но»: where one claim ends and something else begins
     request: re.Pattern[str]
     stall: re.Pattern[str]
+    found: re.Pattern[str]  # "… yes, Camino de Santiago", «… да, нашла»: the promise kept in the same reply
     negation: re.Pattern[str]
     knowing: re.Pattern[str]
     other_knowledge: re.Pattern[str]
@@ -77,6 +78,7 @@ def _phrasings() -> tuple[_Phrasings, ...]:
                 stall=re.compile(
                     "|".join(f"(?:{p})" for p in table.get("stall", [])) or r"(?!)", re.IGNORECASE
                 ),
+                found=_words(table.get("stall_kept", [])),
                 negation=_words(table.get("not_known", {}).get("negation", [])),
                 knowing=_words(table.get("not_known", {}).get("knowing", [])),
                 other_knowledge=_words(table.get("not_known", {}).get("other_knowledge", [])),
@@ -323,7 +325,11 @@ def is_stall(reply: str) -> bool:
     text = _unquoted(reply)
     if len(_WORD.findall(text)) > _STALL_WORDS or _DIGIT.search(text) or says_never_told(reply):
         return False
-    return any(lang.stall.search(text) for lang in _phrasings())
+    for lang in _phrasings():
+        promise = lang.stall.search(text)
+        if promise and not lang.found.search(text, promise.end()):
+            return True
+    return False
 
 
 def _unquoted(answer: str) -> str:

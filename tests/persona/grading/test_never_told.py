@@ -145,6 +145,11 @@ def test_a_value_of_the_asked_kind_beside_a_claim(question: str, reply: str, nev
         ("Так, давайте я сверюсь со своими записями и отвечу.", True),
         # a promise already kept: the answer follows it
         ("It took me a moment to find — Ben.", False),
+        # the promise kept in the same reply
+        ("Поищу... да, Камино де Сантьяго.", False),
+        ("Let me check… yes, the Lake District.", False),
+        ("Дай-ка я покопаюсь в том, что ты рассказывал…", True),
+        ("Okay, searching for anything you've said about the Lake District trip…", True),
         ("Сейчас посмотрел — на амоксициллин.", False),
     ],
 )
