@@ -127,7 +127,7 @@ def _month_around(later: str, before: str) -> bool:
     return bool(of and of.group(1).lower() in _MONTHS_EN) or bool(month and month.group(1) in _MONTHS_EN)
 
 
-_JOINING = frozenset("и или либо а and or the of".split())
+_JOINING = frozenset("и или либо а на в к and or the of on".split())
 
 
 def _days_before_month(later: str) -> bool:
@@ -238,7 +238,7 @@ def _multiply(m: re.Match[str]) -> str:
 
 _HALF_PAST = re.compile(r"\bhalf past (\d{1,2})\b", re.IGNORECASE)
 _QUARTER = re.compile(r"\b(?:a )?quarter (past|to) (\d{1,2})\b", re.IGNORECASE)
-_RU_HALF = re.compile(r"(?<!\w)(?:в\s+)?половин[еуаы]\s+([^\W\d_]+)", re.IGNORECASE)
+_RU_HALF = re.compile(r"(?<!\w)(?:(?:в\s+)?половин[еуаы]\s+|пол-?)([^\W\d_]+ого)(?!\w)", re.IGNORECASE)  # «полдевятого»
 _RU_QUARTER_TO = re.compile(r"(?<!\w)без\s+четверти\s+(\d{1,2})(?!\d)", re.IGNORECASE)
 _EVENING = re.compile(r"(?<![\d:.,])(\d{1,2})(?::(\d{2}))?\s*(?:pm|p\.m\.|вечера|дня)(?!\w)", re.IGNORECASE)
 _MORNING = re.compile(r"(?<![\d:.,])(\d{1,2})(?::(\d{2}))?\s*(?:am|a\.m\.|утра)(?!\w)", re.IGNORECASE)

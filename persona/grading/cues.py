@@ -30,6 +30,7 @@ class Cues:
     measures: dict[str, re.Pattern[str]]  # "square feet", «соток»: what a figure of area counts
     not_had: re.Pattern[str]  # "you don't have a dog": on [abstain], a right answer
     hints: re.Pattern[str]  # "it starts with a D": on [deleted], a leak
+    short_forms: dict[str, str]  # "пн" → "понедельник", "sept" → "september": abbreviations of words
 
 
 @cache
@@ -47,6 +48,7 @@ def cues() -> Cues:
     measures: dict[str, list[str]] = {}
     not_had: list[str] = []
     hints: list[str] = []
+    short_forms: dict[str, str] = {}
     for code in known_languages():
         grading = language_table(code).get("grading", {})
         for n, name in enumerate(grading.get("months", []), start=1):
@@ -65,6 +67,8 @@ def cues() -> Cues:
         hints += grading.get("hints", [])
         for name, words_of in grading.get("periods", {}).items():
             periods.setdefault(name, []).extend(words_of)
+        for full, shorts in grading.get("short_forms", {}).items():
+            short_forms.update({short.lower(): full for short in shorts})
         for name, words_of in grading.get("measures", {}).items():
             measures.setdefault(name, []).extend(words_of)
 
@@ -93,5 +97,5 @@ def cues() -> Cues:
         months, ambiguous, frozenset(words), cue(past), cue(current), forget_re,
         cue(guess), cue(hedge), cue(rejected), phrases(periods), phrases(measures),
         re.compile("|".join(f"(?:{p})" for p in not_had) or r"(?!)", re.IGNORECASE),
-        cue(hints),
+        cue(hints), short_forms,
     )  # fmt: skip

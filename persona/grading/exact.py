@@ -110,6 +110,7 @@ class ExactGrader:
                 return Grade(10.0, "said there is none (which is why it was never told)")
             return Grade(0.0, "should have said it was never told; answered instead", never_told=False)
         if question.deleted:
+            answer = MARKUP.sub(" ", answer).replace("  ", " ")  # "asked me to **forget** him"
             forgot = _cues().forget.search(answer)
             if hint := _cues().hints.search(answer):
                 return Grade(0.0, f"hinted at the deleted content ({hint.group(0)!r})")
@@ -357,7 +358,7 @@ def _item_found(item: str, answer_qty: list[Quantity], answer_terms: list[str], 
 _DIGITS_ONLY = re.compile(r"[\d\s-]+")
 _DIGIT_GROUPS = re.compile(r"(?<![\w.,])\d+(?:[ -]\d+)*(?![\w.,]\d)")
 _TITLES = frozenset({"dr", "mr", "mrs", "ms", "miss", "prof", "doctor"})  # "Haddad." for "Dr Haddad"
-_NUMERIC_DATE = re.compile(r"(?<![\w.,])(\d{1,2})[./](\d{1,2})(?:[./](?:\d{4}|\d{2}))?(?![\d,]|\.\d)")
+_NUMERIC_DATE = re.compile(r"(?<![\w.,])(\d{1,2})[./](\d{1,2})(?:[./](?:\d{4}|\d{2}))?(?!\d|[.,]\d)")  # "19.11, …"
 _DOTTED_TIME = re.compile(r"(?<![\w.,:])(\d{1,2})\.(\d{2})(?![\d,]|\.\d)")
 _UNIT_AFTER = re.compile(r"\s*([^\W\d_]{1,12}|[€$₽£%])")
 _HOURS = re.compile(r"(?<![\w.,:])(\d{1,2})\s*(?:час(?:а|ов)?|h|o'clock)(?!\w)", re.IGNORECASE)

@@ -52,6 +52,9 @@ class _Phrasings:
     knowing: re.Pattern[str]
     other_knowledge: re.Pattern[str]
     told_else: re.Pattern[str]  # "you said…", "I know…": a later sentence on what else it knows
+    yes_no: re.Pattern[str]  # "Yes —", «Нет,»: a reply that opens by answering a yes/no question
+    lead_in: re.Pattern[str]  # "checked", "searched", «посмотрела»: a first sentence that only leads in
+    telling: re.Pattern[str]  # "said", «говорили»: knowing words that report what was said
     others: re.Pattern[str]  # "no other allergies", «других аллергий»: a claim about what else there is
     denied_after: int  # how many words after a knowing word its negation may come ("found nothing")
     filler: re.Pattern[str]
@@ -83,6 +86,12 @@ def _phrasings() -> tuple[_Phrasings, ...]:
                 knowing=_words(table.get("not_known", {}).get("knowing", [])),
                 other_knowledge=_words(table.get("not_known", {}).get("other_knowledge", [])),
                 told_else=_words(table.get("not_known", {}).get("told_else", [])),
+                yes_no=re.compile(
+                    r"\W*(?:" + "|".join(table.get("not_known", {}).get("yes_no", [])) + r")(?!\w)",
+                    re.IGNORECASE,
+                ),
+                lead_in=_words(table.get("not_known", {}).get("lead_in", [])),
+                telling=_words(table.get("not_known", {}).get("telling", [])),
                 others=_words(table.get("not_known", {}).get("others", [])),
                 denied_after=int(table.get("not_known", {}).get("denied_after", 2)),
                 filler=_words(table.get("not_known", {}).get("filler", [])),
@@ -140,6 +149,13 @@ def _claims_in(text: str, lang: _Phrasings) -> list[tuple[int, int]]:
                 and not lang.contrast.search(
                     body, min(n[1].end(), k[1].end()), max(n[1].start(), k[1].start())
                 )
+                # "You said Jess didn't want…", «вы говорили, что он не ладит»: the negation is
+                # what was said, not a denial that it was
+                and not (
+                    n[0] > k[0]
+                    and lang.telling.fullmatch(k[1].group(0))
+                    and _REPORTED.search(body, k[1].end(), n[1].start())
+                )
             ),
             None,
         )
@@ -151,6 +167,11 @@ def _claims_in(text: str, lang: _Phrasings) -> list[tuple[int, int]]:
     return found
 
 
+# between a knowing word and a negation after it: a new clause or subject — what was said
+_REPORTED = re.compile(
+    r"[,:⁂]|(?<!\w)(?:that|he|she|it|they|you|i|we|что|чтобы|он|она|оно|они|ты|вы|я|мы)(?!\w)|(?<!\w)(?-i:[A-ZА-ЯЁ])\w",
+    re.IGNORECASE,
+)
 _SENTENCE_SPAN = re.compile(r"[^.!?…\n]+[.!?…]*")
 _MARKDOWN = re.compile(r"[*_`#>|]+")
 
@@ -162,7 +183,7 @@ def says_never_told(answer: str, question: str = "") -> bool:
     have nothing about your 10 km time") is no answer."""
     text = _unquoted(answer)
     if question:  # the question's own numbers and names are its topic, not an answer
-        for token in set(re.findall(r"\d+(?:[.,]\d+)?|[A-ZА-ЯЁ][\w-]+", question)):
+        for token in set(re.findall(r"\d+(?:[.,]\d+)?(?:[^\W\d_]+)?|[A-ZА-ЯЁ][\w-]+", question)):  # "5k", "10km"
             text = re.sub(rf"(?<!\w){re.escape(token)}(?!\w)", _TOPIC, text)
     for lang in _phrasings():
         claims = [c for c in _claims_in(text, lang) if not _about_others(text, c, lang)]
@@ -172,6 +193,7 @@ def says_never_told(answer: str, question: str = "") -> bool:
             _guesses(text, lang)
             or _answered_before(text, lang, claims)
             or _opens_with_answer(text, claims, question, lang)
+            or _answered_first(text, claims, question, lang)
         ):
             return False
         kinds = {kind for kind, words in lang.asks_for.items() if words.search(question)}
@@ -267,6 +289,35 @@ def _guesses(text: str, lang: _Phrasings) -> bool:
 _CLAUSE_BREAK = re.compile(
     r"\s[—–-]\s|[;:]\s|,\s+(?=(?:but|но|а|maybe|perhaps|probably|возможно|наверное)\b)"
 )
+
+
+def _answered_first(text: str, claims: list[tuple[int, int]], question: str, lang: _Phrasings) -> bool:
+    """ "Edinburgh. You didn't say which street, though.", "Yes — a hip replacement, left side.
+    You didn't say which hospital.": a first sentence that says something of its own (words
+    the question doesn't hold) and every claim after it about a detail the question doesn't
+    name. A first sentence that only leads in ("I checked my notes.") holds no such words."""
+    if not question:
+        return False
+    first = next((m for m in _SENTENCE_SPAN.finditer(text) if m.group(0).strip()), None)
+    if first is None or first.group(0).rstrip().endswith("?") or any(s < first.end() for s, _ in claims):
+        return False
+    asked = key_terms(question)
+    own = [
+        w
+        for w in key_terms(first.group(0))
+        if not any(p.fullmatch(w) for p in (lang.knowing, lang.negation, lang.filler, lang.lead_in))
+        and not any(terms_match(w, a) for a in asked)
+    ]
+    words = _WORD.findall(first.group(0))
+    valued = (
+        len(words) <= 4
+        or _DIGIT.search(first.group(0))
+        or _NAMED.search(first.group(0))
+        or lang.yes_no.match(first.group(0).lstrip(" *_#>-🎤🐶"))
+    )
+    if not own or not valued or len(words) > 10 or lang.stall.search(first.group(0)):
+        return False
+    return not _claims_what_was_asked(text, claims, question, lang)
 
 
 _OPENING_END = re.compile(r"[.!:;(—–]\W*$|\s-\s*$")

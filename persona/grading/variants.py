@@ -14,6 +14,9 @@ import re
 from difflib import SequenceMatcher
 from itertools import pairwise
 
+from persona.grading.cues import cues
+from persona.terms import terms_match
+
 _LATIN_FOR = dict(
     zip(
         "абвгдеёжзийклмнопрстуфхцчшщъыьэюя",
@@ -36,10 +39,11 @@ def _cyrillic(word: str) -> bool:
 
 
 def _other_script(a: str, b: str) -> bool:
-    """`a` and `b` are one name in two scripts: alike once both are written in Latin letters."""
-    if _cyrillic(a) == _cyrillic(b) or min(len(a), len(b)) < 3:
+    """`a` and `b` are one name in two scripts: alike once both are written in Latin letters
+    ("c" read as "k": "Camino" is «Камино»)."""
+    if _cyrillic(a) == _cyrillic(b) or min(len(a), len(b)) < 2:
         return False
-    la, lb = _latin(a), _latin(b)
+    la, lb = _latin(a).replace("c", "k"), _latin(b).replace("c", "k")
     return la[0] == lb[0] and (
         la == lb or (min(len(la), len(lb)) >= 4 and SequenceMatcher(None, la, lb).ratio() >= _SIMILAR)
     )
@@ -65,19 +69,47 @@ def in_expected_spelling(expected: str, answer: str) -> str:
     wanted = [m.group(0) for m in _WORD.finditer(expected)]
     if not wanted:
         return answer
-    answer = _acronyms_written_out(expected, wanted, answer)
+    answer = _initials_written_out(wanted, _acronyms_written_out(expected, wanted, answer))
+    short_forms = cues().short_forms
 
     def respell(m: re.Match[str]) -> str:
         word = m.group(0)
         for w in wanted:
             if w.lower() == word.lower():
                 return word
+        full = short_forms.get(word.lower().replace("ё", "е"))
+        if full and any(terms_match(full, w.lower()) for w in wanted):
+            return full  # "Пн" for «понедельникам», "Sept" for "September"
         for w in wanted:
-            if len(w) >= 3 and (_other_script(w, word) or _one_slip(w, word)):
+            if (len(w) >= 3 or _cyrillic(w) != _cyrillic(word)) and (
+                _other_script(w, word) or _one_slip(w, word)
+            ):
                 return w
         return word
 
     return _WORD.sub(respell, answer)
+
+
+_INITIAL = re.compile(r"(?<!\w)([A-ZА-ЯЁ])\.")
+
+
+def _initials_written_out(wanted: list[str], answer: str) -> str:
+    """ "Шубина Е. В." for «Елена Викторовна Шубина», "E. V. Shubina": initials beside a name
+    of the expected answer stand for its other names with those first letters."""
+    names = [w for w in wanted if w[:1].isupper() and len(w) > 1]
+    said = {w.lower() for w in _WORD.findall(answer)}
+    if not any(n.lower() in said for n in names if len(n) > 3):  # a surname, not "Dr"
+        return answer
+    left = [n for n in names if n.lower() not in said]
+
+    def expand(m: re.Match[str]) -> str:
+        for n in left:
+            if n[0] == m.group(1):
+                left.remove(n)
+                return n
+        return m.group(0)
+
+    return _INITIAL.sub(expand, answer)
 
 
 def _acronyms_written_out(expected: str, wanted: list[str], answer: str) -> str:

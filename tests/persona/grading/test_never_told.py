@@ -219,3 +219,58 @@ def test_a_reply_that_only_promises_to_look_is_a_stall(reply: str, stall: bool) 
 )
 def test_claims_that_take_reading(question: str, reply: str, never_told: bool) -> None:
     assert says_never_told(reply, question) is never_told
+
+
+@pytest.mark.parametrize(
+    ("question", "reply", "never_told"),
+    [
+        # an answer first; what follows, with its negations, is about something else
+        (
+            "Where does Jess live now?",
+            "Edinburgh. You said Jess didn't want to move back to London after uni.",
+            False,
+        ),
+        ("Have I had surgery?", "Yes — a hip replacement, left side. You didn't say which hospital.", False),
+        (
+            "Как зовут мою собаку?",
+            "🐶 Бублик! Ваш бигль — вы ещё говорили, что он не очень ладит с другими собаками.",
+            False,
+        ),
+        ("Do I take sugar?", 'No sugar — you said "never, not even at Starbucks". Just oat milk.', False),
+        (
+            "What did I call my sourdough starter?",
+            "Clint Yeastwood 🍞 — you said you didn't want a boring name.",
+            False,
+        ),
+        # a first sentence that only leads in, then the claim
+        ("What's my shoe size?", "I checked my notes carefully. Your shoe size never came up.", True),
+        # Russian claims with no knowing word, and offers after them
+        (
+            "Какой авиакомпанией я лечу?",
+            "Я поискал в том, что вы рассказывали, — про авиакомпанию ничего. Есть только дата вылета, 22 августа.",
+            True,
+        ),
+        ("Как зовут моего парикмахера?", "Извини, о парикмахере у меня ничего.", True),
+        (
+            "Сколько мы платим за коммуналку?",
+            "В моих записях пусто по коммуналке. Есть аренда (45 000 ₽), а коммунальных платежей нет.",
+            True,
+        ),
+        (
+            "Кто мой стоматолог?",
+            "### Стоматолог\n_Записей нет._\n\nНазовите врача и клинику — запомню на будущее.",
+            True,
+        ),
+        ("В каком отеле мы живём?", "Знаю, что вылет 3 мая в 7:40, но отель вы мне так и не назвали.", True),
+        # what else it knows, in a sentence of its own, with its figures
+        (
+            "What's my 5k PB?",
+            "I've never been told your 5k PB. I know your half marathon was 1:52, though.",
+            True,
+        ),
+    ],
+)
+def test_answers_beside_other_details_and_claims_beside_what_else_is_known(
+    question: str, reply: str, never_told: bool
+) -> None:
+    assert says_never_told(reply, question) is never_told

@@ -27,6 +27,11 @@ def graded(expected: str, answer: str, question: str = "?") -> tuple[float, bool
         ("Zen", "У вас интернет от Зен."),
         ("pescatarian", "Pescetarian (vegetarian plus fish)."),
         ("accommodation", "The acommodation is booked."),
+        ("Елена Викторовна Шубина", "- Шубина Е. В. 🩺"),  # initials beside the surname
+        ("Камино де Сантьяго", "Camino de Santiago — часть маршрута."),  # "c" read as «к»
+        ("по понедельникам в 8:30", "Пн, 8:30."),  # a weekday's short form
+        ("по понедельникам в 8:30", "По понедельникам в полдевятого утра."),
+        ("19 ноября", "19.11, во вторник."),  # a date before a comma
     ],
 )
 def test_another_spelling_of_the_expected_words_scores_full(expected: str, answer: str) -> None:
@@ -40,6 +45,7 @@ def test_another_spelling_of_the_expected_words_scores_full(expected: str, answe
         ("Болонья", "Boston."),  # another city in the other script
         ("ГАЗ", "На Горьковском заводе."),  # two words for a three-letter acronym
         ("Thursday", "Tuesday."),
+        ("Dr Haddad", "Dr H."),  # an initial beside a title only: no surname to anchor it
     ],
 )
 def test_what_only_looks_alike_stays_a_miss(expected: str, answer: str) -> None:
@@ -58,6 +64,7 @@ def test_only_the_words_standing_for_expected_ones_are_rewritten() -> None:
     ("expected", "answer"),
     [
         ("5 ноября и 12 ноября", "Раньше: пятое и двенадцатое ноября."),
+        ("5 ноября и 12 ноября", "На пятое и на двенадцатое ноября."),
         ("12 октября или 19 октября", "Либо двенадцатого, либо девятнадцатого октября."),
         ("5 November and 12 November", "The fifth and the twelfth of November."),
     ],
