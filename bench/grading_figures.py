@@ -18,6 +18,7 @@ from persona.grading.judge import ExactJudge  # noqa: E402
 
 HELD_OUT = ROOT / "tests" / "persona" / "grading" / "heldout"
 HELD_OUT_2 = ROOT / "tests" / "persona" / "grading" / "heldout2"  # written later, by other authors
+HELD_OUT_3 = ROOT / "tests" / "persona" / "grading" / "heldout3"  # 2026-12-02, frozen first
 
 
 def pct(value: float | None) -> str:
@@ -41,7 +42,12 @@ async def main() -> None:
     ]
     results = {
         (name, lang): await figures(folder, lang)
-        for name, folder in (("tuning", CALIBRATION), ("held-out", HELD_OUT), ("held-out-2", HELD_OUT_2))
+        for name, folder in (
+            ("tuning", CALIBRATION),
+            ("held-out", HELD_OUT),
+            ("held-out-2", HELD_OUT_2),
+            ("held-out-3", HELD_OUT_3),
+        )
         for lang in ("en", "ru")
     }
     print("| exact grader | " + " | ".join(f"{n} {lang}" for n, lang in results) + " |")

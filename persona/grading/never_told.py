@@ -52,6 +52,7 @@ class _Phrasings:
     knowing: re.Pattern[str]
     other_knowledge: re.Pattern[str]
     told_else: re.Pattern[str]  # "you said…", "I know…": a later sentence on what else it knows
+    which: re.Pattern[str]  # "which station", «в какой больнице»: a claim about one detail
     yes_no: re.Pattern[str]  # "Yes —", «Нет,»: a reply that opens by answering a yes/no question
     lead_in: re.Pattern[str]  # "checked", "searched", «посмотрела»: a first sentence that only leads in
     telling: re.Pattern[str]  # "said", «говорили»: knowing words that report what was said
@@ -86,6 +87,7 @@ def _phrasings() -> tuple[_Phrasings, ...]:
                 knowing=_words(table.get("not_known", {}).get("knowing", [])),
                 other_knowledge=_words(table.get("not_known", {}).get("other_knowledge", [])),
                 told_else=_words(table.get("not_known", {}).get("told_else", [])),
+                which=_words(table.get("not_known", {}).get("which", [])),
                 yes_no=re.compile(
                     r"\W*(?:" + "|".join(table.get("not_known", {}).get("yes_no", [])) + r")(?!\w)",
                     re.IGNORECASE,
@@ -183,7 +185,9 @@ def says_never_told(answer: str, question: str = "") -> bool:
     have nothing about your 10 km time") is no answer."""
     text = _unquoted(answer)
     if question:  # the question's own numbers and names are its topic, not an answer
-        for token in set(re.findall(r"\d+(?:[.,]\d+)?(?:[^\W\d_]+)?|[A-ZА-ЯЁ][\w-]+", question)):  # "5k", "10km"
+        for token in set(
+            re.findall(r"\d+(?:[.,]\d+)?(?:[^\W\d_]+)?|[A-ZА-ЯЁ][\w-]+", question)
+        ):  # "5k", "10km"
             text = re.sub(rf"(?<!\w){re.escape(token)}(?!\w)", _TOPIC, text)
     for lang in _phrasings():
         claims = [c for c in _claims_in(text, lang) if not _about_others(text, c, lang)]
@@ -213,7 +217,7 @@ def _about_others(text: str, claim: tuple[int, int], lang: _Phrasings) -> bool:
     about what else there is, after the reply has said something first, is no claim about
     what was asked."""
     start, end = claim
-    if len(_WORD.findall(text[:start])) < 3:
+    if len(_WORD.findall(text[:start])) < 2:  # "O negative. I don't have anything else …"
         return False
     sentence_start = max(text.rfind(c, 0, start) for c in ".!?…\n") + 1
     after = _CLAIM_CLAUSE_END.search(text, end)
@@ -291,6 +295,11 @@ _CLAUSE_BREAK = re.compile(
 )
 
 
+def _clause_end(text: str, start: int) -> int:
+    end = _SENTENCE_END.search(text, start)
+    return end.start() if end else len(text)
+
+
 def _answered_first(text: str, claims: list[tuple[int, int]], question: str, lang: _Phrasings) -> bool:
     """ "Edinburgh. You didn't say which street, though.", "Yes — a hip replacement, left side.
     You didn't say which hospital.": a first sentence that says something of its own (words
@@ -315,7 +324,10 @@ def _answered_first(text: str, claims: list[tuple[int, int]], question: str, lan
         or _NAMED.search(first.group(0))
         or lang.yes_no.match(first.group(0).lstrip(" *_#>-🎤🐶"))
     )
-    if not own or not valued or len(words) > 10 or lang.stall.search(first.group(0)):
+    # "He's a paramedic with the ambulance service. You never said which station": a claim
+    # about which detail, after a sentence that names what something is
+    detail = any(lang.which.search(text, start, _clause_end(text, start)) for start, _ in claims)
+    if not own or not (valued or detail) or len(words) > 10 or lang.stall.search(first.group(0)):
         return False
     return not _claims_what_was_asked(text, claims, question, lang)
 

@@ -242,6 +242,16 @@ def test_claims_that_take_reading(question: str, reply: str, never_told: bool) -
             "Clint Yeastwood 🍞 — you said you didn't want a boring name.",
             False,
         ),
+        (
+            "What does Tom do?",
+            "He's a paramedic with the ambulance service. You never said which station, though.",
+            False,
+        ),
+        (
+            "What's my blood type?",
+            "O negative. I don't have anything else from your blood test results beyond that.",
+            False,
+        ),
         # a first sentence that only leads in, then the claim
         ("What's my shoe size?", "I checked my notes carefully. Your shoe size never came up.", True),
         # Russian claims with no knowing word, and offers after them
