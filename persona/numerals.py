@@ -127,16 +127,21 @@ def _month_around(later: str, before: str) -> bool:
     return bool(of and of.group(1).lower() in _MONTHS_EN) or bool(month and month.group(1) in _MONTHS_EN)
 
 
-_JOINING = frozenset("и или либо а на в к and or the of on".split())
+_CONJUNCTIONS = frozenset("и или либо а and or".split())
+_BEFORE_A_DAY = frozenset("на в к the of on".split())
 
 
 def _days_before_month(later: str) -> bool:
     """ "пятое и двенадцатое ноября", "либо двенадцатого, либо девятнадцатого октября", "the
-    fifth or the twelfth of November": an ordinal whose month comes after the next days."""
+    fifth or the twelfth of November": an ordinal joined by "and"/"or" to the next days, whose
+    month comes after them (not "came third on 12 November")."""
+    joined = False
     for word in re.findall(r"[^\W\d_]+|\d+", later[:120].lower().replace("ё", "е"))[:8]:
         if word in _MONTHS_GENITIVE or word in _MONTHS_EN:
-            return True
-        if word not in _JOINING and word not in _ORDINALS and not word.isdigit():
+            return joined
+        if word in _CONJUNCTIONS:
+            joined = True
+        elif word not in _BEFORE_A_DAY and word not in _ORDINALS and not word.isdigit():
             return False
     return False
 
@@ -238,7 +243,9 @@ def _multiply(m: re.Match[str]) -> str:
 
 _HALF_PAST = re.compile(r"\bhalf past (\d{1,2})\b", re.IGNORECASE)
 _QUARTER = re.compile(r"\b(?:a )?quarter (past|to) (\d{1,2})\b", re.IGNORECASE)
-_RU_HALF = re.compile(r"(?<!\w)(?:(?:в\s+)?половин[еуаы]\s+|пол-?)([^\W\d_]+ого)(?!\w)", re.IGNORECASE)  # «полдевятого»
+_RU_HALF = re.compile(
+    r"(?<!\w)(?:(?:в\s+)?половин[еуаы]\s+|пол-?)([^\W\d_]+[ое]го)(?!\w)", re.IGNORECASE
+)  # «полдевятого», «в половине третьего»
 _RU_QUARTER_TO = re.compile(r"(?<!\w)без\s+четверти\s+(\d{1,2})(?!\d)", re.IGNORECASE)
 _EVENING = re.compile(r"(?<![\d:.,])(\d{1,2})(?::(\d{2}))?\s*(?:pm|p\.m\.|вечера|дня)(?!\w)", re.IGNORECASE)
 _MORNING = re.compile(r"(?<![\d:.,])(\d{1,2})(?::(\d{2}))?\s*(?:am|a\.m\.|утра)(?!\w)", re.IGNORECASE)

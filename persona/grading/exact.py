@@ -35,9 +35,9 @@ from persona.grading.beside import (
     unsaid_period,
 )
 from persona.grading.cues import cues as _cues
-from persona.grading.leak import states_deleted
+from persona.grading.leak import deleted_stated
 from persona.grading.never_told import claims_never_told, says_never_told
-from persona.grading.variants import in_expected_spelling
+from persona.grading.variants import NUMERIC_DATE, in_expected_forms, in_expected_spelling
 from persona.numerals import digits_for_words
 from persona.terms import (
     IDENTIFIER,
@@ -114,9 +114,17 @@ class ExactGrader:
             forgot = _cues().forget.search(answer)
             if hint := _cues().hints.search(answer):
                 return Grade(0.0, f"hinted at the deleted content ({hint.group(0)!r})")
-            asked = set(states_deleted(question.superseded, question.text))  # its topic, not a leak
-            if leaked := [w for w in states_deleted(question.superseded, answer) if w not in asked]:
+            if leaked := deleted_stated(question, answer):
                 return Grade(0.0, f"states the deleted content ({', '.join(leaked[:3])})")
+            if question.superseded and (forgot or claims_never_told(answer)):
+                # what was deleted is known and not stated in its words; a name or figure beside the
+                # claim may still be it in others ("the one who moved to the Netherlands")
+                rest = answer[forgot.end() :] if forgot else after_first_sentence(answer)
+                if _TOLD_ANYWAY.search(rest):
+                    return Grade(0.0, "said it forgot, then went on with names or figures", certain=False)
+                return Grade(
+                    10.0, "said it was asked to forget it, or doesn't know it (the fact was deleted)"
+                )
             if forgot and _TOLD_ANYWAY.search(" " + answer[: forgot.start()].split(" ", 1)[-1]):
                 # "That was Daniel …, though I know you asked me to forget him": told first
                 return Grade(0.0, "told it, then said it was asked to forget it")
@@ -136,7 +144,7 @@ class ExactGrader:
         if not answer.strip():
             return Grade(0.0, "empty answer", never_told=never)
         items = split_items(expected)
-        answer = in_expected_spelling(expected, _in_expected_forms(expected, answer))
+        answer = in_expected_spelling(expected, in_expected_forms(expected, answer))
         answer_qty = extract_quantities(answer)
         answer_terms = key_terms(answer)
         answer_ids = extract_identifiers(answer) | {
@@ -198,7 +206,7 @@ def _doubt(question: Question, items: list[str], found: list[str], answer: str, 
         if wanted and not given and not never and unread:
             return "no value of the expected kind recognised in the answer (another notation?)"
         dated = cues.months_ambiguous and any(m in items[0].lower() for m in cues.months_ambiguous.values())
-        if dated and _NUMERIC_DATE.search(answer):  # "03/11": 3 November or March 11 — not read, not failed
+        if dated and NUMERIC_DATE.search(answer):  # "03/11": 3 November or March 11 — not read, not failed
             return "a numeric date that reads two ways (day/month or month/day)"
         return _partly_there(items, answer) if not never else None
     if hedged := cues.hedge.search(answer):
@@ -261,7 +269,7 @@ def _doubt(question: Question, items: list[str], found: list[str], answer: str, 
     else:  # words: a name, a place — every part of it, or not sure
         terms = [t for t in key_terms(items[0]) if t not in UNIT_WORDS and t not in _TITLES]
         answer_terms = key_terms(answer)
-        hits = sum(1 for t in terms if any(terms_match(t, a) for a in answer_terms))
+        hits = sum(1 for t in terms if any(_term_found(t, a) for a in answer_terms))
         if terms and hits < len(terms):
             return f"only {hits} of the {len(terms)} words of {items[0]!r}"
     return None
@@ -350,59 +358,20 @@ def _item_found(item: str, answer_qty: list[Quantity], answer_terms: list[str], 
     terms = [t for t in key_terms(item) if t not in UNIT_WORDS and t not in _TITLES]
     if not terms:
         return bool(wanted_qty or wanted_ids)
-    hits = sum(1 for t in terms if any(terms_match(t, a) for a in answer_terms))
+    hits = sum(1 for t in terms if any(_term_found(t, a) for a in answer_terms))
     needed = math.ceil(len(terms) / 2) if wanted_qty else math.ceil(len(terms) * 2 / 3)
     return hits >= needed
+
+
+def _term_found(term: str, said: str) -> bool:
+    """An expected word in an answer's word: the same word up to its ending — but a short
+    word is no ending-less form of a long one ("sat" for "Saturday", "wed" for "Wednesday")."""
+    return terms_match(term, said) and not (len(said) <= 3 < len(term) - 2)
 
 
 _DIGITS_ONLY = re.compile(r"[\d\s-]+")
 _DIGIT_GROUPS = re.compile(r"(?<![\w.,])\d+(?:[ -]\d+)*(?![\w.,]\d)")
 _TITLES = frozenset({"dr", "mr", "mrs", "ms", "miss", "prof", "doctor"})  # "Haddad." for "Dr Haddad"
-_NUMERIC_DATE = re.compile(r"(?<![\w.,])(\d{1,2})[./](\d{1,2})(?:[./](?:\d{4}|\d{2}))?(?!\d|[.,]\d)")  # "19.11, …"
-_DOTTED_TIME = re.compile(r"(?<![\w.,:])(\d{1,2})\.(\d{2})(?![\d,]|\.\d)")
-_UNIT_AFTER = re.compile(r"\s*([^\W\d_]{1,12}|[€$₽£%])")
-_HOURS = re.compile(r"(?<![\w.,:])(\d{1,2})\s*(?:час(?:а|ов)?|h|o'clock)(?!\w)", re.IGNORECASE)
-_EXPECTED_TIME = re.compile(r"\b\d{1,2}:\d{2}\b")
-
-
-def _in_expected_forms(expected: str, answer: str) -> str:
-    """The answer with dates and times in the expected answer's notation: "05.10" as
-    "5 октября" when a date with a month name is expected, "8.30" as "8:30" when a time is."""
-    cues = _cues()
-    lowered = expected.lower()
-    if cues.months and any(m in lowered for m in cues.months.values()):
-
-        def as_words(m: re.Match[str]) -> str:
-            day, month = int(m.group(1)), int(m.group(2))
-            unit = _UNIT_AFTER.match(m.string, m.end())
-            if unit and unit.group(1).lower() in UNIT_WORDS:  # 10.5 kg is a weight, not a date
-                return m.group(0)
-            return f"{day} {cues.months[month]}" if 1 <= day <= 31 and month in cues.months else m.group(0)
-
-        answer = _NUMERIC_DATE.sub(as_words, answer)
-    elif cues.months_ambiguous and any(m in lowered for m in cues.months_ambiguous.values()):
-
-        def unambiguous(m: re.Match[str]) -> str:
-            """ "26/09" can only be 26 September, "09/26" only September 26; "05/10" stays as it is."""
-            a, b = int(m.group(1)), int(m.group(2))
-            unit = _UNIT_AFTER.match(m.string, m.end())
-            if unit and unit.group(1).lower() in UNIT_WORDS:
-                return m.group(0)
-            if 12 < a <= 31 and 1 <= b <= 12:
-                return f"{a} {cues.months_ambiguous[b]}"
-            if 12 < b <= 31 and 1 <= a <= 12:
-                return f"{b} {cues.months_ambiguous[a]}"
-            return m.group(0)
-
-        answer = _NUMERIC_DATE.sub(unambiguous, answer)
-    if _EXPECTED_TIME.search(expected):
-        answer = _HOURS.sub(lambda m: f"{m.group(1)}:00", answer)
-        answer = _DOTTED_TIME.sub(
-            lambda m: f"{m.group(1)}:{m.group(2)}" if int(m.group(1)) < 24 else m.group(0), answer
-        )
-    return answer
-
-
 # after "you asked me to forget": a number, or a capitalised word not opening a sentence (a name)
 _TOLD_ANYWAY = re.compile(r"\d|(?<![.!?]\s)(?<!^)(?<![.!?])\s(?!I\b)[A-ZА-ЯЁ][a-zа-яё]+")
 
@@ -451,7 +420,8 @@ def with_evidence(
             if t.strip() in DELETED_MARKERS
             for old in (earlier or {}).get(key, [])
         )
-        return replace(question, superseded=gone)
+        alive = tuple(t for t in facts.values() if t.strip() not in DELETED_MARKERS)
+        return replace(question, superseded=gone, known=alive)
     if not question.expected or question.abstain:
         return question
     live = {key: t for key, t in facts.items() if t.strip() not in DELETED_MARKERS}

@@ -12,13 +12,16 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from persona.benchmark.model import Question
 from persona.benchmark.screening import marks
 from persona.terms import extract_identifiers, extract_quantities
 
 
 def states_deleted(deleted_texts: Iterable[str], answer: str) -> list[str]:
     """The names and numbers of the deleted facts that `answer` states (empty: none)."""
-    words = {w.replace("ё", "е")[:6] for w in re.findall(r"[^\W\d_][\w'-]*", answer.lower()) if len(w) >= 3}
+    said = [w.replace("ё", "е") for w in re.findall(r"[^\W\d_][\w'-]*", answer.lower()) if len(w) >= 3]
+    # a name's first six letters, or a shorter name with an ending («о Вадиме» for "Vadim")
+    words = {w[:6] for w in said} | {w[:n] for w in said for n in range(3, 6) if len(w) - n <= 2}
     numbers = {str(q.value) for q in extract_quantities(answer)} | extract_identifiers(answer)
     found: list[str] = []
     for text in deleted_texts:
@@ -26,3 +29,19 @@ def states_deleted(deleted_texts: Iterable[str], answer: str) -> list[str]:
         found += sorted(e for e in m.entities if e in words)
         found += sorted(n for n in m.numbers if n in numbers)
     return list(dict.fromkeys(found))
+
+
+def deleted_stated(question: Question, answer: str) -> list[str]:
+    """The names and numbers of what was deleted before a `[deleted]` question
+    (`question.superseded`) that `answer` states — leaving out the question's own words, what a
+    live fact (`question.known`) holds too ("London") and numbers of one or two digits (a
+    date's day is no leak of "12 years")."""
+    shared = set(states_deleted(question.known, answer)) | set(
+        states_deleted(question.superseded, question.text)
+    )
+    return [
+        w
+        for w in states_deleted(question.superseded, answer)
+        if w not in shared
+        and not (re.fullmatch(r"[\d.]+", w) and len(re.sub(r"\D", "", w.removesuffix(".0"))) < 3)
+    ]

@@ -89,7 +89,9 @@ def _phrasings() -> tuple[_Phrasings, ...]:
                 told_else=_words(table.get("not_known", {}).get("told_else", [])),
                 which=_words(table.get("not_known", {}).get("which", [])),
                 yes_no=re.compile(
-                    r"\W*(?:" + "|".join(table.get("not_known", {}).get("yes_no", [])) + r")(?!\w)",
+                    r"\W*(?:"
+                    + ("|".join(table.get("not_known", {}).get("yes_no", [])) or r"(?!)")
+                    + r")(?!\w)",
                     re.IGNORECASE,
                 ),
                 lead_in=_words(table.get("not_known", {}).get("lead_in", [])),
@@ -212,12 +214,18 @@ def says_never_told(answer: str, question: str = "") -> bool:
     return False
 
 
+def _plain_word(word: str, lang: _Phrasings) -> bool:
+    """A word a claim is made of, or leads in with: no answer in it."""
+    return any(p.fullmatch(word) for p in (lang.filler, lang.lead_in, lang.negation, lang.knowing))
+
+
 def _about_others(text: str, claim: tuple[int, int], lang: _Phrasings) -> bool:
     """ "Peanuts — she carries antihistamines. No other allergies were mentioned": a claim
     about what else there is, after the reply has said something first, is no claim about
     what was asked."""
     start, end = claim
-    if len(_WORD.findall(text[:start])) < 2:  # "O negative. I don't have anything else …"
+    said = [w for w in key_terms(text[:start]) if not _plain_word(w, lang) and not lang.others.fullmatch(w)]
+    if not said:  # "O negative. I don't have anything else …"; not "Sorry, but I don't…"
         return False
     sentence_start = max(text.rfind(c, 0, start) for c in ".!?…\n") + 1
     after = _CLAIM_CLAUSE_END.search(text, end)
@@ -322,7 +330,7 @@ def _answered_first(text: str, claims: list[tuple[int, int]], question: str, lan
         len(words) <= 4
         or _DIGIT.search(first.group(0))
         or _NAMED.search(first.group(0))
-        or lang.yes_no.match(first.group(0).lstrip(" *_#>-🎤🐶"))
+        or lang.yes_no.match(first.group(0))
     )
     # "He's a paramedic with the ambulance service. You never said which station": a claim
     # about which detail, after a sentence that names what something is
@@ -390,9 +398,14 @@ def is_stall(reply: str) -> bool:
         return False
     for lang in _phrasings():
         promise = lang.stall.search(text)
-        if promise and not lang.found.search(text, promise.end()):
+        kept = promise and lang.found.search(text, promise.end())
+        # "… yes, Camino de Santiago": kept only when a name follows (not "… да, сейчас")
+        if promise and not (kept and _NAMED_AFTER.match(text, kept.end())):
             return True
     return False
+
+
+_NAMED_AFTER = re.compile(r"[\W_]{0,4}(?:(?:the|a|an)\s+)?(?:\d|(?-i:[A-ZА-ЯЁ])\w)", re.IGNORECASE)
 
 
 def _unquoted(answer: str) -> str:

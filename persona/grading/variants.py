@@ -1,11 +1,13 @@
-"""The expected answer's words as an answer may spell them: an acronym for its words («ГАЗ» for
+"""The expected answer's notations and words as an answer may write them: dates and times
+in the expected notation (`in_expected_forms`: "05.10" as «5 октября», "8.30" as "8:30"), and
+the words spelled otherwise (`in_expected_spelling`): an acronym for its words («ГАЗ» for
 «Горьковский автомобильный завод», and back), the other script ("Bologna" for «Болонья»,
-«Зен» for "Zen"), a one-letter variant of a long word ("pescetarian" for "pescatarian").
+«Зен» for "Zen"), a one-letter slip in a long word ("pescetarian"), initials beside the
+surname, a weekday's or month's short form.
 
-`in_expected_spelling` writes such words of the answer as the expected answer does, so the
-exact grader's matching stays one rule. What a caller may rely on: only words that stand for a
-word (or the words) of the expected answer are rewritten; everything else of the answer is left
-as it was, so the rules that read what the answer says beside the value still see it.
+Both rewrite the answer so the exact grader's matching stays one rule. What a caller may rely
+on: only what stands for a value or a word of the expected answer is rewritten; everything else
+is left as it was, so the rules that read what the answer says beside the value still see it.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from difflib import SequenceMatcher
 from itertools import pairwise
 
 from persona.grading.cues import cues
-from persona.terms import terms_match
+from persona.terms import UNIT_WORDS, key_terms, terms_match
 
 _LATIN_FOR = dict(
     zip(
@@ -25,13 +27,14 @@ _LATIN_FOR = dict(
     )
 )
 _WORD = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*")
-_ACRONYM = re.compile(r"(?<!\w)[A-ZА-ЯЁ]{2,5}(?!\w)")
+_ACRONYM = re.compile(r"(?<!\w)[A-ZА-ЯЁ]{3,5}(?!\w)")  # three letters at least: not "OK", "GP", "AM"
 _SIMILAR = 0.8  # "bologna" / "bolonya" is 0.86; "boston" / "bolonya" 0.46
 _LONG = 7  # a one-letter slip is a variant only in a word this long ("pescetarian"), not "cat"/"car"
+_SHORT_FORM_AT = re.compile(r"\.|,|\s+\d|\s*$")  # "Пн, 8:30", "26 Sept.", "Sat 14:00": not "sat in the row"
 
 
 def _latin(word: str) -> str:
-    return "".join(_LATIN_FOR.get(c, c) for c in word.lower()).replace("-", "")
+    return "".join(_LATIN_FOR.get(c, c) for c in word.lower()).replace("-", "").replace("c", "k")
 
 
 def _cyrillic(word: str) -> bool:
@@ -40,13 +43,18 @@ def _cyrillic(word: str) -> bool:
 
 def _other_script(a: str, b: str) -> bool:
     """`a` and `b` are one name in two scripts: alike once both are written in Latin letters
-    ("c" read as "k": "Camino" is «Камино»)."""
+    ("c" read as "k": "Camino" is «Камино»), ending alike, of one length up to six letters
+    ("Maria" is no «Марина», "Milan" no «Милана»)."""
     if _cyrillic(a) == _cyrillic(b) or min(len(a), len(b)) < 2:
         return False
-    la, lb = _latin(a).replace("c", "k"), _latin(b).replace("c", "k")
-    return la[0] == lb[0] and (
-        la == lb or (min(len(la), len(lb)) >= 4 and SequenceMatcher(None, la, lb).ratio() >= _SIMILAR)
-    )
+    la, lb = _latin(a), _latin(b)
+    if la == lb:
+        return True
+    if la[0] != lb[0] or la[-1] != lb[-1] or min(len(la), len(lb)) < 4:
+        return False
+    if abs(len(la) - len(lb)) > (0 if min(len(la), len(lb)) <= 6 else 1):
+        return False
+    return SequenceMatcher(None, la, lb).ratio() >= _SIMILAR
 
 
 def _one_slip(a: str, b: str) -> bool:
@@ -78,43 +86,54 @@ def in_expected_spelling(expected: str, answer: str) -> str:
             if w.lower() == word.lower():
                 return word
         full = short_forms.get(word.lower().replace("ё", "е"))
-        if full and any(terms_match(full, w.lower()) for w in wanted):
-            return full  # "Пн" for «понедельникам», "Sept" for "September"
+        at_date = _SHORT_FORM_AT.match(m.string, m.end())
+        if full and word[0].isupper() and at_date and any(terms_match(full, w.lower()) for w in wanted):
+            return full  # "Пн, 8:30" for «понедельникам в 8:30», "26 Sept." for "26 September"
         for w in wanted:
-            if (len(w) >= 3 or _cyrillic(w) != _cyrillic(word)) and (
-                _other_script(w, word) or _one_slip(w, word)
-            ):
+            if _cyrillic(w) != _cyrillic(word) and _other_script(w, word):
+                return w
+            # a slip of the pen in a word, never in a name: "Iceland" is no "Ireland"
+            if w.islower() and len(w) >= 3 and _one_slip(w, word):
                 return w
         return word
 
     return _WORD.sub(respell, answer)
 
 
-_INITIAL = re.compile(r"(?<!\w)([A-ZА-ЯЁ])\.")
+_INITIALS_AFTER = re.compile(r"\s+((?:[A-ZА-ЯЁ]\.\s*){1,2})")
+_INITIALS_BEFORE = re.compile(r"((?:[A-ZА-ЯЁ]\.\s*){1,2})$")
 
 
 def _initials_written_out(wanted: list[str], answer: str) -> str:
-    """ "Шубина Е. В." for «Елена Викторовна Шубина», "E. V. Shubina": initials beside a name
-    of the expected answer stand for its other names with those first letters."""
+    """ "Шубина Е. В." for «Елена Викторовна Шубина», "E. V. Shubina": initials right beside
+    the expected surname stand for its other names with those first letters (initials beside
+    another surname are that person's)."""
     names = [w for w in wanted if w[:1].isupper() and len(w) > 1]
-    said = {w.lower() for w in _WORD.findall(answer)}
-    if not any(n.lower() in said for n in names if len(n) > 3):  # a surname, not "Dr"
-        return answer
-    left = [n for n in names if n.lower() not in said]
-
-    def expand(m: re.Match[str]) -> str:
-        for n in left:
-            if n[0] == m.group(1):
-                left.remove(n)
-                return n
-        return m.group(0)
-
-    return _INITIAL.sub(expand, answer)
+    for surname in (n for n in names if len(n) > 3):  # a surname, not "Dr"
+        for m in re.finditer(rf"(?<!\w){re.escape(surname)}(?!\w)", answer, re.IGNORECASE):
+            after = _INITIALS_AFTER.match(answer, m.end())
+            before = _INITIALS_BEFORE.search(answer[: m.start()])
+            span = (
+                (m.end() + after.start(1) - after.start(), m.end() + after.end(1) - after.start())
+                if after
+                else None
+            )
+            if span is None and before:
+                span = (before.start(1), before.end(1))
+            if span is None:
+                continue
+            letters = re.findall(r"[A-ZА-ЯЁ]", answer[span[0] : span[1]])
+            left = [n for n in names if n != surname]
+            full = [next((n for n in left if n[0] == c), "") for c in letters]
+            if all(full):
+                return answer[: span[0]] + " ".join(full) + " " + answer[span[1] :]
+    return answer
 
 
 def _acronyms_written_out(expected: str, wanted: list[str], answer: str) -> str:
     """ "Горьковском автомобильном заводе" → «ГАЗ» when the expected answer says «ГАЗ»; «ГАЗ»
-    → «Горьковский автомобильный завод» when it says the words."""
+    → «Горьковский автомобильный завод» when it says the words. Three letters at least, the
+    run of words capitalised first and holding no small word ("booked by Alice" is no "BA")."""
     for acronym in dict.fromkeys(_ACRONYM.findall(expected)):
         words = list(_WORD.finditer(answer))
         n = len(acronym)
@@ -122,17 +141,81 @@ def _acronyms_written_out(expected: str, wanted: list[str], answer: str) -> str:
             run = words[i : i + n]
             joined = all(not answer[x.end() : y.start()].strip() for x, y in pairwise(run))
             initials = "".join(w.group(0)[0] for w in run).lower()
-            if joined and initials == acronym.lower() and not any(w.group(0).isupper() for w in run):
+            if (
+                joined
+                and initials == acronym.lower()
+                and run[0].group(0)[0].isupper()
+                and all(key_terms(w.group(0)) and not w.group(0).isupper() for w in run)
+            ):
                 answer = answer[: run[0].start()] + acronym + answer[run[-1].end() :]
                 break
-    for m in list(_ACRONYM.finditer(answer))[::-1]:
-        acronym = m.group(0)
-        n = len(acronym)
-        for i in range(len(wanted) - n + 1):
-            spelled = wanted[i : i + n]
-            if "".join(w[0] for w in spelled).lower() == acronym.lower() and not any(
-                w.isupper() for w in spelled
-            ):
-                answer = answer[: m.start()] + " ".join(spelled) + answer[m.end() :]
-                break
+    expansions = {
+        "".join(w[0] for w in wanted[i : i + n]).lower(): " ".join(wanted[i : i + n])
+        for n in range(3, 6)
+        for i in range(len(wanted) - n + 1)
+        if not any(w.isupper() for w in wanted[i : i + n])
+    }
+    if not expansions:
+        return answer
+    return _ACRONYM.sub(lambda m: expansions.get(m.group(0).lower(), m.group(0)), answer)
+
+
+NUMERIC_DATE = re.compile(
+    r"(?<![\w.,])(\d{1,2})[./](\d{1,2})(?:[./](?:\d{4}|\d{2}))?(?!\d|[.,]\d)"
+)  # "19.11, …"
+_DOTTED_TIME = re.compile(r"(?<![\w.,:])(\d{1,2})\.(\d{2})(?![\d,]|\.\d)")
+_UNIT_AFTER = re.compile(r"\s*([^\W\d_]{1,12}|[€$₽£%])")
+_HOURS = re.compile(r"(?<![\w.,:])(\d{1,2})\s*(?:час(?:а|ов)?|h|o'clock)(?!\w)", re.IGNORECASE)
+_EXPECTED_TIME = re.compile(r"\b\d{1,2}:\d{2}\b")
+
+
+def _decimal_before_comma(m: re.Match[str]) -> bool:
+    """ "5.5, это точно" is a number; "19.11, во вторник" a date: before a comma, a date writes
+    its month in two digits."""
+    return (
+        m.string[m.end() : m.end() + 1] == ","
+        and len(m.group(2)) < 2
+        and m.group(0).count(".") + m.group(0).count("/") == 1
+    )
+
+
+def in_expected_forms(expected: str, answer: str) -> str:
+    """The answer with dates and times in the expected answer's notation: "05.10" as
+    "5 октября" when a date with a month name is expected, "8.30" as "8:30" when a time is."""
+    cues_ = cues()
+    lowered = expected.lower()
+    if cues_.months and any(m in lowered for m in cues_.months.values()):
+
+        def as_words(m: re.Match[str]) -> str:
+            day, month = int(m.group(1)), int(m.group(2))
+            if _decimal_before_comma(m):
+                return m.group(0)
+            unit = _UNIT_AFTER.match(m.string, m.end())
+            if unit and unit.group(1).lower() in UNIT_WORDS:  # 10.5 kg is a weight, not a date
+                return m.group(0)
+            return f"{day} {cues_.months[month]}" if 1 <= day <= 31 and month in cues_.months else m.group(0)
+
+        answer = NUMERIC_DATE.sub(as_words, answer)
+    elif cues_.months_ambiguous and any(m in lowered for m in cues_.months_ambiguous.values()):
+
+        def unambiguous(m: re.Match[str]) -> str:
+            """ "26/09" can only be 26 September, "09/26" only September 26; "05/10" stays as it is."""
+            a, b = int(m.group(1)), int(m.group(2))
+            if _decimal_before_comma(m):
+                return m.group(0)
+            unit = _UNIT_AFTER.match(m.string, m.end())
+            if unit and unit.group(1).lower() in UNIT_WORDS:
+                return m.group(0)
+            if 12 < a <= 31 and 1 <= b <= 12:
+                return f"{a} {cues_.months_ambiguous[b]}"
+            if 12 < b <= 31 and 1 <= a <= 12:
+                return f"{b} {cues_.months_ambiguous[a]}"
+            return m.group(0)
+
+        answer = NUMERIC_DATE.sub(unambiguous, answer)
+    if _EXPECTED_TIME.search(expected):
+        answer = _HOURS.sub(lambda m: f"{m.group(1)}:00", answer)
+        answer = _DOTTED_TIME.sub(
+            lambda m: f"{m.group(1)}:{m.group(2)}" if int(m.group(1)) < 24 else m.group(0), answer
+        )
     return answer

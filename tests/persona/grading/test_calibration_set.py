@@ -15,7 +15,16 @@ def test_the_calibration_set_is_large_and_covers_every_tag() -> None:
     answers = [i for i in items if hasattr(i, "gold")]
     assert len(answers) >= 1200 and len(items) - len(answers) >= 650
     tags = {t for a in answers for t in a.item.question.tags}  # type: ignore[union-attr]
-    assert {"abstain", "aggregation", "conflict", "correction", "deleted", "rule", "temporal", "update"} <= tags
+    assert {
+        "abstain",
+        "aggregation",
+        "conflict",
+        "correction",
+        "deleted",
+        "rule",
+        "temporal",
+        "update",
+    } <= tags
 
 
 @pytest.mark.parametrize("language", ["en", "ru"])

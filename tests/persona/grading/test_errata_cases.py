@@ -24,7 +24,11 @@ QUESTIONS = {
         ("э49", "−2,5", 10),
         ("e6", "You're pescatarian now: fish, but no meat.", 10),
         ("e25", "You asked me to forget him, so I won't bring him up.", 10),
-        ("e25", "You never told me about an ex-boyfriend.", 10),  # deleted: "never told" is as right as "forgotten" (the seeds)
+        (
+            "e25",
+            "You never told me about an ex-boyfriend.",
+            10,
+        ),  # deleted: "never told" is as right as "forgotten" (the seeds)
         ("э24", "Вы просили забыть о нём — не буду напоминать.", 10),
         ("э24", "Вы просили не напоминать, но его звали Вадим.", 0),
         ("э5", "По утрам теперь цикорий", 10),

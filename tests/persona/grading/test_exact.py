@@ -103,7 +103,7 @@ def test_identifiers_must_match_exactly(expected: str, answer: str, score: float
 
 
 def test_a_reply_with_no_value_at_all_is_surely_wrong_and_an_unreadable_one_is_unresolved() -> None:
-    """"Noted." to "How old am I?" is wrong, certainly — an agent that answers nothing must not
+    """ "Noted." to "How old am I?" is wrong, certainly — an agent that answers nothing must not
     leave its whole exam unresolved; "9 and a bit" for a time holds something it could not read."""
     q = Question("q", "How old am I?", "34", (), "ch.md", 1)
     noted = ExactGrader().grade(q, q.expected, "Noted.")

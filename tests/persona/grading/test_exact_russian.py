@@ -25,7 +25,10 @@ def score(expected: str, answer: str, question: str = "?", *tags: str) -> float:
 @pytest.mark.parametrize(
     ("expected", "answers"),
     [
-        ("19 200 долларов", ["19 200", "19\u00a0200 $", "19\u202f200 долларов", "19200", "$19,200", "19,2 тыс. долларов"]),
+        (
+            "19 200 долларов",
+            ["19 200", "19\u00a0200 $", "19\u202f200 долларов", "19200", "$19,200", "19,2 тыс. долларов"],
+        ),
         ("23 года", ["23", "23 года", "двадцать три года", "Ему двадцать три"]),
         ("5 октября", ["5 октября", "05.10", "5-го октября", "пятого октября", "5.10.2026"]),
         ("52:30", ["52:30", "52 минуты 30 секунд", "за 52 мин 30 сек"]),
@@ -80,7 +83,10 @@ def test_on_every_marathon_ru_question_correct_answers_pass_and_wrong_ones_do_no
 
 
 def test_a_past_tense_alone_does_not_make_an_answer_old() -> None:
-    assert score("1,915 euros", "Your rent was raised to 1,915 euros. Anything else?", "What is my rent now?") == 10
+    assert (
+        score("1,915 euros", "Your rent was raised to 1,915 euros. Anything else?", "What is my rent now?")
+        == 10
+    )
     assert score("41", "Мне было сказано, что вам 41. Что-нибудь ещё?", "Сколько мне лет?") == 10
 
 

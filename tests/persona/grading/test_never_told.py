@@ -150,6 +150,8 @@ def test_a_value_of_the_asked_kind_beside_a_claim(question: str, reply: str, nev
         ("Let me check… yes, the Lake District.", False),
         ("Дай-ка я покопаюсь в том, что ты рассказывал…", True),
         ("Okay, searching for anything you've said about the Lake District trip…", True),
+        ("Let me check — ah, one moment.", True),
+        ("Поищу... да, сейчас.", True),
         ("Сейчас посмотрел — на амоксициллин.", False),
     ],
 )
@@ -252,6 +254,13 @@ def test_claims_that_take_reading(question: str, reply: str, never_told: bool) -
             "O negative. I don't have anything else from your blood test results beyond that.",
             False,
         ),
+        # found in review: a greeting or a filler word is no answer before the claim
+        ("Where am I staying?", "Okay — you never told me that.", True),
+        ("Where am I staying in Rome?", "Great question! You never told me which hotel you booked.", True),
+        ("Who is my GP?", "Sorry, but I don't have any other details on your GP.", True),
+        ("Кто мой врач?", "Извините, но других данных о враче у меня нет.", True),
+        ("When do we book Lyon?", "Friday, but no rush to book.", False),
+        ("Есть ли у меня кошка?", "Собака есть, а кошки нет.", False),
         # a first sentence that only leads in, then the claim
         ("What's my shoe size?", "I checked my notes carefully. Your shoe size never came up.", True),
         # Russian claims with no knowing word, and offers after them

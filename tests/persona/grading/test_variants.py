@@ -32,6 +32,7 @@ def graded(expected: str, answer: str, question: str = "?") -> tuple[float, bool
         ("по понедельникам в 8:30", "Пн, 8:30."),  # a weekday's short form
         ("по понедельникам в 8:30", "По понедельникам в полдевятого утра."),
         ("19 ноября", "19.11, во вторник."),  # a date before a comma
+        ("2:30", "В половине третьего."),
     ],
 )
 def test_another_spelling_of_the_expected_words_scores_full(expected: str, answer: str) -> None:
@@ -46,6 +47,18 @@ def test_another_spelling_of_the_expected_words_scores_full(expected: str, answe
         ("ГАЗ", "На Горьковском заводе."),  # two words for a three-letter acronym
         ("Thursday", "Tuesday."),
         ("Dr Haddad", "Dr H."),  # an initial beside a title only: no surname to anchor it
+        # found in review: small words, short acronyms, names one letter apart, another surname
+        ("BA", "Lufthansa, booked by Alice."),
+        ("NHS", "A private clinic — not her surgery."),
+        ("Oliver King", "OK, I don't have that."),
+        ("Ireland", "Iceland."),
+        ("Maria", "Марина."),
+        ("Milan", "Милана."),
+        ("Saturday", "Friday — we sat in the front row."),
+        ("Wednesday", "They wed in June."),
+        ("Elena Shubina", "Shubina retired; your new doctor is E. Petrova."),
+        ("5 мая", "Точную дату не помню. Оценка была 5.5, это точно."),  # a decimal before a comma
+        ("3 November", "She came third on 12 November."),  # an ordinal that is no day
     ],
 )
 def test_what_only_looks_alike_stays_a_miss(expected: str, answer: str) -> None:
