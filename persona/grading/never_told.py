@@ -46,6 +46,7 @@ class _Phrasings:
     connector: re.Pattern[str]
     contrast: re.Pattern[str]  # "but", «но»: where one claim ends and something else begins
     request: re.Pattern[str]
+    advice: re.Pattern[str]  # "maybe check…", "Marcus might know": a sentence that only advises
     stall: re.Pattern[str]
     found: re.Pattern[str]  # "… yes, Camino de Santiago", «… да, нашла»: the promise kept in the same reply
     negation: re.Pattern[str]
@@ -78,6 +79,7 @@ def _phrasings() -> tuple[_Phrasings, ...]:
                 claims=re.compile("|".join(f"(?:{p})" for p in claims), re.IGNORECASE),
                 connector=re.compile(after.get("connector", r"(?!)"), re.IGNORECASE),
                 contrast=re.compile(after.get("contrast", r"(?!)"), re.IGNORECASE),
+                advice=_words(table.get("advice", [])),
                 request=re.compile(after.get("request", r"\?"), re.IGNORECASE),
                 stall=re.compile(
                     "|".join(f"(?:{p})" for p in table.get("stall", [])) or r"(?!)", re.IGNORECASE
@@ -130,8 +132,8 @@ def _claims_in(text: str, lang: _Phrasings) -> list[tuple[int, int]]:
     """Where `text` says it doesn't know, as (start, end) spans: a phrasing of the language, or
     a negation within a few words of a knowing word in one sentence (markdown marks are no
     words). A span ends where the claim does: what follows it may still answer."""
-    found = [m.span() for m in lang.claims.finditer(text)]
     plain = _MARKDOWN.sub(lambda m: " " * len(m.group(0)), text)  # same offsets as `text`
+    found = [m.span() for m in lang.claims.finditer(plain)]  # "_No entry._" is "No entry"
     for sentence in _SENTENCE_SPAN.finditer(plain):
         body = sentence.group(0)
         starts = [w.start() for w in _WORD.finditer(body)]
@@ -274,7 +276,7 @@ def _gives_asked_kind(text: str, claims: list[tuple[int, int]], kinds: set[str])
         rest.append(text[last:start])
         last = max(last, end)
     rest.append(text[last:])
-    outside = " ".join(rest)
+    outside = _MARKDOWN.sub(" ", " ".join(rest))  # "._\n\nIf you…" opens no name
     plain = digits_for_words(_ONE.sub(" ", outside))  # "one thing I wasn't told" holds no count
     months = _cues().month_words
     if "count" in kinds and _DIGIT.search(plain):
@@ -291,6 +293,7 @@ def _guesses(text: str, lang: _Phrasings) -> bool:
     return any(
         lang.guess.search(s)
         and not _claims_in(s, lang)
+        and not lang.advice.search(s)  # "maybe check the welcome book?" guesses no value
         and (_DIGIT.search(s) or s.rstrip().endswith("?") or re.search(r"(?<=\w)\s+[A-ZА-ЯЁ]\w+", s))
         for sentence in _SENTENCE_END.split(text)
         for s in _CLAUSE_BREAK.split(sentence)  # "No record of it — maybe Biscuit?"
@@ -419,6 +422,8 @@ def _answers_after(rest: str, lang: _Phrasings) -> bool:
     for n, sentence in enumerate(_SENTENCE_END.split(rest)):
         if not sentence.strip() or lang.request.search(sentence.rstrip().rstrip("?")):
             continue
+        if n and lang.advice.search(sentence):
+            continue  # "Maybe check the welcome book in the kitchen?": advice, no answer
         if n and lang.told_else.search(sentence):
             continue  # a sentence of its own on what else it knows: "I know he's in Year 3, though."
         if sentence.rstrip().endswith("?"):  # "… Елена Викторовна Шубина?": a guess, asked

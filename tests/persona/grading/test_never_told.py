@@ -261,6 +261,33 @@ def test_claims_that_take_reading(question: str, reply: str, never_told: bool) -
         ("Кто мой врач?", "Извините, но других данных о враче у меня нет.", True),
         ("When do we book Lyon?", "Friday, but no rush to book.", False),
         ("Есть ли у меня кошка?", "Собака есть, а кошки нет.", False),
+        # advice after a claim is no answer, nor a guess, whatever names it holds
+        (
+            "Where did I park?",
+            "You didn't tell me where you parked. Did you maybe take a photo of the bay sign?",
+            True,
+        ),
+        (
+            "What's my tax code?",
+            "Beats me — you never told me your tax code. Marcus does your tax paperwork, so he might know.",
+            True,
+        ),
+        (
+            "What's the cottage WiFi password?",
+            "It isn't something you've given me. Maybe check the welcome book in the kitchen?",
+            True,
+        ),
+        (
+            "What's Biscuit's microchip number?",
+            "I looked through everything — age, vet, food — and there's no microchip number.",
+            True,
+        ),
+        (
+            "Who is my dentist?",
+            "### Dentist\n_No entry._\n\nIf you tell me the name, I'll remember it.",
+            True,
+        ),
+        ("What's my deposit?", "My memory search came back empty for that. Could you share it?", True),
         # a first sentence that only leads in, then the claim
         ("What's my shoe size?", "I checked my notes carefully. Your shoe size never came up.", True),
         # Russian claims with no knowing word, and offers after them
