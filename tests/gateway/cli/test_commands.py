@@ -17,6 +17,7 @@ import pytest
 
 from gateway.log.events import Evaluation, Replied, RunEnded, Said
 from gateway.log.runlog import EVENTS_FILE, read_log
+from gateway.report.run_cards import INDEX_FILE
 from tests.conftest import BenchFactory
 from tests.marathon_cli import count_records, explain, marathon, spawn_marathon
 
@@ -314,5 +315,10 @@ def test_ctrl_c_in_report_says_what_it_left_not_to_resume(tmp_path: Path) -> Non
     assert proc.returncode == 130, err
     assert "interrupted; the run logs are untouched and no report was half-written" in err
     assert "resume" not in err and "Traceback" not in err
-    assert not [p.name for p in recordings.iterdir() if p.is_file()]  # no report at all, no .partial
+    # no report at all, no .partial; the run-cards cache may be there if the reading got that far,
+    # and then whole (it is written whole or not at all)
+    left = [p for p in recordings.iterdir() if p.is_file()]
+    assert [p.name for p in left if p.name != INDEX_FILE] == []
+    for cache in left:
+        assert json.loads(cache.read_text(encoding="utf-8"))["runs"] is not None
     assert (recordings / "demo" / EVENTS_FILE).read_bytes() == data
