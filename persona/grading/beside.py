@@ -22,6 +22,11 @@ NAME = re.compile(r"(?:(?<=[\w,;—–\-(«\"'])\s+|(?<=[«“\"]))(?!I\b)([A-Z�
 CLAUSE = re.compile(r"[.;!?()\n«»]|,\s|\s[—–-]\s|\s(?:а|но|but|however|whereas)\s", re.IGNORECASE)
 
 
+def _folded(word: str) -> str:
+    """A word as key terms hold it: lower case, ё as е."""
+    return word.lower().replace("ё", "е")
+
+
 def _named(table: dict[str, re.Pattern[str]], text: str) -> set[str]:
     """Which of a cue table's entries (periods, measures) `text` names."""
     return {name for name, pattern in table.items() if pattern.search(text)}
@@ -138,7 +143,7 @@ def claims_not_told(question: Question, wanted: list[Quantity], answer: str) -> 
         and not (isinstance(a.value, float) and f"{a.value:g}" in expected_chars)  # "BA 362"
     ]
     plain = _plain_lines(answer)
-    words = {w.lower().replace("ё", "е") for w in NAME.findall(plain) if key_terms(w)} | (
+    words = {_folded(w) for w in NAME.findall(plain) if key_terms(w)} | (
         set(re.findall(r"\w+", answer.lower())) & _cues().month_words
     )
     extra += sorted(w for w in words if not any(terms_match(t, w) for t in told_terms))
@@ -150,7 +155,7 @@ def claims_not_told(question: Question, wanted: list[Quantity], answer: str) -> 
             not wanted and set(key_terms(question.expected)) & set(key_terms(sentence))
         ):
             continue
-        names = {w.lower().replace("ё", "е") for w in NAME.findall(sentence) if key_terms(w)}
+        names = {_folded(w) for w in NAME.findall(sentence) if key_terms(w)}
         extra += sorted(w for w in names if w not in extra and not any(terms_match(t, w) for t in near_terms))
     return extra
 
@@ -184,7 +189,7 @@ def other_facts_mixed_in(question: Question, answer: str) -> list[str]:
     elsewhere = " ".join(f for f in facts if f not in about)
     other_terms, other_values = set(key_terms(elsewhere)), extract_quantities(elsewhere)
     plain = _plain_lines(answer)
-    names = [w.lower().replace("ё", "е") for w in NAME.findall(plain) if key_terms(w)]
+    names = [_folded(w) for w in NAME.findall(plain) if key_terms(w)]
     mixed = [
         w
         for w in dict.fromkeys(names)
@@ -212,8 +217,7 @@ def names_not_listed(question: Question, items: list[str], answer: str) -> list[
         if not _LIST_JOINER.fullmatch(plain[a.end() : b.start()]):
             continue
         for this, other in ((a, b), (b, a)):
-            name, item = this.group(0), other.group(0).lower().replace("ё", "е")
-            term = name.lower().replace("ё", "е")
+            name, item, term = this.group(0), _folded(other.group(0)), _folded(this.group(0))
             if (
                 name[0].isupper()
                 and key_terms(name)

@@ -47,9 +47,7 @@ class Judge(Protocol):
     async def judge(self, item: ExamItem) -> Verdict: ...
 
 
-def superseded_values[K](
-    expected: str, earlier: Mapping[K, list[str]], current: Mapping[K, str]
-) -> list[str]:
+def superseded_values[K](expected: str, earlier: Mapping[K, list[str]], current: Mapping[K, str]) -> list[str]:
     """The values replaced before a question was asked, of the facts (keyed alike in `earlier`
     and `current`) that now hold its `expected` answer: what a judge is shown as "earlier
     values, no longer true". Deleted facts hold nothing."""

@@ -36,12 +36,14 @@ def deleted_stated(question: Question, answer: str) -> list[str]:
     (`question.superseded`) that `answer` states — leaving out the question's own words, what a
     live fact (`question.known`) holds too ("London") and numbers of one or two digits (a
     date's day is no leak of "12 years")."""
+    stated = [
+        w
+        for w in states_deleted(question.superseded, answer)
+        if not (re.fullmatch(r"[\d.]+", w) and len(re.sub(r"\D", "", w.removesuffix(".0"))) < 3)
+    ]
+    if not stated:  # most answers: the live facts need no reading
+        return []
     shared = set(states_deleted(question.known, answer)) | set(
         states_deleted(question.superseded, question.text)
     )
-    return [
-        w
-        for w in states_deleted(question.superseded, answer)
-        if w not in shared
-        and not (re.fullmatch(r"[\d.]+", w) and len(re.sub(r"\D", "", w.removesuffix(".0"))) < 3)
-    ]
+    return [w for w in stated if w not in shared]

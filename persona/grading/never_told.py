@@ -70,6 +70,7 @@ def _phrasings() -> tuple[_Phrasings, ...]:
     out = []
     for code in known_languages():
         table = language_table(code)
+        known = table.get("not_known", {})
         claims = table.get("never_told", [])
         if not claims:
             continue
@@ -85,22 +86,20 @@ def _phrasings() -> tuple[_Phrasings, ...]:
                     "|".join(f"(?:{p})" for p in table.get("stall", [])) or r"(?!)", re.IGNORECASE
                 ),
                 found=_words(table.get("stall_kept", [])),
-                negation=_words(table.get("not_known", {}).get("negation", [])),
-                knowing=_words(table.get("not_known", {}).get("knowing", [])),
-                other_knowledge=_words(table.get("not_known", {}).get("other_knowledge", [])),
-                told_else=_words(table.get("not_known", {}).get("told_else", [])),
-                which=_words(table.get("not_known", {}).get("which", [])),
+                negation=_words(known.get("negation", [])),
+                knowing=_words(known.get("knowing", [])),
+                other_knowledge=_words(known.get("other_knowledge", [])),
+                told_else=_words(known.get("told_else", [])),
+                which=_words(known.get("which", [])),
                 yes_no=re.compile(
-                    r"\W*(?:"
-                    + ("|".join(table.get("not_known", {}).get("yes_no", [])) or r"(?!)")
-                    + r")(?!\w)",
+                    r"\W*(?:" + ("|".join(known.get("yes_no", [])) or r"(?!)") + r")(?!\w)",
                     re.IGNORECASE,
                 ),
-                lead_in=_words(table.get("not_known", {}).get("lead_in", [])),
-                telling=_words(table.get("not_known", {}).get("telling", [])),
-                others=_words(table.get("not_known", {}).get("others", [])),
-                denied_after=int(table.get("not_known", {}).get("denied_after", 2)),
-                filler=_words(table.get("not_known", {}).get("filler", [])),
+                lead_in=_words(known.get("lead_in", [])),
+                telling=_words(known.get("telling", [])),
+                others=_words(known.get("others", [])),
+                denied_after=int(known.get("denied_after", 2)),
+                filler=_words(known.get("filler", [])),
                 guess=_words(table.get("grading", {}).get("guess", [])),
                 asks_for={
                     kind: re.compile(r"(?<!\w)(?:" + "|".join(words) + r")(?!\w)", re.IGNORECASE)
@@ -231,8 +230,7 @@ def _about_others(text: str, claim: tuple[int, int], lang: _Phrasings) -> bool:
         return False
     sentence_start = max(text.rfind(c, 0, start) for c in ".!?…\n") + 1
     after = _CLAIM_CLAUSE_END.search(text, end)
-    sentence_end = _SENTENCE_END.search(text, end)
-    stop = min(m.start() for m in (after, sentence_end) if m) if after or sentence_end else len(text)
+    stop = min(after.start() if after else len(text), _sentence_end_at(text, end))
     return bool(lang.others.search(text[sentence_start:stop]))
 
 
@@ -306,7 +304,8 @@ _CLAUSE_BREAK = re.compile(
 )
 
 
-def _clause_end(text: str, start: int) -> int:
+def _sentence_end_at(text: str, start: int) -> int:
+    """Where the sentence holding `start` ends."""
     end = _SENTENCE_END.search(text, start)
     return end.start() if end else len(text)
 
@@ -325,8 +324,7 @@ def _answered_first(text: str, claims: list[tuple[int, int]], question: str, lan
     own = [
         w
         for w in key_terms(first.group(0))
-        if not any(p.fullmatch(w) for p in (lang.knowing, lang.negation, lang.filler, lang.lead_in))
-        and not any(terms_match(w, a) for a in asked)
+        if not _plain_word(w, lang) and not any(terms_match(w, a) for a in asked)
     ]
     words = _WORD.findall(first.group(0))
     valued = (
@@ -337,7 +335,7 @@ def _answered_first(text: str, claims: list[tuple[int, int]], question: str, lan
     )
     # "He's a paramedic with the ambulance service. You never said which station": a claim
     # about which detail, after a sentence that names what something is
-    detail = any(lang.which.search(text, start, _clause_end(text, start)) for start, _ in claims)
+    detail = any(lang.which.search(text, start, _sentence_end_at(text, start)) for start, _ in claims)
     if not own or not (valued or detail) or len(words) > 10 or lang.stall.search(first.group(0)):
         return False
     return not _claims_what_was_asked(text, claims, question, lang)
@@ -364,8 +362,7 @@ def _opens_with_answer(text: str, claims: list[tuple[int, int]], question: str, 
     )  # a first word is capitalised anyway
     if not (_DIGIT.search(opening) or named):
         return False
-    sentence_end = _SENTENCE_END.search(text, start)
-    clause = text[start : sentence_end.start() if sentence_end else len(text)]
+    clause = text[start : _sentence_end_at(text, start)]
     return bool(lang.other_knowledge.search(clause)) or not _claims_what_was_asked(
         text, claims, question, lang
     )

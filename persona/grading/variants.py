@@ -169,14 +169,14 @@ _HOURS = re.compile(r"(?<![\w.,:])(\d{1,2})\s*(?:час(?:а|ов)?|h|o'clock)(?
 _EXPECTED_TIME = re.compile(r"\b\d{1,2}:\d{2}\b")
 
 
-def _decimal_before_comma(m: re.Match[str]) -> bool:
-    """ "5.5, это точно" is a number; "19.11, во вторник" a date: before a comma, a date writes
-    its month in two digits."""
-    return (
-        m.string[m.end() : m.end() + 1] == ","
-        and len(m.group(2)) < 2
-        and m.group(0).count(".") + m.group(0).count("/") == 1
-    )
+def _not_a_date(m: re.Match[str]) -> bool:
+    """A numeric "date" that is a number: "10.5 kg" (a unit after it), "5.5, это точно" (before
+    a comma a date writes its month in two digits: "19.11, во вторник")."""
+    unit = _UNIT_AFTER.match(m.string, m.end())
+    if unit and unit.group(1).lower() in UNIT_WORDS:
+        return True
+    decimal = m.group(0).count(".") + m.group(0).count("/") == 1 and len(m.group(2)) < 2
+    return decimal and m.string[m.end() : m.end() + 1] == ","
 
 
 def in_expected_forms(expected: str, answer: str) -> str:
@@ -188,10 +188,7 @@ def in_expected_forms(expected: str, answer: str) -> str:
 
         def as_words(m: re.Match[str]) -> str:
             day, month = int(m.group(1)), int(m.group(2))
-            if _decimal_before_comma(m):
-                return m.group(0)
-            unit = _UNIT_AFTER.match(m.string, m.end())
-            if unit and unit.group(1).lower() in UNIT_WORDS:  # 10.5 kg is a weight, not a date
+            if _not_a_date(m):
                 return m.group(0)
             return f"{day} {cues_.months[month]}" if 1 <= day <= 31 and month in cues_.months else m.group(0)
 
@@ -201,10 +198,7 @@ def in_expected_forms(expected: str, answer: str) -> str:
         def unambiguous(m: re.Match[str]) -> str:
             """ "26/09" can only be 26 September, "09/26" only September 26; "05/10" stays as it is."""
             a, b = int(m.group(1)), int(m.group(2))
-            if _decimal_before_comma(m):
-                return m.group(0)
-            unit = _UNIT_AFTER.match(m.string, m.end())
-            if unit and unit.group(1).lower() in UNIT_WORDS:
+            if _not_a_date(m):
                 return m.group(0)
             if 12 < a <= 31 and 1 <= b <= 12:
                 return f"{a} {cues_.months_ambiguous[b]}"
