@@ -34,6 +34,7 @@ from persona.grading.beside import (
     shown,
     unsaid_period,
 )
+from persona.grading.contrasts import contradicted
 from persona.grading.cues import cues as _cues
 from persona.grading.leak import deleted_stated
 from persona.grading.never_told import claims_never_told, says_never_told
@@ -234,6 +235,8 @@ def _doubt(question: Question, items: list[str], found: list[str], answer: str, 
     wanted = [w for item in items for w in extract_quantities(item)]
     if extra := claims_not_told(question, wanted, answer):
         return f"claims the facts don't hold ({', '.join(extra[:3])}) beside the expected one"
+    if len(found) == len(items) and (clash := contradicted(question, answer)):  # a missing item is graded
+        return f"says what the facts say otherwise ({'; '.join(clash[:2])})"
     if mixed := other_facts_mixed_in(question, answer):
         return f"says things of other facts ({', '.join(mixed[:3])}) beside the expected one"
     if len(items) != 1:
