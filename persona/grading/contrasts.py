@@ -1,5 +1,5 @@
 """Words of one closed set that exclude each other — left or right, older or younger, sister or
-daughter, bedroom or living room — said of what the question is about other than the facts say
+daughter, bedroom or living room, a hedgehog or a hamster — said of what the question is about other than the facts say
 it. "Ife, your older sister" when the facts call Ife the younger sister, «сосед справа» for the
 neighbour on the left, "the living room" for the bedroom: the expected value is there, but
 beside a claim that contradicts a fact, and the exact grader can't tell which the answer means.
@@ -50,7 +50,7 @@ def contradicted(question: Question, answer: str) -> list[str]:
     of the whole answer against the facts holding the expected value and the question (the
     bedroom, the left wrist), and of the words beside each name against the words the facts
     put beside it (Ife's "younger sister"). Empty when the facts are unknown or agree."""
-    if not question.evidence:
+    if not question.known:
         return []
     plain = MARKUP.sub(" ", answer)
     pairs = [(plain, " ".join((*question.evidence, question.text)))]

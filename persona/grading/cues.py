@@ -26,6 +26,7 @@ class Cues:
     guess: re.Pattern[str]  # "I think", "кажется": a guess, not an abstention
     hedge: re.Pattern[str]  # guess words and "not sure", «то ли»: a value given so is no verdict
     rejected: re.Pattern[str]  # "not 950", «а не 950»: a value ruled out, no rival
+    unchanged: re.Pattern[str]  # "it never changed", «ни разу не меняли»: false of an updated fact
     periods: dict[str, re.Pattern[str]]  # "a week", «в месяц»: a figure's period
     measures: dict[str, re.Pattern[str]]  # "square feet", «соток»: what a figure of area counts
     not_had: re.Pattern[str]  # "you don't have a dog": on [abstain], a right answer
@@ -44,6 +45,7 @@ def cues() -> Cues:
     guess: list[str] = []
     hedge: list[str] = []
     rejected: list[str] = []
+    unchanged: list[str] = []
     periods: dict[str, list[str]] = {}
     measures: dict[str, list[str]] = {}
     not_had: list[str] = []
@@ -63,6 +65,7 @@ def cues() -> Cues:
         guess += grading.get("guess", [])
         hedge += grading.get("guess", []) + grading.get("hedge", [])
         rejected += grading.get("rejected", [])
+        unchanged += grading.get("unchanged", [])
         not_had += grading.get("not_had", [])
         hints += grading.get("hints", [])
         for name, words_of in grading.get("periods", {}).items():
@@ -95,7 +98,7 @@ def cues() -> Cues:
 
     return Cues(
         months, ambiguous, frozenset(words), cue(past), cue(current), forget_re,
-        cue(guess), cue(hedge), cue(rejected), phrases(periods), phrases(measures),
+        cue(guess), cue(hedge), cue(rejected), cue(unchanged), phrases(periods), phrases(measures),
         re.compile("|".join(f"(?:{p})" for p in not_had) or r"(?!)", re.IGNORECASE),
         cue(hints), short_forms,
     )  # fmt: skip

@@ -230,6 +230,8 @@ def _doubt(question: Question, items: list[str], found: list[str], answer: str, 
         return other
     if aside := aside_claim(question, answer):
         return f"says more of it than the facts do ({', '.join(aside[:3])})"
+    if question.superseded and (kept := cues.unchanged.search(MARKUP.sub(" ", answer))):
+        return f"says it never changed ({kept.group(0)!r}); the fact was updated"
     if earlier := earlier_words(question, answer):
         return f"names what the fact said before ({', '.join(earlier[:3])}) beside the expected one"
     wanted = [w for item in items for w in extract_quantities(item)]

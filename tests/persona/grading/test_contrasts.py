@@ -21,6 +21,7 @@ FACTS = {
     ("dacha.md", "4.1"): "Сосед слева, Пётр Ильич, держит пчёл",
     ("family.md", "3.4"): "Дочь Вера учится в Казани на биолога",
     ("family.md", "3.6"): "У Веры аллергия на кошачью шерсть",
+    ("work.md", "3.2"): "Самый необычный пациент — ёж по кличке Шустрик",
 }
 
 
@@ -44,6 +45,8 @@ def grade(text: str, expected: str, answer: str) -> tuple[float, bool, str]:
             "You're repainting the living room in terracotta.",
         ),
         ("How old is my grandmother?", "88", "88 — that is how old your uncle is."),
+        # a species: the hedgehog's name given to a hamster
+        ("Как зовут самого необычного пациента?", "Шустрик", "Хомяк Шустрик."),
     ],
 )
 def test_a_word_the_facts_say_otherwise_leaves_the_grade_unsure(
@@ -61,6 +64,7 @@ def test_a_word_the_facts_say_otherwise_leaves_the_grade_unsure(
         ("Who in my family is allergic to peanuts?", "Ife", "Ife is.", 10),
         ("Кто из соседей держит пчёл?", "Пётр Ильич", "Пётр Ильич, сосед слева.", 10),
         ("У кого аллергия на кошачью шерсть?", "у Веры", "У Веры, вашей дочери.", 10),
+        ("Как зовут самого необычного пациента?", "Шустрик", "Ёжик Шустрик 🦔", 10),
         # both words said: the facts' one is there, nothing contradicts
         (
             "What colour will I repaint my bedroom?",

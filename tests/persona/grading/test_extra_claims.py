@@ -143,6 +143,9 @@ def family_grade(text: str, expected: str, answer: str) -> tuple[float, bool]:
             (10, False),
         ),
         ("What do I drink first thing?", "green tea", "Green tea — you used to drink coffee.", (10, True)),
+        # "it never changed" of a fact that was updated: a claim the facts contradict
+        ("What do I drink first thing?", "green tea", "Green tea — that has never changed.", (10, False)),
+        ("What do I drink first thing?", "green tea", "Green tea — it changed from coffee.", (10, True)),
         # a figure in another measure of the same kind is wrong, surely
         ("How many square metres does the flat have?", "72", "72 square feet.", (0, True)),
         ("How many square metres does the flat have?", "72", "72 m².", (10, True)),
