@@ -342,6 +342,8 @@ def _answered_first(text: str, claims: list[tuple[int, int]], question: str, lan
 
 
 _OPENING_END = re.compile(r"[.!:;(—–]\W*$|\s-\s*$")
+_SUBJECT_LAST = re.compile(r"(?<!\w)(?:you|i|we|вы|ты|я|мы)\s*$", re.IGNORECASE)
+_DASHED = re.compile(r"[—–]\W*$|\s-\s*$")
 
 
 def _opens_with_answer(text: str, claims: list[tuple[int, int]], question: str, lang: _Phrasings) -> bool:
@@ -349,7 +351,7 @@ def _opens_with_answer(text: str, claims: list[tuple[int, int]], question: str, 
     reply opens with a short answer, set apart, and its claim is about another detail — one
     the question doesn't name, or "no other"."""
     start = min(s for s, _ in claims)
-    opening = text[:start]
+    opening = _SUBJECT_LAST.sub("", text[:start])  # "Mustard yellow — you said not…": the claim's subject
     words = _WORD.findall(opening)
     if not question or not 1 <= len(words) <= 4 or not _OPENING_END.search(opening.rstrip()):
         return False
@@ -360,7 +362,12 @@ def _opens_with_answer(text: str, claims: list[tuple[int, int]], question: str, 
     named = len(words) <= 3 and any(
         w[0].isupper() for w in words[1:] or words
     )  # a first word is capitalised anyway
-    if not (_DIGIT.search(opening) or named):
+    # "The shower — I don't remember the date": a few words of its own, before a dash
+    asked = key_terms(question)
+    own = _DASHED.search(opening.rstrip()) and any(
+        not _plain_word(t, lang) and not any(terms_match(t, a) for a in asked) for t in key_terms(opening)
+    )
+    if not (_DIGIT.search(opening) or named or (len(words) <= 3 and own)):
         return False
     clause = text[start : _sentence_end_at(text, start)]
     return bool(lang.other_knowledge.search(clause)) or not _claims_what_was_asked(

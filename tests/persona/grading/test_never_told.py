@@ -308,6 +308,18 @@ def test_claims_that_take_reading(question: str, reply: str, never_told: bool) -
             True,
         ),
         ("В каком отеле мы живём?", "Знаю, что вылет 3 мая в 7:40, но отель вы мне так и не назвали.", True),
+        # a few words of its own before a dash, then a claim about another detail
+        ("What did Gareth fix?", "The shower — I don't remember the date he did it, though.", False),
+        (
+            "What's my favourite colour?",
+            'Mustard yellow 💛 — you said not "normal" yellow, specifically mustard.',
+            False,
+        ),
+        ("Who is my dentist?", "Tricky one — I don't have your dentist's name saved.", True),
+        # «ничего нет» and «речь не заходила» with words between
+        ("Какой у меня рост?", "Я всё просмотрела. Но про ваш рост там, к сожалению, ничего нет.", True),
+        ("Какая ставка по моей ипотеке?", "Ипотека в ВТБ на 20 лет, а про процент речь не заходила.", True),
+        ("Когда я был у окулиста?", "Визита к окулисту в наших разговорах нет.", True),
         # what else it knows, in a sentence of its own, with its figures
         (
             "What's my 5k PB?",
