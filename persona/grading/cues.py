@@ -32,6 +32,7 @@ class Cues:
     not_had: re.Pattern[str]  # "you don't have a dog": on [abstain], a right answer
     hints: re.Pattern[str]  # "it starts with a D": on [deleted], a leak
     short_forms: dict[str, str]  # "пн" → "понедельник", "sept" → "september": abbreviations of words
+    name_forms: tuple[tuple[str, ...], ...]  # ("михаил", "миша"): one given name's full and short forms
 
 
 @cache
@@ -51,6 +52,7 @@ def cues() -> Cues:
     not_had: list[str] = []
     hints: list[str] = []
     short_forms: dict[str, str] = {}
+    name_forms: list[tuple[str, ...]] = []
     for code in known_languages():
         grading = language_table(code).get("grading", {})
         for n, name in enumerate(grading.get("months", []), start=1):
@@ -72,6 +74,7 @@ def cues() -> Cues:
             periods.setdefault(name, []).extend(words_of)
         for full, shorts in grading.get("short_forms", {}).items():
             short_forms.update({short.lower(): full for short in shorts})
+        name_forms += [tuple(n.lower().replace("ё", "е") for n in g) for g in grading.get("name_forms", [])]
         for name, words_of in grading.get("measures", {}).items():
             measures.setdefault(name, []).extend(words_of)
 
@@ -100,5 +103,5 @@ def cues() -> Cues:
         months, ambiguous, frozenset(words), cue(past), cue(current), forget_re,
         cue(guess), cue(hedge), cue(rejected), cue(unchanged), phrases(periods), phrases(measures),
         re.compile("|".join(f"(?:{p})" for p in not_had) or r"(?!)", re.IGNORECASE),
-        cue(hints), short_forms,
+        cue(hints), short_forms, tuple(name_forms),
     )  # fmt: skip

@@ -3,7 +3,8 @@ in the expected notation (`in_expected_forms`: "05.10" as «5 октября», 
 the words spelled otherwise (`in_expected_spelling`): an acronym for its words («ГАЗ» for
 «Горьковский автомобильный завод», and back), the other script ("Bologna" for «Болонья»,
 «Зен» for "Zen"), a one-letter slip in a long word ("pescetarian"), initials beside the
-surname, a weekday's or month's short form.
+surname, a weekday's or month's short form, a given name's full or short form ("Михаил" for
+«Миша»); a number's groups with words between («серия 75, номер 1234567»).
 
 Both rewrite the answer so the exact grader's matching stays one rule. What a caller may rely
 on: only what stands for a value or a word of the expected answer is rewritten; everything else
@@ -85,6 +86,8 @@ def in_expected_spelling(expected: str, answer: str) -> str:
         for w in wanted:
             if w.lower() == word.lower():
                 return word
+        if word[0].isupper() and (name := _same_name(word, wanted)):
+            return name  # "Михаил" for «Миша», "Mike" for "Michael"
         full = short_forms.get(word.lower().replace("ё", "е"))
         at_date = _SHORT_FORM_AT.match(m.string, m.end())
         if full and word[0].isupper() and at_date and any(terms_match(full, w.lower()) for w in wanted):
@@ -98,6 +101,33 @@ def in_expected_spelling(expected: str, answer: str) -> str:
         return word
 
     return _WORD.sub(respell, answer)
+
+
+def _same_name(word: str, wanted: list[str]) -> str | None:
+    """The expected name that `word` is another form of (a full name and its short one, in
+    the json5 `name_forms` table), inflected or not; None when it is no such form."""
+    folded = word.lower().replace("ё", "е")
+    groups = [g for g in cues().name_forms if any(_name_form(folded, n) for n in g)]
+    for w in wanted:
+        name = w.lower().replace("ё", "е")
+        if not w[:1].isupper() or terms_match(folded, name):
+            continue
+        if any(_name_form(name, n) for g in groups for n in g):
+            return w
+    return None
+
+
+# a Russian name's case endings («Миши», «Михаилом»); English adds none ("Pat" is no "Patel")
+_NAME_ENDINGS = frozenset(("", "а", "я", "ы", "и", "е", "у", "ю", "ой", "ей", "ом", "ем", "ою", "ею"))
+
+
+def _name_form(word: str, name: str) -> bool:
+    """`word` is `name` or one of its case forms."""
+    return any(
+        word.startswith(stem) and word[len(stem) :] in _NAME_ENDINGS
+        for stem in (name, name[:-1])
+        if len(stem) >= 2
+    )
 
 
 _INITIALS_AFTER = re.compile(r"\s+((?:[A-ZА-ЯЁ]\.\s*){1,2})")
@@ -167,6 +197,7 @@ _DOTTED_TIME = re.compile(r"(?<![\w.,:])(\d{1,2})\.(\d{2})(?![\d,]|\.\d)")
 _UNIT_AFTER = re.compile(r"\s*([^\W\d_]{1,12}|[€$₽£%])")
 _HOURS = re.compile(r"(?<![\w.,:])(\d{1,2})\s*(?:час(?:а|ов)?|h|o'clock)(?!\w)", re.IGNORECASE)
 _EXPECTED_TIME = re.compile(r"\b\d{1,2}:\d{2}\b")
+_DIGIT_GROUPS_ONLY = re.compile(r"\d+(?: \d+)+")  # a passport's series and number
 
 
 def _not_a_date(m: re.Match[str]) -> bool:
@@ -207,6 +238,10 @@ def in_expected_forms(expected: str, answer: str) -> str:
             return m.group(0)
 
         answer = NUMERIC_DATE.sub(unambiguous, answer)
+    if _DIGIT_GROUPS_ONLY.fullmatch(expected):  # "серия 75, номер 1234567" for «75 1234567»
+        groups = expected.split()
+        apart = r"(?:\W+[^\W\d]+){0,3}?\W+".join(rf"(?<!\d){g}(?!\d)" for g in groups)
+        answer = re.sub(apart, " ".join(groups), answer)
     if _EXPECTED_TIME.search(expected):
         answer = _HOURS.sub(lambda m: f"{m.group(1)}:00", answer)
         answer = _DOTTED_TIME.sub(

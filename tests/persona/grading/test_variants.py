@@ -33,6 +33,10 @@ def graded(expected: str, answer: str, question: str = "?") -> tuple[float, bool
         ("по понедельникам в 8:30", "По понедельникам в полдевятого утра."),
         ("19 ноября", "19.11, во вторник."),  # a date before a comma
         ("2:30", "В половине третьего."),
+        ("Миша и Вера", "**Михаил** (15 лет) и **Вера** (19 лет)"),  # a given name's full form
+        ("Michael", "Mike, your neighbour's son."),
+        ("у Миши", "У Михаила."),  # inflected
+        ("75 1234567", "Загранпаспорт: серия 75, номер 1234567"),  # a number's groups apart
     ],
 )
 def test_another_spelling_of_the_expected_words_scores_full(expected: str, answer: str) -> None:
@@ -59,6 +63,10 @@ def test_another_spelling_of_the_expected_words_scores_full(expected: str, answe
         ("Elena Shubina", "Shubina retired; your new doctor is E. Petrova."),
         ("5 мая", "Точную дату не помню. Оценка была 5.5, это точно."),  # a decimal before a comma
         ("3 November", "She came third on 12 November."),  # an ordinal that is no day
+        ("Саша", "Маша."),  # another name's short form
+        ("Michael", "Mitchell."),
+        ("Пётр Ильич", "Петров."),
+        ("75 1234567", "Серия 75, а номер 1234568."),
     ],
 )
 def test_what_only_looks_alike_stays_a_miss(expected: str, answer: str) -> None:
