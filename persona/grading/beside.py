@@ -233,6 +233,23 @@ _LIST_WORD = re.compile(r"[^\W\d_]+")
 _LIST_JOINER = re.compile(r"\s*[,&;]?\s*(?:and|и|или|or)\s+|\s*[,&;]\s*", re.IGNORECASE)
 
 
+def out_of_order(items: list[str], answer: str) -> bool:
+    """Whether the answer gives the expected figures in another order than the expected answer
+    lists them ("Originally £1,195, after the first change £1,150" for "£1,150, £1,195"): on a
+    history question, which value was when takes reading. Only figures of three digits or more
+    are placed; with any other item this says False."""
+    places = []
+    for item in items:
+        digits = re.sub(r"\D", "", item)
+        if len(digits) < 3:
+            return False
+        m = re.search(r"(?<!\d)" + r"[\s,.\u00a0\u202f]?".join(digits) + r"(?!\d)", answer)
+        if m is None:
+            return False
+        places.append(m.start())
+    return places != sorted(places)
+
+
 def after_first_sentence(answer: str) -> str:
     """What follows the first sentence of an answer (where a "you never told me" is usually
     followed by anything it goes on to say)."""

@@ -29,6 +29,7 @@ from persona.grading.beside import (
     other_measure,
     other_period,
     other_subject,
+    out_of_order,
     rivals,
     same_kind,
     shown,
@@ -242,6 +243,8 @@ def _doubt(question: Question, items: list[str], found: list[str], answer: str, 
     if mixed := other_facts_mixed_in(question, answer):
         return f"says things of other facts ({', '.join(mixed[:3])}) beside the expected one"
     if len(items) != 1:
+        if "history" in question.tags and len(found) == len(items) and out_of_order(items, answer):
+            return "the earlier values in another order than asked: which was when takes reading"
         if others := [a for a in extract_quantities(answer) if rivals(wanted, a)]:
             # "3, 10 and 14 November" for "3 November and 10 November": an extra item or a wrong one
             return f"other values of its kind ({', '.join(shown(o) for o in others[:3])}) beside the expected ones"

@@ -111,3 +111,19 @@ def test_a_reply_with_no_value_at_all_is_surely_wrong_and_an_unreadable_one_is_u
     time = Question("t", "When is the class?", "9:30", (), "ch.md", 1)
     unread = ExactGrader().grade(time, time.expected, "At 9 and a bit.")
     assert unread.score == 0 and not unread.certain
+
+
+@pytest.mark.parametrize(
+    ("answer", "certain"),
+    [
+        ("Originally **£1,195**, and after the first change **£1,150**.", False),  # which was when?
+        ("Before the changes it was £1,150; after the first one, £1,195.", True),
+    ],
+)
+def test_history_values_in_another_order_than_asked_are_unsure(answer: str, certain: bool) -> None:
+    question = Question(
+        "e28", "What was the rent before the two changes, and after the first one?", "£1,150, £1,195",
+        ("update", "history"), "ch8.md", 1,
+    )  # fmt: skip
+    grade = ExactGrader().grade(question, question.expected, answer)
+    assert (grade.score, grade.certain) == (10.0, certain)
