@@ -140,7 +140,11 @@ def _claims_in(text: str, lang: _Phrasings) -> list[tuple[int, int]]:
         def index(pos: int, starts: list[int] = starts) -> int:
             return sum(1 for st in starts if st <= pos)
 
-        negations = [(index(m.start()), m) for m in lang.negation.finditer(body)]
+        # "Нет, терпеть не можете — говорили…", "Not really — you said…": a yes/no answer set
+        # apart at the start denies nothing that follows
+        answered = lang.yes_no.match(body)
+        answered_to = answered.end() if answered and _SET_APART.match(body, answered.end()) else 0
+        negations = [(index(m.start()), m) for m in lang.negation.finditer(body) if m.start() >= answered_to]
         knowing = [(index(m.start()), m) for m in lang.knowing.finditer(body)]
         # a negation before its knowing word ("no babysitter saved"), or just after it ("found
         # nothing"): one further on denies something else ("You told me … — no surgery needed")
@@ -154,6 +158,9 @@ def _claims_in(text: str, lang: _Phrasings) -> list[tuple[int, int]]:
                 and not lang.contrast.search(
                     body, min(n[1].end(), k[1].end()), max(n[1].start(), k[1].start())
                 )
+                # «терпеть не можете — говорили…»: a negation before a dash, the knowing word
+                # after it, are two thoughts
+                and not (n[0] < k[0] and _DASH.search(body, n[1].end(), k[1].start()))
                 # "You said Jess didn't want…", «вы говорили, что он не ладит»: the negation is
                 # what was said, not a denial that it was
                 and not (
@@ -172,6 +179,9 @@ def _claims_in(text: str, lang: _Phrasings) -> list[tuple[int, int]]:
     return found
 
 
+_DASH = re.compile(r"\s[—–]\s")
+_HEADING = re.compile(r"(?m)^#{1,6}\s.*$")
+_SET_APART = re.compile(r"\s*[,—–:!]")
 # between a knowing word and a negation after it: a new clause or subject — what was said
 _REPORTED = re.compile(
     r"[,:⁂]|(?<!\w)(?:that|he|she|it|they|you|i|we|что|чтобы|он|она|оно|они|ты|вы|я|мы)(?!\w)|(?<!\w)(?-i:[A-ZА-ЯЁ])\w",
@@ -196,18 +206,19 @@ def says_never_told(answer: str, question: str = "") -> bool:
         claims = [c for c in _claims_in(text, lang) if not _about_others(text, c, lang)]
         if not claims or lang.forget.search(text):
             continue
+        body = _HEADING.sub(lambda m: " " * len(m.group(0)), text)  # "### Trip to Rome" answers nothing
         if (
             _guesses(text, lang)
-            or _answered_before(text, lang, claims)
+            or _answered_before(body, lang, claims)
             or _opens_with_answer(text, claims, question, lang)
-            or _answered_first(text, claims, question, lang)
+            or _answered_first(body, claims, question, lang)
         ):
             return False
         kinds = {kind for kind, words in lang.asks_for.items() if words.search(question)}
         if (
             kinds
             and not _claims_what_was_asked(text, claims, question, lang)
-            and _gives_asked_kind(text, claims, kinds)
+            and _gives_asked_kind(text, claims, kinds, lang)
         ):
             return False
         if any(not _answers_after(text[end:], lang) for _, end in claims):
@@ -264,11 +275,15 @@ def _claims_what_was_asked(text: str, claims: list[tuple[int, int]], question: s
     return False
 
 
-def _gives_asked_kind(text: str, claims: list[tuple[int, int]], kinds: set[str]) -> bool:
+def _gives_asked_kind(text: str, claims: list[tuple[int, int]], kinds: set[str], lang: _Phrasings) -> bool:
     """Whether, outside its claims, the reply holds a value of the kind the question asks for
     ("only the size: five people" to "how many", "only the month: January" to "when", "just
     Brenda" to "who"): then it answers, and says besides what else it doesn't know. The
-    question's own numbers and names are gone from `text` already."""
+    question's own numbers and names are gone from `text` already; a sentence on what else it
+    knows ("Вы говорили, что договор до 31 мая, но…") is no answer."""
+    text = _SENTENCE_SPAN.sub(
+        lambda m: " " * len(m.group(0)) if lang.told_else.search(m.group(0)) else m.group(0), text
+    )
     rest, last = [], 0
     for start, end in sorted(claims):
         rest.append(text[last:start])

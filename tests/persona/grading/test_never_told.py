@@ -316,6 +316,26 @@ def test_claims_that_take_reading(question: str, reply: str, never_told: bool) -
             False,
         ),
         ("Who is my dentist?", "Tricky one — I don't have your dentist's name saved.", True),
+        # a yes/no answer set apart at the start, and a negation before a dash, deny nothing
+        ("Я люблю кинзу?", "Нет, терпеть не можете — говорили, что она на вкус как мыло.", False),
+        ("Я люблю острое?", "Не особо — вы говорили, что лёгкую остроту переносите.", False),
+        ("Do I like coriander?", "Not really — you said it tastes like soap.", False),
+        ("Я люблю кинзу?", "Нет, вы мне не говорили.", True),
+        # "except": what it names is the answer
+        (
+            "У меня есть аллергия?",
+            "Нет, аллергии у вас нет ни на что, кроме амоксициллина — вы говорили.",
+            False,
+        ),
+        # what else it knows, in a sentence of its own: no value of the asked kind
+        (
+            "Сколько я плачу за квартиру?",
+            "Суммы аренды у меня нет. Вы говорили, что договор до 31 мая, но о сумме речи не было.",
+            True,
+        ),
+        ("Когда мне на ТО?", "Про ТО вы мне не говорили. Знаю, что у вас Kia Rio 2018 года.", True),
+        # a markdown heading is no first answer
+        ("Which hotel am I in for the trip?", "### Trip to Saint Petersburg\n\nI have no record of a hotel.", True),
         # «ничего нет» and «речь не заходила» with words between
         ("Какой у меня рост?", "Я всё просмотрела. Но про ваш рост там, к сожалению, ничего нет.", True),
         ("Какая ставка по моей ипотеке?", "Ипотека в ВТБ на 20 лет, а про процент речь не заходила.", True),
