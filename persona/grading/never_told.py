@@ -53,6 +53,7 @@ class _Phrasings:
     knowing: re.Pattern[str]
     other_knowledge: re.Pattern[str]
     told_else: re.Pattern[str]  # "you said…", "I know…": a later sentence on what else it knows
+    aside: re.Pattern[str]  # "— which is wise": after a claim's dash, a comment on it, no answer
     which: re.Pattern[str]  # "which station", «в какой больнице»: a claim about one detail
     yes_no: re.Pattern[str]  # "Yes —", «Нет,»: a reply that opens by answering a yes/no question
     lead_in: re.Pattern[str]  # "checked", "searched", «посмотрела»: a first sentence that only leads in
@@ -90,6 +91,7 @@ def _phrasings() -> tuple[_Phrasings, ...]:
                 knowing=_words(known.get("knowing", [])),
                 other_knowledge=_words(known.get("other_knowledge", [])),
                 told_else=_words(known.get("told_else", [])),
+                aside=_words(known.get("aside", [])),
                 which=_words(known.get("which", [])),
                 yes_no=re.compile(
                     r"\W*(?:" + ("|".join(known.get("yes_no", [])) or r"(?!)") + r")(?!\w)",
@@ -459,6 +461,8 @@ def _answers_after(rest: str, lang: _Phrasings) -> bool:
         joined = lang.connector.search(sentence)
         if joined:
             tail = sentence[joined.end() :]
+            if lang.aside.match(tail.lstrip()):
+                continue  # "— which is probably wise for a PIN"
             # "…, but we never set a number": what follows says it doesn't know either
             denied = lang.negation.search(tail) and not _DIGIT.search(tail)
             if len(_WORD.findall(tail)) >= 2 and not _claims_in(tail, lang) and not denied:

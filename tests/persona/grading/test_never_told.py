@@ -334,8 +334,30 @@ def test_claims_that_take_reading(question: str, reply: str, never_told: bool) -
             True,
         ),
         ("Когда мне на ТО?", "Про ТО вы мне не говорили. Знаю, что у вас Kia Rio 2018 года.", True),
+        # a comment or a tip after the claim is no answer; typed without apostrophes, still a claim
+        (
+            "What's my gym locker PIN?",
+            "I don't have any PIN stored — which is probably wise for a PIN.",
+            True,
+        ),
+        ("Какой код от домофона?", "Кода от домофона у меня нет — и, пожалуй, это к лучшему 🙂", True),
+        ("What's his ring size?", "I don't know his ring size. Jeweler trick: borrow a ring he wears!", True),
+        ("Какой у неё размер кольца?", "Не знаю. Совет: возьмите одно из её колец и покажите ювелиру.", True),
+        ("When's my anniversary?", "Sorry, I dont have your aniversary date saved.", True),
+        ("When is my next haircut?", "No haircut appointment on my end. Did you book one?", True),
+        # what else it knows, after "you told me", "you did mention": no answer
+        ("What's my goal weight?", "You never told me a goal weight. You did mention a 10K by October, though!", True),
+        (
+            "What whisky does Dad like?",
+            "No idea! You told me his birthday is November 9, but not that.",
+            True,
+        ),
         # a markdown heading is no first answer
-        ("Which hotel am I in for the trip?", "### Trip to Saint Petersburg\n\nI have no record of a hotel.", True),
+        (
+            "Which hotel am I in for the trip?",
+            "### Trip to Saint Petersburg\n\nI have no record of a hotel.",
+            True,
+        ),
         # «ничего нет» and «речь не заходила» with words between
         ("Какой у меня рост?", "Я всё просмотрела. Но про ваш рост там, к сожалению, ничего нет.", True),
         ("Какая ставка по моей ипотеке?", "Ипотека в ВТБ на 20 лет, а про процент речь не заходила.", True),
