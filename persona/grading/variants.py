@@ -31,6 +31,7 @@ _WORD = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*")
 _ACRONYM = re.compile(r"(?<!\w)[A-ZА-ЯЁ]{3,5}(?!\w)")  # three letters at least: not "OK", "GP", "AM"
 _SIMILAR = 0.8  # "bologna" / "bolonya" is 0.86; "boston" / "bolonya" 0.46
 _LONG = 7  # a one-letter slip is a variant only in a word this long ("pescetarian"), not "cat"/"car"
+_DAY_BEFORE = re.compile(r"(?<!\d)\d{1,2}(?:st|nd|rd|th)?\s+$")  # "17 Nov (moved…)": a day before it
 _SHORT_FORM_AT = re.compile(r"\.|,|\s+\d|\s*$")  # "Пн, 8:30", "26 Sept.", "Sat 14:00": not "sat in the row"
 
 
@@ -89,7 +90,7 @@ def in_expected_spelling(expected: str, answer: str) -> str:
         if word[0].isupper() and (name := _same_name(word, wanted)):
             return name  # "Михаил" for «Миша», "Mike" for "Michael"
         full = short_forms.get(word.lower().replace("ё", "е"))
-        at_date = _SHORT_FORM_AT.match(m.string, m.end())
+        at_date = _SHORT_FORM_AT.match(m.string, m.end()) or _DAY_BEFORE.search(m.string, 0, m.start())
         if full and word[0].isupper() and at_date and any(terms_match(full, w.lower()) for w in wanted):
             return full  # "Пн, 8:30" for «понедельникам в 8:30», "26 Sept." for "26 September"
         for w in wanted:

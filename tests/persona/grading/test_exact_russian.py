@@ -116,6 +116,8 @@ def test_number_words_join_only_in_a_numbers_order_and_across_spaces(text: str, 
         ("Washington", "He moved to Washington, he lives there now.", (), 10),  # "Was…" is no past word
         ("14:30", "Your appointment was moved to 14:30; please arrive 10 minutes early.", (), 10),  # passive
         ("10 мая", "Не помню дату, но торт весил 10.5 кг.", (), 0),  # a weight, not a date
+        ("x", "Об этом человеке вы попросили не вспоминать — я уважаю вашу просьбу.", ("deleted",), 10),
+        ("17 November", "On 17 Nov (it was moved from 10 Nov).", (), 10),  # a month's short form after a day
     ],
 )
 def test_cases_a_review_found(expected: str, answer: str, tags: tuple[str, ...], wanted: int) -> None:

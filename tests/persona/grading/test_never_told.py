@@ -346,10 +346,19 @@ def test_claims_that_take_reading(question: str, reply: str, never_told: bool) -
         ("When's my anniversary?", "Sorry, I dont have your aniversary date saved.", True),
         ("When is my next haircut?", "No haircut appointment on my end. Did you book one?", True),
         # what else it knows, after "you told me", "you did mention": no answer
-        ("What's my goal weight?", "You never told me a goal weight. You did mention a 10K by October, though!", True),
+        (
+            "What's my goal weight?",
+            "You never told me a goal weight. You did mention a 10K by October, though!",
+            True,
+        ),
         (
             "What whisky does Dad like?",
             "No idea! You told me his birthday is November 9, but not that.",
+            True,
+        ),
+        (
+            "Кто был свидетелем на свадьбе?",
+            "У меня нет записи о свидетелях. Вы рассказывали, что свадьба была в Суздале в 2016 году.",
             True,
         ),
         # a markdown heading is no first answer
