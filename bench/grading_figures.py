@@ -19,6 +19,7 @@ from persona.grading.judge import ExactJudge  # noqa: E402
 HELD_OUT = ROOT / "tests" / "persona" / "grading" / "heldout"
 HELD_OUT_2 = ROOT / "tests" / "persona" / "grading" / "heldout2"  # written later, by other authors
 HELD_OUT_3 = ROOT / "tests" / "persona" / "grading" / "heldout3"  # 2026-12-02, frozen first
+HELD_OUT_4 = ROOT / "tests" / "persona" / "grading" / "heldout4"  # 2026-12-02, frozen before round 6
 
 
 def pct(value: float | None) -> str:
@@ -47,6 +48,7 @@ async def main() -> None:
             ("held-out", HELD_OUT),
             ("held-out-2", HELD_OUT_2),
             ("held-out-3", HELD_OUT_3),
+            ("held-out-4", HELD_OUT_4),
         )
         for lang in ("en", "ru")
     }
