@@ -32,8 +32,19 @@ def _named(table: dict[str, re.Pattern[str]], text: str) -> set[str]:
     return {name for name, pattern in table.items() if pattern.search(text)}
 
 
-def _periods(text: str) -> set[str]:
-    return _named(_cues().periods, text)
+def _periods(text: str, *, answer: bool = False) -> set[str]:
+    """The periods `text` names; "every month" in an answer only straight after a figure
+    ("£32 every month", not "£32, and it renews every year")."""
+    found = _named(_cues().periods, text)
+    for name, pattern in _cues().recurring.items():
+        for hit in pattern.finditer(text):
+            if not answer or _AFTER_FIGURE.search(text[: hit.start()]):
+                found.add(name)
+    return found
+
+
+# a figure, then at most two words ("£32 paid "), right before the period phrase
+_AFTER_FIGURE = re.compile(r"\d(?:[.,]\d+)?[^\W\d]*\s*[€£$₽%]?\.?\s*(?:[^\W\d]+\.?\s+){0,2}$")
 
 
 def _plain_lines(answer: str) -> str:
@@ -45,7 +56,7 @@ def other_period(question: Question, answer: str) -> str | None:
     """ "£1,210 a week" when the fact (`question.evidence`) or the question says "a month": the
     figure with another period is wrong."""
     told = _periods(question.text) or set().union(*(_periods(t) for t in question.evidence))
-    given = _periods(answer)
+    given = _periods(answer, answer=True)
     if told and given and not given & told:
         return f"gives the figure per {', '.join(sorted(given))}; it is per {', '.join(sorted(told))}"
     return None
@@ -119,7 +130,7 @@ def unsaid_period(question: Question, answer: str) -> str | None:
     the figure wrong — not sure (only when the facts are known)."""
     if not question.evidence or _periods(question.text) or any(_periods(t) for t in question.evidence):
         return None
-    given = _periods(answer)
+    given = _periods(answer, answer=True)
     return f"gives the figure per {', '.join(sorted(given))}, which the facts don't say" if given else None
 
 

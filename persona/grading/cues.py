@@ -28,6 +28,7 @@ class Cues:
     rejected: re.Pattern[str]  # "not 950", «а не 950»: a value ruled out, no rival
     unchanged: re.Pattern[str]  # "it never changed", «ни разу не меняли»: false of an updated fact
     periods: dict[str, re.Pattern[str]]  # "a week", «в месяц»: a figure's period
+    recurring: dict[str, re.Pattern[str]]  # "every month": a period in the facts; in an answer after a figure
     measures: dict[str, re.Pattern[str]]  # "square feet", «соток»: what a figure of area counts
     not_had: re.Pattern[str]  # "you don't have a dog": on [abstain], a right answer
     hints: re.Pattern[str]  # "it starts with a D": on [deleted], a leak
@@ -48,6 +49,7 @@ def cues() -> Cues:
     rejected: list[str] = []
     unchanged: list[str] = []
     periods: dict[str, list[str]] = {}
+    recurring: dict[str, list[str]] = {}
     measures: dict[str, list[str]] = {}
     not_had: list[str] = []
     hints: list[str] = []
@@ -72,6 +74,8 @@ def cues() -> Cues:
         hints += grading.get("hints", [])
         for name, words_of in grading.get("periods", {}).items():
             periods.setdefault(name, []).extend(words_of)
+        for name, words_of in grading.get("recurring", {}).items():
+            recurring.setdefault(name, []).extend(words_of)
         for full, shorts in grading.get("short_forms", {}).items():
             short_forms.update({short.lower(): full for short in shorts})
         name_forms += [tuple(n.lower().replace("ё", "е") for n in g) for g in grading.get("name_forms", [])]
@@ -101,7 +105,8 @@ def cues() -> Cues:
 
     return Cues(
         months, ambiguous, frozenset(words), cue(past), cue(current), forget_re,
-        cue(guess), cue(hedge), cue(rejected), cue(unchanged), phrases(periods), phrases(measures),
+        cue(guess), cue(hedge), cue(rejected), cue(unchanged), phrases(periods),
+        phrases(recurring), phrases(measures),
         re.compile("|".join(f"(?:{p})" for p in not_had) or r"(?!)", re.IGNORECASE),
         cue(hints), short_forms, tuple(name_forms),
     )  # fmt: skip

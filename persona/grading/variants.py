@@ -111,24 +111,38 @@ def _same_name(word: str, wanted: list[str]) -> str | None:
     groups = [g for g in cues().name_forms if any(_name_form(folded, n) for n in g)]
     for w in wanted:
         name = w.lower().replace("ё", "е")
-        if not w[:1].isupper() or terms_match(folded, name):
-            continue
+        if not w[:1].isupper() or _name_form(folded, name):
+            continue  # the expected name itself, maybe inflected
         if any(_name_form(name, n) for g in groups for n in g):
             return w
     return None
 
 
-# a Russian name's case endings («Миши», «Михаилом»); English adds none ("Pat" is no "Patel")
-_NAME_ENDINGS = frozenset(("", "а", "я", "ы", "и", "е", "у", "ю", "ой", "ей", "ом", "ем", "ою", "ею"))
+# a Russian name's case endings by how the name ends («Миша» → «Миши», «Женя» → «Жене»,
+# «Андрей» → «Андрею», «Иван» → «Ивана»); English adds none ("Pat" is no "Patel"), and «Жена»
+# is no form of «Женя»
+_CASE_ENDINGS = {
+    "а": ("ы", "и", "е", "у", "ой", "ою"),
+    "я": ("и", "е", "ю", "ей", "ею"),
+    "й": ("я", "ю", "ем", "е", "и"),
+    "ь": ("я", "ю", "ем", "е", "и"),
+}
+_CONSONANT_ENDINGS = ("а", "у", "ом", "е")
 
 
 def _name_form(word: str, name: str) -> bool:
-    """`word` is `name` or one of its case forms."""
-    return any(
-        word.startswith(stem) and word[len(stem) :] in _NAME_ENDINGS
-        for stem in (name, name[:-1])
-        if len(stem) >= 2
-    )
+    """`word` is `name` or, for a Russian name, one of its case forms."""
+    if word == name:
+        return True
+    if not _cyrillic(name) or len(name) < 3:
+        return False
+    if name[-1] in _CASE_ENDINGS:
+        stem, endings = name[:-1], _CASE_ENDINGS[name[-1]]
+    elif name[-1] in "еиоуыэюё":
+        return False  # an indeclinable name
+    else:
+        stem, endings = name, _CONSONANT_ENDINGS
+    return word.startswith(stem) and word[len(stem) :] in endings
 
 
 _INITIALS_AFTER = re.compile(r"\s+((?:[A-ZА-ЯЁ]\.\s*){1,2})")

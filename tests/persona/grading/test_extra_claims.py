@@ -43,6 +43,9 @@ def grade(text: str, expected: str, answer: str, *tags: str) -> tuple[float, boo
         ("What is the flight number of my flight to Hamburg?", "LH1173", "LH1173, on 2 June.", (10, True)),
         # the period the question names: another one is wrong, surely
         ("How much do we pay for broadband per month?", "£32", "£32 a year.", (0, True)),
+        # "every year" away from the figure says when it renews, not what the figure is per
+        ("How much do we pay for broadband per month?", "£32", "£32, and it renews every year.", (10, True)),
+        ("How much do we pay for broadband per month?", "£32", "£32 every year.", (0, True)),
         # a period nobody named: maybe wrong
         ("How much did Gareth charge?", "£95", "£95 an hour.", (10, False)),
         ("How much did Gareth charge?", "£95", "£95.", (10, True)),

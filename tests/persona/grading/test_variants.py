@@ -37,6 +37,10 @@ def graded(expected: str, answer: str, question: str = "?") -> tuple[float, bool
         ("Michael", "Mike, your neighbour's son."),
         ("у Миши", "У Михаила."),  # inflected
         ("75 1234567", "Загранпаспорт: серия 75, номер 1234567"),  # a number's groups apart
+        ("Samuel", "Sam, from the climbing club."),  # a short form shared by two names
+        ("Женя", "Евгению, вашему брату."),  # a full form, inflected
+        ("Андрей", "Андрею."),
+        ("Дмитрий", "У Дмитрия."),
     ],
 )
 def test_another_spelling_of_the_expected_words_scores_full(expected: str, answer: str) -> None:
@@ -67,6 +71,10 @@ def test_another_spelling_of_the_expected_words_scores_full(expected: str, answe
         ("Michael", "Mitchell."),
         ("Пётр Ильич", "Петров."),
         ("75 1234567", "Серия 75, а номер 1234568."),
+        # found in review: a short form's other full name, a word that only starts like a name
+        ("Samuel", "Samantha, from the climbing club."),
+        ("Tom", "To the station."),
+        ("Liz", "Li, your colleague."),
     ],
 )
 def test_what_only_looks_alike_stays_a_miss(expected: str, answer: str) -> None:
