@@ -32,6 +32,7 @@ _ACRONYM = re.compile(r"(?<!\w)[A-ZА-ЯЁ]{3,5}(?!\w)")  # three letters at lea
 _SIMILAR = 0.8  # "bologna" / "bolonya" is 0.86; "boston" / "bolonya" 0.46
 _LONG = 7  # a one-letter slip is a variant only in a word this long ("pescetarian"), not "cat"/"car"
 _DAY_BEFORE = re.compile(r"(?<!\d)\d{1,2}(?:st|nd|rd|th)?\s+$")  # "17 Nov (moved…)": a day before it
+_NAME_AFTER = re.compile(r"\s+[A-ZА-ЯЁ]")  # "2 Jan Novak": a name, not a month
 _SHORT_FORM_AT = re.compile(r"\.|,|\s+\d|\s*$")  # "Пн, 8:30", "26 Sept.", "Sat 14:00": not "sat in the row"
 
 
@@ -81,6 +82,7 @@ def in_expected_spelling(expected: str, answer: str) -> str:
         return answer
     answer = _initials_written_out(wanted, _acronyms_written_out(expected, wanted, answer))
     short_forms = cues().short_forms
+    months = {*cues().months.values(), *cues().months_ambiguous.values()}
 
     def respell(m: re.Match[str]) -> str:
         word = m.group(0)
@@ -90,7 +92,11 @@ def in_expected_spelling(expected: str, answer: str) -> str:
         if word[0].isupper() and (name := _same_name(word, wanted)):
             return name  # "Михаил" for «Миша», "Mike" for "Michael"
         full = short_forms.get(word.lower().replace("ё", "е"))
-        at_date = _SHORT_FORM_AT.match(m.string, m.end()) or _DAY_BEFORE.search(m.string, 0, m.start())
+        at_date = _SHORT_FORM_AT.match(m.string, m.end()) or (
+            full in months  # "17 Nov (moved…)", not "12 Sun Street" or "2 Jan Novak"
+            and _DAY_BEFORE.search(m.string, 0, m.start())
+            and not _NAME_AFTER.match(m.string, m.end())
+        )
         if full and word[0].isupper() and at_date and any(terms_match(full, w.lower()) for w in wanted):
             return full  # "Пн, 8:30" for «понедельникам в 8:30», "26 Sept." for "26 September"
         for w in wanted:
@@ -213,6 +219,15 @@ _UNIT_AFTER = re.compile(r"\s*([^\W\d_]{1,12}|[€$₽£%])")
 _HOURS = re.compile(r"(?<![\w.,:])(\d{1,2})\s*(?:час(?:а|ов)?|h|o'clock)(?!\w)", re.IGNORECASE)
 _EXPECTED_TIME = re.compile(r"\b\d{1,2}:\d{2}\b")
 _DIGIT_GROUPS_ONLY = re.compile(r"\d+(?: \d+)+")  # a passport's series and number
+_GROUPED_DIGITS = 6  # "75 1234567" is one number in groups; "2 15" is two numbers
+_OR = re.compile(r"\b(?:or|nor|или|либо)\b", re.IGNORECASE)
+
+
+def _parts_kept_apart(span: str) -> bool:
+    """The words between a number's groups keep them two values: «серия 75, а не 1234567»
+    (ruled out), "75 or 1234567", "75 — earlier 1234567", a new line between them."""
+    c = cues()
+    return "\n" in span or any(p.search(span) for p in (c.rejected, c.past, c.guess, c.hedge, _OR))
 
 
 def _not_a_date(m: re.Match[str]) -> bool:
@@ -253,10 +268,12 @@ def in_expected_forms(expected: str, answer: str) -> str:
             return m.group(0)
 
         answer = NUMERIC_DATE.sub(unambiguous, answer)
-    if _DIGIT_GROUPS_ONLY.fullmatch(expected):  # "серия 75, номер 1234567" for «75 1234567»
+    if _DIGIT_GROUPS_ONLY.fullmatch(expected) and sum(c.isdigit() for c in expected) >= _GROUPED_DIGITS:
         groups = expected.split()
         apart = r"(?:\W+[^\W\d]+){0,3}?\W+".join(rf"(?<!\d){g}(?!\d)" for g in groups)
-        answer = re.sub(apart, " ".join(groups), answer)
+        answer = re.sub(
+            apart, lambda m: m.group(0) if _parts_kept_apart(m.group(0)) else " ".join(groups), answer
+        )
     if _EXPECTED_TIME.search(expected):
         answer = _HOURS.sub(lambda m: f"{m.group(1)}:00", answer)
         answer = _DOTTED_TIME.sub(

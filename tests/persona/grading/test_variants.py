@@ -8,7 +8,7 @@ import pytest
 
 from persona.benchmark.model import Question
 from persona.grading.exact import ExactGrader
-from persona.grading.variants import in_expected_spelling
+from persona.grading.variants import in_expected_forms, in_expected_spelling
 
 GRADER = ExactGrader()
 
@@ -74,6 +74,10 @@ def test_another_spelling_of_the_expected_words_scores_full(expected: str, answe
         # found in review: a short form's other full name, a word that only starts like a name
         ("Samuel", "Samantha, from the climbing club."),
         ("Tom", "To the station."),
+        ("Sunday", "At 12 Sun Street."),  # a day's number before a weekday's short form: an address
+        ("2 January", "2 Jan Novak signed it."),  # a name after it: not a month
+        ("75 1234567", "Серия 75, а не 1234567."),  # a group ruled out is no part of the number
+        ("75 1234567", "Series 75 or 1234567, I'm not sure which."),
         ("Liz", "Li, your colleague."),
     ],
 )
@@ -87,6 +91,12 @@ def test_only_the_words_standing_for_expected_ones_are_rewritten() -> None:
         in_expected_spelling("Болонья", said)
         == "Болонья, then Boston — Горьковский автомобильный завод paid."
     )
+
+
+def test_a_numbers_groups_are_joined_only_when_they_make_one_long_number() -> None:
+    assert in_expected_forms("75 1234567", "серия 75, номер 1234567") == "серия 75 1234567"
+    assert in_expected_forms("2 15", "2 adults, 15 kids") == "2 adults, 15 kids"  # two numbers
+    assert in_expected_forms("75 1234567", "75\nearlier: 1234567") == "75\nearlier: 1234567"
 
 
 @pytest.mark.parametrize(
