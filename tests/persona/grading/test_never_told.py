@@ -371,6 +371,9 @@ def test_claims_that_take_reading(question: str, reply: str, never_told: bool) -
         ("Какой у меня рост?", "Я всё просмотрела. Но про ваш рост там, к сожалению, ничего нет.", True),
         ("Какая ставка по моей ипотеке?", "Ипотека в ВТБ на 20 лет, а про процент речь не заходила.", True),
         ("Когда я был у окулиста?", "Визита к окулисту в наших разговорах нет.", True),
+        # a lead-in before the dash is no answer set apart (found in review)
+        ("When is the party?", "Bad news — I don't have the date.", True),
+        ("Когда вечеринка?", "Плохая новость — даты у меня нет.", True),
         # «известный» describes, «известно» denies (found in review)
         ("Как называется ресторан?", "Не очень известный ресторан на Покровке, Пхали.", False),
         ("Когда день рождения у Веры?", "Дата мне не известна.", True),
