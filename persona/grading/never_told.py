@@ -46,6 +46,8 @@ class _Phrasings:
     connector: re.Pattern[str]
     contrast: re.Pattern[str]  # "but", «но»: where one claim ends and something else begins
     request: re.Pattern[str]
+    asks_back: re.Pattern[str]  # "Did Strava record it?": a question back to the user, no guess
+    count_words: re.Pattern[str]  # "twice", «трое»: a count without a digit
     advice: re.Pattern[str]  # "maybe check…", "Marcus might know": a sentence that only advises
     stall: re.Pattern[str]
     found: re.Pattern[str]  # "… yes, Camino de Santiago", «… да, нашла»: the promise kept in the same reply
@@ -83,6 +85,8 @@ def _phrasings() -> tuple[_Phrasings, ...]:
                 contrast=re.compile(after.get("contrast", r"(?!)"), re.IGNORECASE),
                 advice=_words(table.get("advice", [])),
                 request=re.compile(after.get("request", r"\?"), re.IGNORECASE),
+                asks_back=re.compile(after.get("asks_back", r"(?!)"), re.IGNORECASE),
+                count_words=_words(table.get("count_words", [])),
                 stall=re.compile(
                     "|".join(f"(?:{p})" for p in table.get("stall", [])) or r"(?!)", re.IGNORECASE
                 ),
@@ -168,7 +172,10 @@ def _claims_in(text: str, lang: _Phrasings) -> list[tuple[int, int]]:
                 and not (
                     n[0] > k[0]
                     and lang.telling.fullmatch(k[1].group(0))
-                    and _REPORTED.search(body, k[1].end(), n[1].start())
+                    and (
+                        _REPORTED.search(body, k[1].end(), n[1].start())
+                        or _TOLD_NOT_TO.match(body, n[1].end())  # "said not to go above that"
+                    )
                 )
             ),
             None,
@@ -182,6 +189,7 @@ def _claims_in(text: str, lang: _Phrasings) -> list[tuple[int, int]]:
 
 
 _DASH = re.compile(r"\s[—–]\s")
+_TOLD_NOT_TO = re.compile(r"\s+(?:to|за|на)\s|\s+(?:\w+ть|\w+ться)(?!\w)", re.IGNORECASE)
 _HEADING = re.compile(r"(?m)^#{1,6}\s.*$")
 _SET_APART = re.compile(r"\s*[,—–:!]")
 # between a knowing word and a negation after it: a new clause or subject — what was said
@@ -223,6 +231,8 @@ def says_never_told(answer: str, question: str = "") -> bool:
             and _gives_asked_kind(text, claims, kinds, lang)
         ):
             return False
+        if kinds == {"count"} and not _holds_count(text, claims, lang):
+            return True  # no number anywhere but in its claims: whatever else it says, no answer
         if any(not _answers_after(text[end:], lang) for _, end in claims):
             return True
     return False
@@ -303,13 +313,29 @@ def _gives_asked_kind(text: str, claims: list[tuple[int, int]], kinds: set[str],
     return bool(kinds & {"name", "place"}) and bool(_NAMED.search(outside))
 
 
+def _holds_count(text: str, claims: list[tuple[int, int]], lang: _Phrasings) -> bool:
+    """Whether the reply, outside its claims, holds a number ("four", «трое», "twice") — the
+    question's own numbers are gone from `text` already."""
+    rest, last = [], 0
+    for start, end in sorted(claims):
+        rest.append(text[last:start])
+        last = max(last, end)
+    rest.append(text[last:])
+    outside = _ONE.sub(" ", " ".join(rest))
+    return bool(_DIGIT.search(digits_for_words(outside)) or lang.count_words.search(outside))
+
+
 def _guesses(text: str, lang: _Phrasings) -> bool:
     """ "Not sure — probably Thursday?", «возможно, Барсик?»: a guess is an answer."""
     return any(
         lang.guess.search(s)
         and not _claims_in(s, lang)
         and not lang.advice.search(s)  # "maybe check the welcome book?" guesses no value
-        and (_DIGIT.search(s) or s.rstrip().endswith("?") or re.search(r"(?<=\w)\s+[A-ZА-ЯЁ]\w+", s))
+        and (
+            _DIGIT.search(s)
+            or (s.rstrip().endswith("?") and not lang.asks_back.search(s))
+            or re.search(r"(?<=\w)\s+[A-ZА-ЯЁ]\w+", s)
+        )
         for sentence in _SENTENCE_END.split(text)
         for s in _CLAUSE_BREAK.split(sentence)  # "No record of it — maybe Biscuit?"
         if s.strip()
@@ -355,11 +381,18 @@ def _answered_first(text: str, claims: list[tuple[int, int]], question: str, lan
     detail = any(lang.which.search(text, start, _sentence_end_at(text, start)) for start, _ in claims)
     if not own or not (valued or detail) or len(words) > 10 or lang.stall.search(first.group(0)):
         return False
+    yes = lang.yes_no.match(first.group(0))
+    if yes and _SET_APART.match(first.group(0), yes.end()):
+        return True  # "Yes — penicillin. … I don't have any food allergies noted."
     return not _claims_what_was_asked(text, claims, question, lang)
 
 
 _OPENING_END = re.compile(r"[.!:;(—–]\W*$|\s-\s*$")
-_SUBJECT_LAST = re.compile(r"(?<!\w)(?:you|i|we|вы|ты|я|мы)\s*$", re.IGNORECASE)
+_SUBJECT_LAST = re.compile(
+    r"(?:(?<!\w)(?:though|although|but|however|yet|но|хотя|правда|однако),?\s*)?"
+    r"(?:(?<!\w)(?:you|i|we|вы|ты|я|мы)\s*)?$",
+    re.IGNORECASE,
+)  # "Dr Patel — though you never told me…": the claim's subject and the word leading to it
 _DASHED = re.compile(r"[—–]\W*$|\s-\s*$")
 
 
@@ -395,10 +428,15 @@ def _opens_with_answer(text: str, claims: list[tuple[int, int]], question: str, 
 def _answered_before(text: str, lang: _Phrasings, claims: list[tuple[int, int]]) -> bool:
     """ "Dr Lindqvist. I don't have any other dentist noted.": the first sentence answers (a
     number or a name) and the claim only follows it."""
-    first = next((s for s in _SENTENCE_END.split(text) if s.strip()), "")
-    if first.rstrip().endswith("?") or any(start < len(first) for start, _ in claims):
-        return False
-    return bool(_DIGIT.search(first) or re.search(r"(?<=\w)\s+[A-ZА-ЯЁ]\w+", first))
+    first = next((m for m in _SENTENCE_SPAN.finditer(text) if _WORD.search(m.group(0))), None)
+    if (
+        first is None
+        or first.group(0).rstrip().endswith("?")
+        or any(start < first.end() for start, _ in claims)
+    ):
+        return False  # a table's rule ("|---|") or a heading is no first sentence
+    said = first.group(0)
+    return bool(_DIGIT.search(said) or re.search(r"(?<=\w)\s+[A-ZА-ЯЁ]\w+", said))
 
 
 def claims_never_told(answer: str) -> bool:
@@ -448,9 +486,12 @@ def _answers_after(rest: str, lang: _Phrasings) -> bool:
         if n and lang.told_else.search(sentence):
             continue  # a sentence of its own on what else it knows: "I know he's in Year 3, though."
         if sentence.rstrip().endswith("?"):  # "… Елена Викторовна Шубина?": a guess, asked
-            if _DIGIT.search(sentence) or re.search(
-                r"(?<=\w)\s+[A-ZА-ЯЁ]\w+|^\s*[A-ZА-ЯЁ]\w+\s+[A-ZА-ЯЁ]\w",
-                sentence,  # not "Should I …?"
+            if _DIGIT.search(sentence) or (
+                not lang.asks_back.search(sentence)
+                and re.search(
+                    r"(?<=\w)\s+[A-ZА-ЯЁ]\w+|^\s*[A-ZА-ЯЁ]\w+\s+[A-ZА-ЯЁ]\w",
+                    sentence,  # not "Should I …?"
+                )
             ):
                 return True
             continue
