@@ -210,7 +210,8 @@ def says_never_told(answer: str, question: str = "") -> bool:
     if question:  # the question's own numbers and names are its topic, not an answer
         for token in set(
             re.findall(r"\d+(?:[.,]\d+)?(?:[^\W\d_]+)?|[A-ZА-ЯЁ][\w-]+", question)
-        ):  # "5k", "10km"
+            + re.findall(r"\d+(?=[^\W\d_])", question)
+        ):  # "5k", "10km"; "10" of "10k" as well ("your 10 km time")
             text = re.sub(rf"(?<!\w){re.escape(token)}(?!\w)", _TOPIC, text)
     for lang in _phrasings():
         claims = [c for c in _claims_in(text, lang) if not _about_others(text, c, lang)]
@@ -470,6 +471,9 @@ def is_stall(reply: str) -> bool:
 _NAMED_AFTER = re.compile(r"[\W_]{0,4}(?:(?:the|a|an)\s+)?(?:\d|(?-i:[A-ZА-ЯЁ])\w)", re.IGNORECASE)
 
 
+_OPENING_WORDS = 2  # "And so: Friday", «Но, кажется, в пятницу»
+
+
 def _unquoted(answer: str) -> str:
     """The answer without the words it quotes (the user's own, not a claim of the agent's)."""
     return _QUOTED.sub(" ", answer.replace("’", "'"))
@@ -500,7 +504,9 @@ def _answers_after(rest: str, lang: _Phrasings) -> bool:
         if _DIGIT.search(sentence):
             return True
         joined = lang.connector.search(sentence)
-        if joined:
+        # in a later sentence, a connector opens it ("But it's Friday, I think") or it is a
+        # comment of its own ("Kids' feet change fast, so a quick measure…")
+        if joined and (not n or len(_WORD.findall(sentence[: joined.start()])) <= _OPENING_WORDS):
             tail = sentence[joined.end() :]
             if lang.aside.match(tail.lstrip()):
                 continue  # "— which is probably wise for a PIN"
