@@ -16,11 +16,9 @@ phrasings apply to every reply: an agent may answer a Russian persona in English
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from functools import cache
 
 from persona.grading.cues import cues as _cues
-from persona.languages import known_languages, language_table
+from persona.grading.never_told_phrasings import Phrasings, phrasings
 from persona.numerals import digits_for_words
 from persona.terms import key_terms, terms_match
 
@@ -40,100 +38,10 @@ _CLOCK = re.compile(r"\d{1,2}[:.]\d{2}")
 _NAMED = re.compile(r"(?<=[\w,;:—–])\s+(?!I\b)[A-ZА-ЯЁ][\w-]+")
 
 
-@dataclass(frozen=True)
-class _Phrasings:
-    claims: re.Pattern[str]
-    connector: re.Pattern[str]
-    contrast: re.Pattern[str]  # "but", «но»: where one claim ends and something else begins
-    request: re.Pattern[str]
-    asks_back: re.Pattern[str]  # "Did Strava record it?": a question back to the user, no guess
-    count_words: re.Pattern[str]  # "twice", «трое»: a count without a digit
-    advice: re.Pattern[str]  # "maybe check…", "Marcus might know": a sentence that only advises
-    stall: re.Pattern[str]
-    found: re.Pattern[str]  # "… yes, Camino de Santiago", «… да, нашла»: the promise kept in the same reply
-    negation: re.Pattern[str]
-    knowing: re.Pattern[str]
-    other_knowledge: re.Pattern[str]
-    told_else: re.Pattern[str]  # "you said…", "I know…": a later sentence on what else it knows
-    aside: re.Pattern[str]  # "— which is wise": after a claim's dash, a comment on it, no answer
-    which: re.Pattern[str]  # "which station", «в какой больнице»: a claim about one detail
-    yes_no: re.Pattern[str]  # "Yes —", «Нет,»: a reply that opens by answering a yes/no question
-    lead_in: re.Pattern[str]  # "checked", "searched", «посмотрела»: a first sentence that only leads in
-    telling: re.Pattern[str]  # "said", «говорили»: knowing words that report what was said
-    others: re.Pattern[str]  # "no other allergies", «других аллергий»: a claim about what else there is
-    denied_after: int  # how many words after a knowing word its negation may come ("found nothing")
-    filler: re.Pattern[str]
-    guess: re.Pattern[str]
-    forget: re.Pattern[str]  # "you asked me to forget": a deletion honoured, not a never-told claim
-    asks_for: dict[str, re.Pattern[str]]  # "how many", «когда»: the kind of value a question asks for
-
-
-@cache
-def _phrasings() -> tuple[_Phrasings, ...]:
-    out = []
-    for code in known_languages():
-        table = language_table(code)
-        known = table.get("not_known", {})
-        claims = table.get("never_told", [])
-        if not claims:
-            continue
-        after = table.get("answer_after", {})
-        out.append(
-            _Phrasings(
-                claims=re.compile("|".join(f"(?:{p})" for p in claims), re.IGNORECASE),
-                connector=re.compile(after.get("connector", r"(?!)"), re.IGNORECASE),
-                contrast=re.compile(after.get("contrast", r"(?!)"), re.IGNORECASE),
-                advice=_words(table.get("advice", [])),
-                request=re.compile(after.get("request", r"\?"), re.IGNORECASE),
-                asks_back=re.compile(after.get("asks_back", r"(?!)"), re.IGNORECASE),
-                count_words=_words(table.get("count_words", [])),
-                stall=re.compile(
-                    "|".join(f"(?:{p})" for p in table.get("stall", [])) or r"(?!)", re.IGNORECASE
-                ),
-                found=_words(table.get("stall_kept", [])),
-                negation=_words(known.get("negation", [])),
-                knowing=_words(known.get("knowing", [])),
-                other_knowledge=_words(known.get("other_knowledge", [])),
-                told_else=_words(known.get("told_else", [])),
-                aside=_words(known.get("aside", [])),
-                which=_words(known.get("which", [])),
-                yes_no=re.compile(
-                    r"\W*(?:" + ("|".join(known.get("yes_no", [])) or r"(?!)") + r")(?!\w)",
-                    re.IGNORECASE,
-                ),
-                lead_in=_words(known.get("lead_in", [])),
-                telling=_words(known.get("telling", [])),
-                others=_words(known.get("others", [])),
-                denied_after=int(known.get("denied_after", 2)),
-                filler=_words(known.get("filler", [])),
-                guess=_words(table.get("grading", {}).get("guess", [])),
-                asks_for={
-                    kind: re.compile(r"(?<!\w)(?:" + "|".join(words) + r")(?!\w)", re.IGNORECASE)
-                    for kind, words in table.get("asks_for", {}).items()
-                },
-                forget=re.compile(
-                    "|".join(f"(?:{p})" for p in table.get("grading", {}).get("asked_to_forget", []))
-                    or r"(?!)",
-                    re.IGNORECASE,
-                ),
-            )
-        )
-    return tuple(out)
-
-
-def _words(words: list[str]) -> re.Pattern[str]:
-    """Whole words or phrases; a trailing * marks a stem; "n't" glues to its verb."""
-    alternatives = []
-    for w in words:
-        body = re.escape(w[:-1]) + r"\w*" if w.endswith("*") else re.escape(w)
-        alternatives.append(body if w.startswith("n'") else r"(?<!\w)" + body + r"(?!\w)")
-    return re.compile("|".join(alternatives) or r"(?!)", re.IGNORECASE)
-
-
 _WINDOW = 8  # words between a negation and a knowing word ("I don't, as far as I can see, have it")
 
 
-def _claims_in(text: str, lang: _Phrasings) -> list[tuple[int, int]]:
+def _claims_in(text: str, lang: Phrasings) -> list[tuple[int, int]]:
     """Where `text` says it doesn't know, as (start, end) spans: a phrasing of the language, or
     a negation within a few words of a knowing word in one sentence (markdown marks are no
     words). A span ends where the claim does: what follows it may still answer."""
@@ -213,7 +121,7 @@ def says_never_told(answer: str, question: str = "") -> bool:
             + re.findall(r"\d+(?=[^\W\d_])", question)
         ):  # "5k", "10km"; "10" of "10k" as well ("your 10 km time")
             text = re.sub(rf"(?<!\w){re.escape(token)}(?!\w)", _TOPIC, text)
-    for lang in _phrasings():
+    for lang in phrasings():
         claims = [c for c in _claims_in(text, lang) if not _about_others(text, c, lang)]
         if not claims or lang.forget.search(text):
             continue
@@ -239,12 +147,12 @@ def says_never_told(answer: str, question: str = "") -> bool:
     return False
 
 
-def _plain_word(word: str, lang: _Phrasings) -> bool:
+def _plain_word(word: str, lang: Phrasings) -> bool:
     """A word a claim is made of, or leads in with: no answer in it."""
     return any(p.fullmatch(word) for p in (lang.filler, lang.lead_in, lang.negation, lang.knowing))
 
 
-def _about_others(text: str, claim: tuple[int, int], lang: _Phrasings) -> bool:
+def _about_others(text: str, claim: tuple[int, int], lang: Phrasings) -> bool:
     """ "Peanuts — she carries antihistamines. No other allergies were mentioned": a claim
     about what else there is, after the reply has said something first, is no claim about
     what was asked."""
@@ -258,7 +166,7 @@ def _about_others(text: str, claim: tuple[int, int], lang: _Phrasings) -> bool:
     return bool(lang.others.search(text[sentence_start:stop]))
 
 
-def _claims_what_was_asked(text: str, claims: list[tuple[int, int]], question: str, lang: _Phrasings) -> bool:
+def _claims_what_was_asked(text: str, claims: list[tuple[int, int]], question: str, lang: Phrasings) -> bool:
     """Whether a sentence holding a claim names what the question asks about ("I don't have
     your sister's birthday — only your mum's") — then a value beside it is what else is known;
     a claim about another detail ("You didn't tell me the venue") leaves the value the answer."""
@@ -288,7 +196,7 @@ def _claims_what_was_asked(text: str, claims: list[tuple[int, int]], question: s
     return False
 
 
-def _gives_asked_kind(text: str, claims: list[tuple[int, int]], kinds: set[str], lang: _Phrasings) -> bool:
+def _gives_asked_kind(text: str, claims: list[tuple[int, int]], kinds: set[str], lang: Phrasings) -> bool:
     """Whether, outside its claims, the reply holds a value of the kind the question asks for
     ("only the size: five people" to "how many", "only the month: January" to "when", "just
     Brenda" to "who"): then it answers, and says besides what else it doesn't know. The
@@ -314,7 +222,7 @@ def _gives_asked_kind(text: str, claims: list[tuple[int, int]], kinds: set[str],
     return bool(kinds & {"name", "place"}) and bool(_NAMED.search(outside))
 
 
-def _holds_count(text: str, claims: list[tuple[int, int]], lang: _Phrasings) -> bool:
+def _holds_count(text: str, claims: list[tuple[int, int]], lang: Phrasings) -> bool:
     """Whether the reply, outside its claims, holds a number ("four", «трое», "twice") — the
     question's own numbers are gone from `text` already."""
     rest, last = [], 0
@@ -326,7 +234,7 @@ def _holds_count(text: str, claims: list[tuple[int, int]], lang: _Phrasings) -> 
     return bool(_DIGIT.search(digits_for_words(outside)) or lang.count_words.search(outside))
 
 
-def _guesses(text: str, lang: _Phrasings) -> bool:
+def _guesses(text: str, lang: Phrasings) -> bool:
     """ "Not sure — probably Thursday?", «возможно, Барсик?»: a guess is an answer."""
     return any(
         lang.guess.search(s)
@@ -354,7 +262,7 @@ def _sentence_end_at(text: str, start: int) -> int:
     return end.start() if end else len(text)
 
 
-def _answered_first(text: str, claims: list[tuple[int, int]], question: str, lang: _Phrasings) -> bool:
+def _answered_first(text: str, claims: list[tuple[int, int]], question: str, lang: Phrasings) -> bool:
     """ "Edinburgh. You didn't say which street, though.", "Yes — a hip replacement, left side.
     You didn't say which hospital.": a first sentence that says something of its own (words
     the question doesn't hold) and every claim after it about a detail the question doesn't
@@ -397,7 +305,7 @@ _SUBJECT_LAST = re.compile(
 _DASHED = re.compile(r"[—–]\W*$|\s-\s*$")
 
 
-def _opens_with_answer(text: str, claims: list[tuple[int, int]], question: str, lang: _Phrasings) -> bool:
+def _opens_with_answer(text: str, claims: list[tuple[int, int]], question: str, lang: Phrasings) -> bool:
     """ "Lyon. (You didn't tell me the venue.)", "Dr Haddad — no other GP has come up": the
     reply opens with a short answer, set apart, and its claim is about another detail — one
     the question doesn't name, or "no other"."""
@@ -426,7 +334,7 @@ def _opens_with_answer(text: str, claims: list[tuple[int, int]], question: str, 
     )
 
 
-def _answered_before(text: str, lang: _Phrasings, claims: list[tuple[int, int]]) -> bool:
+def _answered_before(text: str, lang: Phrasings, claims: list[tuple[int, int]]) -> bool:
     """ "Dr Lindqvist. I don't have any other dentist noted.": the first sentence answers (a
     number or a name) and the claim only follows it."""
     first = next((m for m in _SENTENCE_SPAN.finditer(text) if _WORD.search(m.group(0))), None)
@@ -445,7 +353,7 @@ def claims_never_told(answer: str) -> bool:
     what it does know ("You never mentioned a food allergy; I only know of the amoxicillin
     one"). For abstention questions, where that claim is the answer."""
     text = _unquoted(answer)
-    return any(lang.claims.search(text) for lang in _phrasings())
+    return any(lang.claims.search(text) for lang in phrasings())
 
 
 # a stall is short: a promise, not an answer with a promise at its end
@@ -459,7 +367,7 @@ def is_stall(reply: str) -> bool:
     text = _unquoted(reply)
     if len(_WORD.findall(text)) > _STALL_WORDS or _DIGIT.search(text) or says_never_told(reply):
         return False
-    for lang in _phrasings():
+    for lang in phrasings():
         promise = lang.stall.search(text)
         kept = promise and lang.found.search(text, promise.end())
         # "… yes, Camino de Santiago": kept only when a name follows (not "… да, сейчас")
@@ -479,7 +387,7 @@ def _unquoted(answer: str) -> str:
     return _QUOTED.sub(" ", answer.replace("’", "'"))
 
 
-def _answers_after(rest: str, lang: _Phrasings) -> bool:
+def _answers_after(rest: str, lang: Phrasings) -> bool:
     """Whether the text after a claim gives an answer: a sentence that is no question or
     request and holds a number, or goes on after a connector with words of its own."""
     for n, sentence in enumerate(_SENTENCE_END.split(rest)):
