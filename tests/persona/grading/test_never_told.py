@@ -389,3 +389,49 @@ def test_answers_beside_other_details_and_claims_beside_what_else_is_known(
     question: str, reply: str, never_told: bool
 ) -> None:
     assert says_never_told(reply, question) is never_told
+
+
+@pytest.mark.parametrize(
+    ("question", "reply", "never_told"),
+    [
+        # a question back to the user guesses nothing, whatever names it holds
+        ("How far did I run on Sunday?", "I have nothing on that run. Did your watch record it?", True),
+        ("Как зовут ветеринара?", "Про ветеринара ничего не нашёл. Может, вы говорили о нём Лене?", True),
+        # "how many" with no number outside the claims: a claim; «дважды» is a number
+        (
+            "How much was the parking fine?",
+            "I don't have the fine noted. The letter from the council will say.",
+            True,
+        ),
+        ("Сколько раз я был в Казани?", "Точных дат не помню, но ты был там дважды.", False),
+        # an answer first, then a claim about another detail
+        ("Who is my dentist?", "Dr Okoro — though you never said which clinic.", False),
+        ("Do I have a dog?", "Yes — a Labrador. I don't have his age saved, though.", False),
+        ("What did the vet say about the dose?", "The vet said not to go above 10 mg a day.", False),
+        # claims without a knowing verb beside their negation
+        ("Какой у меня размер обуви?", "Размер обуви мне не попадался.", True),
+        ("Когда мой рейс?", "Поискал по переписке — по нулям. Билет ты не присылал.", True),
+        ("Какой код от домофона?", "Код? Пусто.", True),
+        ("Where did I park?", "My memory is silent on that.", True),
+        ("What is my locker number?", "Searched for 'locker' — 0 results.", True),
+        # the question's "5k" is its topic, also as "5 km"
+        ("What's my 5k PB?", "I have nothing on your 5 km time yet.", True),
+        # a later sentence's "so" is a comment of its own; "I'd remember" comments on the claim
+        (
+            "What is my daughter's shoe size?",
+            "I don't know her shoe size — it never came up. Kids grow fast, so the shop will measure her.",
+            True,
+        ),
+        ("Ты помнишь, какой фильм мы смотрели?", "Про фильм ты не писал — я бы запомнил.", True),
+    ],
+)
+def test_claims_and_answers_of_tuning_set_6_shapes(question: str, reply: str, never_told: bool) -> None:
+    assert says_never_told(reply, question) is never_told
+
+
+@pytest.mark.parametrize(
+    "reply",
+    ['`search_memory("passport")`', "Выполняю поиск по вашим заметкам.", "Дай пролистаю переписку и отвечу."],
+)
+def test_a_narrated_tool_call_or_a_search_under_way_is_a_stall(reply: str) -> None:
+    assert is_stall(reply)
