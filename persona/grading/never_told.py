@@ -116,11 +116,7 @@ def says_never_told(answer: str, question: str = "") -> bool:
     have nothing about your 10 km time") is no answer."""
     text = _unquoted(answer)
     if question:  # the question's own numbers and names are its topic, not an answer
-        for token in set(
-            re.findall(r"\d+(?:[.,]\d+)?(?:[^\W\d_]+)?|[A-ZА-ЯЁ][\w-]+", question)
-            + re.findall(r"\d+(?=[^\W\d_])", question)
-        ):  # "5k", "10km"; "10" of "10k" as well ("your 10 km time")
-            text = re.sub(rf"(?<!\w){re.escape(token)}(?!\w)", _TOPIC, text)
+        text = _without_topic(text, question)
     for lang in phrasings():
         claims = [c for c in _claims_in(text, lang) if not _about_others(text, c, lang)]
         if not claims or lang.forget.search(text):
@@ -145,6 +141,28 @@ def says_never_told(answer: str, question: str = "") -> bool:
         if any(not _answers_after(text[end:], lang) for _, end in claims):
             return True
     return False
+
+
+def _without_topic(text: str, question: str) -> str:
+    """`text` with the question's numbers and names ("5k", "10km" and its "10", «Оля» and its
+    case forms: «Оли», «Олю», also from «Оле») as a mark that is no value."""
+    tokens = set(re.findall(r"\d+(?:[.,]\d+)?(?:[^\W\d_]+)?|[A-ZА-ЯЁ][\w-]+", question))
+    tokens |= set(re.findall(r"\d+(?=[^\W\d_])", question))
+    for token in tokens:
+        text = re.sub(rf"(?<!\w){re.escape(token)}(?!\w)", _TOPIC, text)
+    opening = question.lstrip()  # «Какой…?»: the question's first word is capitalised anyway
+    stems = {
+        _CASE_ENDING.sub("", t) for t in tokens if _CYRILLIC_NAME.fullmatch(t) and not opening.startswith(t)
+    }
+    for stem in stems - {""}:
+        text = re.sub(rf"(?<!\w){re.escape(stem)}{_CASE_ENDINGS}?(?!\w)", _TOPIC, text)
+    return text
+
+
+# a Russian name's case ending: «Оля», «Оли», «Олей» share «Ол» (not «Олег»)
+_CASE_ENDINGS = r"(?:ой|ей|ою|ею|ом|ем|а|я|и|ы|е|у|ю|й|ь)"
+_CASE_ENDING = re.compile(_CASE_ENDINGS + "$")
+_CYRILLIC_NAME = re.compile(r"[А-ЯЁ][а-яё]{2,}")
 
 
 def _plain_word(word: str, lang: Phrasings) -> bool:

@@ -414,6 +414,8 @@ def test_answers_beside_other_details_and_claims_beside_what_else_is_known(
         ("Какой код от домофона?", "Код? Пусто.", True),
         ("Where did I park?", "My memory is silent on that.", True),
         ("What is my locker number?", "Searched for 'locker' — 0 results.", True),
+        # the question's «Кати» is its topic, also as «Катю»
+        ("Как назвали малыша Кати?", "Поздравляю Катю! Но имени малыша вы мне не говорили.", True),
         # the question's "5k" is its topic, also as "5 km"
         ("What's my 5k PB?", "I have nothing on your 5 km time yet.", True),
         # a later sentence's "so" is a comment of its own; "I'd remember" comments on the claim
