@@ -401,8 +401,20 @@ _OPENING_WORDS = 2  # "And so: Friday", «Но, кажется, в пятниц�
 
 
 def _unquoted(answer: str) -> str:
-    """The answer without the words it quotes (the user's own, not a claim of the agent's)."""
-    return _QUOTED.sub(" ", answer.replace("’", "'"))
+    """The answer without the words it quotes (the user's own, not a claim of the agent's) —
+    but a quote given as the value ("it's "HomeBase5G"", «есть «Миша — ортодонт»») stands as a
+    name the reply answers with."""
+    answer = answer.replace("’", "'")
+    return _QUOTED.sub(
+        lambda m: f" {_QUOTED_VALUE} " if _VALUE_BEFORE.search(answer, 0, m.start()) else " ", answer
+    )
+
+
+_QUOTED_VALUE = "Quoted"  # a capitalised word: what the rules read as a name
+_VALUE_BEFORE = re.compile(
+    r"(?<!\w)(?:it's|it is|is|was|called|named|just|это|зовут|называется|называлась|есть)\s*$",
+    re.IGNORECASE,
+)
 
 
 def _answers_after(rest: str, lang: Phrasings) -> bool:

@@ -414,6 +414,14 @@ def test_answers_beside_other_details_and_claims_beside_what_else_is_known(
         ("Какой код от домофона?", "Код? Пусто.", True),
         ("Where did I park?", "My memory is silent on that.", True),
         ("What is my locker number?", "Searched for 'locker' — 0 results.", True),
+        # a quote given as the value is the answer; a quote of the user's words is no value
+        (
+            "What's our wifi network called?",
+            'It\'s "Fernhill_5G". You never shared the password, though.',
+            False,
+        ),
+        ("Как называется кафе?", "Записи «кафе» нет, но есть «Пышечная на Конюшенной».", False),
+        ("When is the dentist?", 'You said "I\'ll book it soon", but no date has come up since.', True),
         # the question's «Кати» is its topic, also as «Катю»
         ("Как назвали малыша Кати?", "Поздравляю Катю! Но имени малыша вы мне не говорили.", True),
         # the question's "5k" is its topic, also as "5 km"
