@@ -3,14 +3,17 @@
 Used twice: the scripted persona's retry rule (a "you never told me" earns one nudge to
 search memory) and abstention questions (where saying so is the right answer). The LLM
 persona decides the retry itself (`log_evaluation`'s `second_attempt`), as in
-MarathonMemBench. False negatives cost a retry; false positives hand out a free nudge.
+MarathonMemBench. False negatives cost a retry; false positives nudge an agent that had
+answered (its retry counts ×0.5).
 
-A reply says so when one of the language's `never_told` phrasings appears in it — words the
-agent quotes («…», "…") left out — and the reply doesn't go on to answer anyway ("You haven't
-told your sister yet, but the party is on Friday"): see `answer_after` in
-`persona/languages/*.json5`. Measured on a labelled corpus of agent replies
-(tests/persona/grading/corpus/never_told.json5; figures in docs/persona.md). Every language's
-phrasings apply to every reply: an agent may answer a Russian persona in English.
+A reply says so when one of the language's `never_told` phrasings appears in it, or a negation
+near a knowing word — words the agent quotes («…», "…") left out, unless the quote is the value
+— and the reply doesn't answer anyway: a value before the claim or after it ("You haven't told
+your sister yet, but the party is on Friday"), a guess, a value of the kind the question asks
+for (see `answer_after`, `asks_for` in `persona/languages/*.json5`; the words are compiled in
+`never_told_phrasings.py`). Measured on the calibration sets and on frozen held-out sets nobody
+tuned on (figures in docs/grading.md). Every language's phrasings apply to every reply: an
+agent may answer a Russian persona in English.
 """
 
 from __future__ import annotations
