@@ -29,6 +29,7 @@ _QUOTED = re.compile(r"«[^»]*»|\"[^\"\n]*\"|“[^”]*”|„[^“]*“")
 _SENTENCE_END = re.compile(r"(?<=[.!?…])\s+|\n+")
 _WORD = re.compile(r"\w+")
 _DIGIT = re.compile(r"\d")
+_NUMBER = re.compile(r"(?<!\w)\d+(?:[.,:]\d+)*(?!\w)")  # "a size 12", not the code "V5C"
 _TOPIC = "⁂"  # stands for a name or number of the question: no value, no sentence's end
 _CLAIM_CLAUSE_END = re.compile(r"[,;:—–(]|\s-\s")
 # a clause that says what the claim is about: "…, that you have a cat", «…, что у вас есть кошка»
@@ -85,7 +86,7 @@ def _claims_in(text: str, lang: Phrasings) -> list[tuple[int, int]]:
                     and lang.telling.fullmatch(k[1].group(0))
                     and (
                         _REPORTED.search(body, k[1].end(), n[1].start())
-                        or _TOLD_NOT_TO.match(body, n[1].end())  # "said not to go above that"
+                        or lang.told_not_to.match(body, n[1].start())  # "said not to go above that"
                     )
                 )
             ),
@@ -100,7 +101,6 @@ def _claims_in(text: str, lang: Phrasings) -> list[tuple[int, int]]:
 
 
 _DASH = re.compile(r"\s[—–]\s")
-_TOLD_NOT_TO = re.compile(r"\s+(?:to|за|на)\s|\s+(?:\w+ть|\w+ться)(?!\w)", re.IGNORECASE)
 _HEADING = re.compile(r"(?m)^#{1,6}\s.*$")
 _SET_APART = re.compile(r"\s*[,—–:!]")
 # between a knowing word and a negation after it: a new clause or subject — what was said
@@ -139,8 +139,8 @@ def says_never_told(answer: str, question: str = "") -> bool:
             and _gives_asked_kind(text, claims, kinds, lang)
         ):
             return False
-        if kinds == {"count"} and not _holds_count(text, claims, lang):
-            return True  # no number anywhere but in its claims: whatever else it says, no answer
+        if lang.numbers_only.search(question) and not _holds_count(text, claims, lang):
+            return True  # "how many", no number anywhere but in its claims: whatever else it says
         if any(not _answers_after(text[end:], lang) for _, end in claims):
             return True
     return False
@@ -157,7 +157,7 @@ def _without_topic(text: str, question: str) -> str:
     stems = {
         _CASE_ENDING.sub("", t) for t in tokens if _CYRILLIC_NAME.fullmatch(t) and not opening.startswith(t)
     }
-    for stem in stems - {""}:
+    for stem in (s for s in stems if len(s) >= _STEM):
         text = re.sub(rf"(?<!\w){re.escape(stem)}{_CASE_ENDINGS}?(?!\w)", _TOPIC, text)
     return text
 
@@ -166,6 +166,7 @@ def _without_topic(text: str, question: str) -> str:
 _CASE_ENDINGS = r"(?:ой|ей|ою|ею|ом|ем|а|я|и|ы|е|у|ю|й|ь)"
 _CASE_ENDING = re.compile(_CASE_ENDINGS + "$")
 _CYRILLIC_NAME = re.compile(r"[А-ЯЁ][а-яё]{2,}")
+_STEM = 3  # «Кат» of «Кати»; «Ян» of «Яна» would take in «Яном»
 
 
 def _plain_word(word: str, lang: Phrasings) -> bool:
@@ -244,15 +245,17 @@ def _gives_asked_kind(text: str, claims: list[tuple[int, int]], kinds: set[str],
 
 
 def _holds_count(text: str, claims: list[tuple[int, int]], lang: Phrasings) -> bool:
-    """Whether the reply, outside its claims, holds a number ("four", «трое», "twice") — the
-    question's own numbers are gone from `text` already."""
+    """Whether the reply, outside its claims, holds a number ("four", «трое», "twice") or names
+    what it counts — the question's own numbers are gone from `text` already."""
     rest, last = [], 0
     for start, end in sorted(claims):
         rest.append(text[last:start])
         last = max(last, end)
     rest.append(text[last:])
-    outside = _ONE.sub(" ", " ".join(rest))
-    return bool(_DIGIT.search(digits_for_words(outside)) or lang.count_words.search(outside))
+    outside = " ".join(rest)
+    if lang.count_words.search(outside) or len(_NAMED.findall(outside)) >= 2:
+        return True  # "just one", «трое»; "so far it's Anna, Tom and Priya" counts them
+    return bool(_DIGIT.search(digits_for_words(_ONE.sub(" ", outside))))
 
 
 def _guesses(text: str, lang: Phrasings) -> bool:
@@ -400,16 +403,22 @@ def is_stall(reply: str) -> bool:
 _NAMED_AFTER = re.compile(r"[\W_]{0,4}(?:(?:the|a|an)\s+)?(?:\d|(?-i:[A-ZА-ЯЁ])\w)", re.IGNORECASE)
 
 
-_OPENING_WORDS = 2  # "And so: Friday", «Но, кажется, в пятницу»
-
-
 def _unquoted(answer: str) -> str:
     """The answer without the words it quotes (the user's own, not a claim of the agent's) —
     but a quote given as the value ("it's "HomeBase5G"", «есть «Миша — ортодонт»») stands as a
     name the reply answers with."""
     answer = answer.replace("’", "'")
-    return _QUOTED.sub(
-        lambda m: f" {_QUOTED_VALUE} " if _VALUE_BEFORE.search(answer, 0, m.start()) else " ", answer
+    return _QUOTED.sub(lambda m: f" {_QUOTED_VALUE} " if _quotes_value(m) else " ", answer)
+
+
+def _quotes_value(m: re.Match[str]) -> bool:
+    """A quote given as the value: after "it's", «есть», its words a name or a code ("HomeBase5G",
+    «Пышечная»), not a description ("the guy in 4B") or tool output ("0 matches")."""
+    inside = m.group(0)[1:-1].strip()
+    return (
+        bool(_VALUE_BEFORE.search(m.string, 0, m.start()))
+        and inside[:1].isupper()
+        and not any(lang.claims.search(inside) for lang in phrasings())
     )
 
 
@@ -420,13 +429,16 @@ _VALUE_BEFORE = re.compile(
 )
 
 
+_OPENING_WORDS = 2  # "But it's Friday, I think", «Но, кажется, в пятницу»
+
+
 def _answers_after(rest: str, lang: Phrasings) -> bool:
     """Whether the text after a claim gives an answer: a sentence that is no question or
     request and holds a number, or goes on after a connector with words of its own."""
     for n, sentence in enumerate(_SENTENCE_END.split(rest)):
         if not sentence.strip() or lang.request.search(sentence.rstrip().rstrip("?")):
             continue
-        if n and lang.advice.search(sentence):
+        if n and lang.advice.search(sentence) and not _NUMBER.search(sentence):
             continue  # "Maybe check the welcome book in the kitchen?": advice, no answer
         if n and lang.told_else.search(sentence):
             continue  # a sentence of its own on what else it knows: "I know he's in Year 3, though."

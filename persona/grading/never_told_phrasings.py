@@ -22,6 +22,8 @@ class Phrasings:
     request: re.Pattern[str]
     asks_back: re.Pattern[str]  # "Did Strava record it?": a question back to the user, no guess
     count_words: re.Pattern[str]  # "twice", «трое»: a count without a digit
+    numbers_only: re.Pattern[str]  # "how many": a question only a number answers
+    told_not_to: re.Pattern[str]  # "not to …" after "said": what was said, no denial
     advice: re.Pattern[str]  # "maybe check…", "Marcus might know": a sentence that only advises
     stall: re.Pattern[str]
     found: re.Pattern[str]  # "… yes, Camino de Santiago", «… да, нашла»: the promise kept in the same reply
@@ -61,6 +63,8 @@ def phrasings() -> tuple[Phrasings, ...]:
                 request=re.compile(after.get("request", r"\?"), re.IGNORECASE),
                 asks_back=re.compile(after.get("asks_back", r"(?!)"), re.IGNORECASE),
                 count_words=words_pattern(table.get("count_words", [])),
+                numbers_only=words_pattern(table.get("numbers_only", [])),
+                told_not_to=re.compile(known.get("told_not_to", r"(?!)"), re.IGNORECASE),
                 stall=re.compile(
                     "|".join(f"(?:{p})" for p in table.get("stall", [])) or r"(?!)", re.IGNORECASE
                 ),

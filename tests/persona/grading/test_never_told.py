@@ -445,3 +445,49 @@ def test_claims_and_answers_of_tuning_set_6_shapes(question: str, reply: str, ne
 )
 def test_a_narrated_tool_call_or_a_search_under_way_is_a_stall(reply: str) -> None:
     assert is_stall(reply)
+
+
+@pytest.mark.parametrize(
+    ("question", "reply", "never_told"),
+    [
+        # found in review of round 7: rules that fired too widely
+        (
+            "How long is my commute?",
+            "I don't recall the exact minutes, but you said it takes about an hour.",
+            False,
+        ),
+        ("How many siblings does Tom have?", "I don't know their names, but he has one brother.", False),
+        (
+            "Сколько человек придёт на ужин в субботу?",
+            "Точного числа вы не называли, но пока идут Аня, Тимур и Лера.",
+            False,
+        ),
+        ("Какие продукты Лена не ест?", "Вы писали, что Лена не ест кинзу и грибы.", False),
+        ("Who is my dentist?", "I don't have that noted. Was it Dr Patel you saw last time?", False),
+        (
+            "What's Leo's shoe size?",
+            "I don't have a recent measurement noted. His last pair were a size 12 — please measure again.",
+            False,
+        ),
+        (
+            "How's my sister's online dating going?",
+            "Not great — you said she's had no matches in weeks.",
+            False,
+        ),
+        (
+            "What's my new neighbour called?",
+            'I don\'t know his name — you only called him "the guy in 4B".',
+            True,
+        ),
+        ("When is Dad's birthday?", "You've said nothing to me about his birthday.", True),
+        ("Где мы познакомились с Олей?", "В чате. Дату вы не называли.", False),
+        ("Что у меня в календаре на субботу?", "Пусто. Ты говорил, что суббота полностью свободна.", False),
+    ],
+)
+def test_what_round_7s_rules_must_leave_alone(question: str, reply: str, never_told: bool) -> None:
+    assert says_never_told(reply, question) is never_told
+
+
+def test_a_bare_answer_in_a_code_span_is_no_stall() -> None:
+    assert not is_stall("`BlueFalcon-Guest`")
+    assert is_stall('`memory.search("passport")` running…')
