@@ -32,7 +32,8 @@ from persona.benchmark.loader import load_benchmark
 from persona.benchmark.model import Benchmark, FactUpdate, Question
 from persona.grading.exact import PASS_SCORE, with_evidence
 from persona.grading.judge import ExamItem, Judge, superseded_values
-from persona.grading.never_told import is_stall, says_never_told
+from persona.grading.never_told import says_never_told
+from persona.grading.stall import is_stall
 
 CALIBRATION = Path(__file__).resolve().parents[2] / "persona" / "grading" / "calibration"
 

@@ -29,7 +29,7 @@ from persona.drivers.actions import (
 from persona.drivers.live_facts import LiveFacts
 from persona.grading.exact import ExactGrader, Grade, Grader, with_evidence
 from persona.grading.judge import ExamItem, Judge, superseded_values
-from persona.grading.never_told import is_stall
+from persona.grading.stall import is_stall
 from persona.phrases import phrases_for
 
 type Script = Generator[PersonaAction, AgentReply | None, None]

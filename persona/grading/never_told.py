@@ -117,7 +117,7 @@ def says_never_told(answer: str, question: str = "") -> bool:
     and does not then give an answer all the same (a value after the claim, or a guess: "not
     sure — maybe Thursday?"). With the `question`, a number or name that only repeats it ("I
     have nothing about your 10 km time") is no answer."""
-    text = _unquoted(answer)
+    text = unquoted(answer)
     if question:  # the question's own numbers and names are its topic, not an answer
         text = _without_topic(text, question)
     for lang in phrasings():
@@ -127,6 +127,8 @@ def says_never_told(answer: str, question: str = "") -> bool:
         body = _HEADING.sub(lambda m: " " * len(m.group(0)), text)  # "### Trip to Rome" answers nothing
         if (
             _guesses(text, lang)
+            or _corrected(text, claims, lang)
+            or _about_a_change(body, claims, question, lang)
             or _answered_before(body, lang, claims)
             or _opens_with_answer(text, claims, question, lang)
             or _answered_first(body, claims, question, lang)
@@ -258,6 +260,40 @@ def _holds_count(text: str, claims: list[tuple[int, int]], lang: Phrasings) -> b
     return bool(_DIGIT.search(digits_for_words(_ONE.sub(" ", outside))))
 
 
+def _corrected(text: str, claims: list[tuple[int, int]], lang: Phrasings) -> bool:
+    """ "I can't find it… no wait, I do: it's James", «не помню… ой, подожди, помню! Девятого»:
+    after the claim the reply corrects itself and goes on with words of its own."""
+    fix = lang.correction.search(text, min(s for s, _ in claims))
+    return fix is not None and any(not _plain_word(w, lang) for w in key_terms(text[fix.end() :]))
+
+
+def _about_a_change(text: str, claims: list[tuple[int, int]], question: str, lang: Phrasings) -> bool:
+    """ "LK19 ABC — unless you changed cars, which I haven't heard about", «Восемь. Новых отпусков
+    с тех пор у меня не записано»: every claim is about a change the question doesn't ask about,
+    and the reply says something of its own besides — the value, with a caveat."""
+    if lang.change.search(question):
+        return False
+    kept, last = [], 0
+    for start, end in sorted(claims):
+        sentence_start = max(text.rfind(c, 0, start) for c in ".!?…\n") + 1
+        stop = _sentence_end_at(text, end)
+        if not lang.change.search(text, sentence_start, stop):
+            return False
+        # what the claim's clause says is the claim; before it, in its sentence, may be the value
+        clause = max(
+            (m.end() for m in _CLAIM_CLAUSE_END.finditer(text, sentence_start, start)), default=sentence_start
+        )
+        kept.append(text[last:clause])
+        last = max(last, stop)
+    kept.append(text[last:])
+    said = " ".join(kept)
+    asked = key_terms(question)
+    own = [
+        w for w in key_terms(said) if not _plain_word(w, lang) and not any(terms_match(w, a) for a in asked)
+    ]
+    return bool(own) or bool(_DIGIT.search(digits_for_words(said)))  # «Двенадцать.» is a value too
+
+
 def _guesses(text: str, lang: Phrasings) -> bool:
     """ "Not sure — probably Thursday?", «возможно, Барсик?»: a guess is an answer."""
     return any(
@@ -376,34 +412,11 @@ def claims_never_told(answer: str) -> bool:
     """True when `answer` says anywhere that the agent was never told — even if it then adds
     what it does know ("You never mentioned a food allergy; I only know of the amoxicillin
     one"). For abstention questions, where that claim is the answer."""
-    text = _unquoted(answer)
+    text = unquoted(answer)
     return any(lang.claims.search(text) for lang in phrasings())
 
 
-# a stall is short: a promise, not an answer with a promise at its end
-_STALL_WORDS = 40
-
-
-def is_stall(reply: str) -> bool:
-    """True when `reply` only promises to look ("Let me check my notes — one moment!",
-    «Секунду, проверю») and gives nothing yet: no number, no claim of not knowing, a few words.
-    Such a reply is not graded: the persona says go ahead once and grades what follows."""
-    text = _unquoted(reply)
-    if len(_WORD.findall(text)) > _STALL_WORDS or _DIGIT.search(text) or says_never_told(reply):
-        return False
-    for lang in phrasings():
-        promise = lang.stall.search(text)
-        kept = promise and lang.found.search(text, promise.end())
-        # "… yes, Camino de Santiago": kept only when a name follows (not "… да, сейчас")
-        if promise and not (kept and _NAMED_AFTER.match(text, kept.end())):
-            return True
-    return False
-
-
-_NAMED_AFTER = re.compile(r"[\W_]{0,4}(?:(?:the|a|an)\s+)?(?:\d|(?-i:[A-ZА-ЯЁ])\w)", re.IGNORECASE)
-
-
-def _unquoted(answer: str) -> str:
+def unquoted(answer: str) -> str:
     """The answer without the words it quotes (the user's own, not a claim of the agent's) —
     but a quote given as the value ("it's "HomeBase5G"", «есть «Миша — ортодонт»») stands as a
     name the reply answers with."""

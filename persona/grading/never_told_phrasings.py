@@ -24,6 +24,8 @@ class Phrasings:
     count_words: re.Pattern[str]  # "twice", «трое»: a count without a digit
     numbers_only: re.Pattern[str]  # "how many": a question only a number answers
     told_not_to: re.Pattern[str]  # "not to …" after "said": what was said, no denial
+    change: re.Pattern[str]  # "changed", «с тех пор»: a claim about a change, not the fact
+    correction: re.Pattern[str]  # "no wait, I do": the reply corrects its claim
     advice: re.Pattern[str]  # "maybe check…", "Marcus might know": a sentence that only advises
     stall: re.Pattern[str]
     found: re.Pattern[str]  # "… yes, Camino de Santiago", «… да, нашла»: the promise kept in the same reply
@@ -65,6 +67,8 @@ def phrasings() -> tuple[Phrasings, ...]:
                 count_words=words_pattern(table.get("count_words", [])),
                 numbers_only=words_pattern(table.get("numbers_only", [])),
                 told_not_to=re.compile(known.get("told_not_to", r"(?!)"), re.IGNORECASE),
+                change=words_pattern(known.get("change", [])),
+                correction=re.compile(after.get("correction", r"(?!)"), re.IGNORECASE),
                 stall=re.compile(
                     "|".join(f"(?:{p})" for p in table.get("stall", [])) or r"(?!)", re.IGNORECASE
                 ),

@@ -5,7 +5,8 @@ from pathlib import Path
 import json5
 import pytest
 
-from persona.grading.never_told import is_stall, says_never_told
+from persona.grading.never_told import says_never_told
+from persona.grading.stall import is_stall
 
 
 @pytest.mark.parametrize(
@@ -491,3 +492,36 @@ def test_what_round_7s_rules_must_leave_alone(question: str, reply: str, never_t
 def test_a_bare_answer_in_a_code_span_is_no_stall() -> None:
     assert not is_stall("`BlueFalcon-Guest`")
     assert is_stall('`memory.search("passport")` running…')
+
+
+@pytest.mark.parametrize(
+    ("question", "reply", "never_told"),
+    [
+        # a claim about a change only, beside the value: the value, with a caveat
+        (
+            "What's my car's reg?",
+            "KX21 PLM — unless you've swapped cars, which I haven't heard about.",
+            False,
+        ),
+        (
+            "Do I still take the vitamin D?",
+            "As far as I know, yes. You haven't told me you've stopped.",
+            False,
+        ),
+        ("Сколько у меня дней отпуска?", "Двенадцать. Новых отпусков с тех пор у меня не записано.", False),
+        ("What's my new address?", "I don't have your address since the move — you haven't told me.", True),
+        # a reply that corrects itself after the claim answers
+        ("What's my brother-in-law called?", "I can't find it anywhere… no wait, I do: it's Marcus.", False),
+        ("Когда у мамы день рождения?", "Не помню такого… ой, подожди, помню! Двенадцатого июня.", False),
+        ("Какой телефон у клиники?", "Есть только адрес клиники, а телефона нет.", True),
+        # more claims without a knowing verb beside the negation
+        ("what's my locker number", "i dont have a locker number for you anywhere", True),
+        ("Who is my manager?", "I went through our chats and your manager's name never shows up.", True),
+        ("Когда я записан в паспортный стол?", "Мои заметки об этом молчат.", True),
+        ("Как зовут нового соседа?", "Нового соседа ты мне не представлял. Имени нет.", True),
+    ],
+)
+def test_caveats_corrections_and_claims_of_tuning_set_7_shapes(
+    question: str, reply: str, never_told: bool
+) -> None:
+    assert says_never_told(reply, question) is never_told
