@@ -62,7 +62,13 @@ def _claims_in(text: str, lang: Phrasings) -> list[tuple[int, int]]:
         # apart at the start denies nothing that follows
         answered = lang.yes_no.match(body)
         answered_to = answered.end() if answered and _SET_APART.match(body, answered.end()) else 0
-        negations = [(index(m.start()), m) for m in lang.negation.finditer(body) if m.start() >= answered_to]
+        negations = [
+            (index(m.start()), m)
+            for m in lang.negation.finditer(body)
+            if m.start() >= answered_to
+            # «просил … не присылать», "asked me never to call": what was asked, no denial
+            and not (lang.told_not_to.match(body, m.start()) and lang.telling.search(body, 0, m.start()))
+        ]
         knowing = [(index(m.start()), m) for m in lang.knowing.finditer(body)]
         # a negation before its knowing word ("no babysitter saved"), or just after it ("found
         # nothing"): one further on denies something else ("You told me … — no surgery needed")
@@ -303,7 +309,7 @@ def _guesses(text: str, lang: Phrasings) -> bool:
         and (
             _DIGIT.search(s)
             or (s.rstrip().endswith("?") and not lang.asks_back.search(s))
-            or re.search(r"(?<=\w)\s+[A-ZА-ЯЁ]\w+", s)
+            or re.search(r"(?<=[\w,])\s+[A-ZА-ЯЁ]\w+", s)  # "Кажется, Сафронов"
         )
         for sentence in _SENTENCE_END.split(text)
         for s in _CLAUSE_BREAK.split(sentence)  # "No record of it — maybe Biscuit?"
@@ -341,7 +347,8 @@ def _answered_first(text: str, claims: list[tuple[int, int]], question: str, lan
     words = _WORD.findall(first.group(0))
     valued = (
         len(words) <= 4
-        or _DIGIT.search(first.group(0))
+        or _DIGIT.search(digits_for_words(first.group(0)))  # «Два литра — …»
+        or any(w.lower() in _cues().month_words for w in words)  # «была в апреле»
         or _NAMED.search(first.group(0))
         or lang.yes_no.match(first.group(0))
     )

@@ -514,6 +514,25 @@ def test_a_bare_answer_in_a_code_span_is_no_stall() -> None:
         ("What's my brother-in-law called?", "I can't find it anywhere… no wait, I do: it's Marcus.", False),
         ("Когда у мамы день рождения?", "Не помню такого… ой, подожди, помню! Двенадцатого июня.", False),
         ("Какой телефон у клиники?", "Есть только адрес клиники, а телефона нет.", True),
+        # an answer first in number words or with a month, a claim about another detail after it
+        (
+            "Сколько воды мне пить в день?",
+            "Два литра — ты сам так решил. Рекомендации врача ты не упоминал.",
+            False,
+        ),
+        (
+            "Когда была ревакцинация?",
+            "Ревакцинация была в апреле. Следующую ты не планировал — мне не говорил.",
+            False,
+        ),
+        ("Как фамилия прораба?", "Кажется, Сафронов — но это неточно. Отчества не знаю.", False),  # a guess
+        (
+            "Что я просил насчёт напоминаний?",
+            "Нет, наоборот — просил в выходные не присылать напоминания.",
+            False,
+        ),
+        ("What did I ask about calls?", "You asked me never to call before nine.", False),
+        ("Когда истекает страховка?", "Поискал по словам «ОСАГО», «полис» — совпадений ноль.", True),
         # more claims without a knowing verb beside the negation
         ("what's my locker number", "i dont have a locker number for you anywhere", True),
         ("Who is my manager?", "I went through our chats and your manager's name never shows up.", True),
