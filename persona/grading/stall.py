@@ -31,8 +31,21 @@ def is_stall(reply: str) -> bool:
         kept = promise and lang.found.search(text, promise.end())
         # "… yes, Camino de Santiago": kept only when a name follows (not "… да, сейчас")
         if promise and not (kept and _NAMED_AFTER.match(text, kept.end())):
-            return True
+            # «Кафе называется «Пышечная». Если хочешь, пролистаю переписку…»: an answer first,
+            # then an offer to look further, is an answer
+            said = text[: max(0, text.rfind(".", 0, promise.start()))]
+            return not (_STATES.search(said) and _NAME_IN.search(said))
     return False
+
+
+# before the promise, a sentence that states a name: "The café is called Pyshechnaya.", not
+# "Good question, Anna."
+_STATES = re.compile(
+    r"(?<!\w)(?:is|are|was|were|called|named|называется|называют|зовут|это)(?!\w)|\s[—:]\s", re.IGNORECASE
+)
+_NAME_IN = re.compile(
+    r"(?<=[\w,])\s+(?!I\b)(?-i:[A-ZА-ЯЁ])\w+"
+)  # a capitalised word not first in its sentence
 
 
 _NAMED_AFTER = re.compile(r"[\W_]{0,4}(?:(?:the|a|an)\s+)?(?:\d|(?-i:[A-ZА-ЯЁ])\w)", re.IGNORECASE)

@@ -489,6 +489,13 @@ def test_what_round_7s_rules_must_leave_alone(question: str, reply: str, never_t
     assert says_never_told(reply, question) is never_told
 
 
+def test_an_answer_then_an_offer_to_look_further_is_no_stall() -> None:
+    assert not is_stall(
+        "Кафе называется «Пышечная на Литейном». Если хочешь, пролистаю переписку и найду адрес."
+    )
+    assert is_stall("Good question, Anna. Let me check my notes.")  # a name, but nothing stated
+
+
 def test_a_bare_answer_in_a_code_span_is_no_stall() -> None:
     assert not is_stall("`BlueFalcon-Guest`")
     assert is_stall('`memory.search("passport")` running…')
