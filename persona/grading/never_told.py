@@ -66,7 +66,7 @@ def _claims_in(text: str, lang: Phrasings) -> list[tuple[int, int]]:
             (index(m.start()), m)
             for m in lang.negation.finditer(body)
             if m.start() >= answered_to
-            # «просил … не присылать», "asked me never to call": what was asked, no denial
+            # «просил … не присылать», "said not to go above that": what was said, no denial
             and not (lang.told_not_to.match(body, m.start()) and lang.telling.search(body, 0, m.start()))
         ]
         knowing = [(index(m.start()), m) for m in lang.knowing.finditer(body)]
@@ -90,10 +90,7 @@ def _claims_in(text: str, lang: Phrasings) -> list[tuple[int, int]]:
                 and not (
                     n[0] > k[0]
                     and lang.telling.fullmatch(k[1].group(0))
-                    and (
-                        _REPORTED.search(body, k[1].end(), n[1].start())
-                        or lang.told_not_to.match(body, n[1].start())  # "said not to go above that"
-                    )
+                    and _REPORTED.search(body, k[1].end(), n[1].start())
                 )
             ),
             None,
@@ -190,7 +187,7 @@ def _about_others(text: str, claim: tuple[int, int], lang: Phrasings) -> bool:
     said = [w for w in key_terms(text[:start]) if not _plain_word(w, lang) and not lang.others.fullmatch(w)]
     if not said:  # "O negative. I don't have anything else …"; not "Sorry, but I don't…"
         return False
-    sentence_start = max(text.rfind(c, 0, start) for c in ".!?…\n") + 1
+    sentence_start = _sentence_start_at(text, start)
     after = _CLAIM_CLAUSE_END.search(text, end)
     stop = min(after.start() if after else len(text), _sentence_end_at(text, end))
     return bool(lang.others.search(text[sentence_start:stop]))
@@ -235,12 +232,7 @@ def _gives_asked_kind(text: str, claims: list[tuple[int, int]], kinds: set[str],
     text = _SENTENCE_SPAN.sub(
         lambda m: " " * len(m.group(0)) if lang.told_else.search(m.group(0)) else m.group(0), text
     )
-    rest, last = [], 0
-    for start, end in sorted(claims):
-        rest.append(text[last:start])
-        last = max(last, end)
-    rest.append(text[last:])
-    outside = _MARKDOWN.sub(" ", " ".join(rest))  # "._\n\nIf you…" opens no name
+    outside = _MARKDOWN.sub(" ", _outside_claims(text, claims))  # "._\n\nIf you…" opens no name
     plain = digits_for_words(_ONE.sub(" ", outside))  # "one thing I wasn't told" holds no count
     months = _cues().month_words
     if "count" in kinds and _DIGIT.search(plain):
@@ -252,15 +244,20 @@ def _gives_asked_kind(text: str, claims: list[tuple[int, int]], kinds: set[str],
     return bool(kinds & {"name", "place"}) and bool(_NAMED.search(outside))
 
 
-def _holds_count(text: str, claims: list[tuple[int, int]], lang: Phrasings) -> bool:
-    """Whether the reply, outside its claims, holds a number ("four", «трое», "twice") or names
-    what it counts — the question's own numbers are gone from `text` already."""
+def _outside_claims(text: str, claims: list[tuple[int, int]]) -> str:
+    """`text` with its claims' spans taken out (overlapping spans once)."""
     rest, last = [], 0
     for start, end in sorted(claims):
         rest.append(text[last:start])
         last = max(last, end)
     rest.append(text[last:])
-    outside = " ".join(rest)
+    return " ".join(rest)
+
+
+def _holds_count(text: str, claims: list[tuple[int, int]], lang: Phrasings) -> bool:
+    """Whether the reply, outside its claims, holds a number ("four", «трое», "twice") or names
+    what it counts — the question's own numbers are gone from `text` already."""
+    outside = _outside_claims(text, claims)
     if lang.count_words.search(outside) or len(_NAMED.findall(outside)) >= 2:
         return True  # "just one", «трое»; "so far it's Anna, Tom and Priya" counts them
     return bool(_DIGIT.search(digits_for_words(_ONE.sub(" ", outside))))
@@ -281,7 +278,7 @@ def _about_a_change(text: str, claims: list[tuple[int, int]], question: str, lan
         return False
     kept, last = [], 0
     for start, end in sorted(claims):
-        sentence_start = max(text.rfind(c, 0, start) for c in ".!?…\n") + 1
+        sentence_start = _sentence_start_at(text, start)
         stop = _sentence_end_at(text, end)
         if not lang.change.search(text, sentence_start, stop):
             return False
@@ -320,6 +317,11 @@ def _guesses(text: str, lang: Phrasings) -> bool:
 _CLAUSE_BREAK = re.compile(
     r"\s[—–-]\s|[;:]\s|,\s+(?=(?:but|но|а|maybe|perhaps|probably|возможно|наверное)\b)"
 )
+
+
+def _sentence_start_at(text: str, pos: int) -> int:
+    """Where the sentence holding `pos` starts."""
+    return max(text.rfind(c, 0, pos) for c in ".!?…\n") + 1
 
 
 def _sentence_end_at(text: str, start: int) -> int:
