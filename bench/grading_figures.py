@@ -22,6 +22,7 @@ HELD_OUT_3 = ROOT / "tests" / "persona" / "grading" / "heldout3"  # 2026-12-02, 
 HELD_OUT_4 = ROOT / "tests" / "persona" / "grading" / "heldout4"  # 2026-12-02, frozen before round 6
 HELD_OUT_5 = ROOT / "tests" / "persona" / "grading" / "heldout5"  # 2026-12-03, never-told only, before round 7
 HELD_OUT_6 = ROOT / "tests" / "persona" / "grading" / "heldout6"  # 2026-12-03, hard answers, before round 8
+HELD_OUT_7 = ROOT / "tests" / "persona" / "grading" / "heldout7"  # 2026-12-03, hard answers, before round 9
 
 
 def pct(value: float | None) -> str:
@@ -53,6 +54,7 @@ async def main() -> None:
             ("held-out-4", HELD_OUT_4),
             ("held-out-5", HELD_OUT_5),
             ("held-out-6", HELD_OUT_6),
+            ("held-out-7", HELD_OUT_7),
         )
         for lang in ("en", "ru")
     }

@@ -22,11 +22,12 @@ import re
 
 from persona.grading.cues import cues as _cues
 from persona.grading.never_told_phrasings import Phrasings, phrasings
+from persona.grading.quoted import unquoted
 from persona.numerals import digits_for_words
 from persona.terms import key_terms, terms_match
 
-_QUOTED = re.compile(r"«[^»]*»|\"[^\"\n]*\"|“[^”]*”|„[^“]*“")
 _SENTENCE_END = re.compile(r"(?<=[.!?…])\s+|\n+")
+_SENTENCE_END_FULL = re.compile(r"(?<=[.!?])\s+|\n+")  # "I can't recall… oh wait, yes: 6%" goes on
 _WORD = re.compile(r"\w+")
 _DIGIT = re.compile(r"\d")
 _NUMBER = re.compile(r"(?<!\w)\d+(?:[.,:]\d+)*(?!\w)")  # "a size 12", not the code "V5C"
@@ -132,7 +133,7 @@ def says_never_told(answer: str, question: str = "") -> bool:
             _guesses(text, lang)
             or _corrected(text, claims, lang)
             or _about_a_change(body, claims, question, lang)
-            or _answered_before(body, lang, claims)
+            or _answered_before(body, lang, claims, question)
             or _opens_with_answer(text, claims, question, lang)
             or _answered_first(body, claims, question, lang)
         ):
@@ -146,7 +147,10 @@ def says_never_told(answer: str, question: str = "") -> bool:
             return False
         if lang.numbers_only.search(question) and not _holds_count(text, claims, lang):
             return True  # "how many", no number anywhere but in its claims: whatever else it says
-        if any(not _answers_after(text[end:], lang) for _, end in claims):
+        # «Номер столика мне не сообщали. Бронь на 20:00 — есть»: a claim that names what was
+        # asked, in words of the question's, leaves a later sentence's figures as what else it knows
+        named = bool(question) and _claims_what_was_asked(text, claims, question, lang, strict=True)
+        if any(not _answers_after(text[end:], lang, later=not named) for _, end in claims):
             return True
     return False
 
@@ -193,11 +197,21 @@ def _about_others(text: str, claim: tuple[int, int], lang: Phrasings) -> bool:
     return bool(lang.others.search(text[sentence_start:stop]))
 
 
-def _claims_what_was_asked(text: str, claims: list[tuple[int, int]], question: str, lang: Phrasings) -> bool:
+def _claims_what_was_asked(
+    text: str, claims: list[tuple[int, int]], question: str, lang: Phrasings, strict: bool = False
+) -> bool:
     """Whether a sentence holding a claim names what the question asks about ("I don't have
     your sister's birthday — only your mum's") — then a value beside it is what else is known;
-    a claim about another detail ("You didn't tell me the venue") leaves the value the answer."""
+    a claim about another detail ("You didn't tell me the venue") leaves the value the answer.
+    `strict`: only a claim made of the question's words and words naming the asked value
+    (`value_words`: "date" to "when"), nothing of its own ("the flight number" to "what time is
+    my flight" names another detail) — the reading that lets it set aside figures around it."""
     asked = key_terms(question)
+    kinds = ["any", *(kind for kind, words in lang.asks_for.items() if words.search(question))]
+    named = re.compile(
+        "|".join(lang.value_words[k].pattern for k in kinds if k in lang.value_words) or r"(?!)",
+        re.IGNORECASE,
+    )
     for sentence in _SENTENCE_SPAN.finditer(text):
         inside = [end for start, end in claims if sentence.start() <= start < sentence.end()]
         if not inside:
@@ -209,15 +223,21 @@ def _claims_what_was_asked(text: str, claims: list[tuple[int, int]], question: s
         ):  # "…, что у вас есть кошка": what it wasn't told
             after = _CLAIM_CLAUSE_END.search(text, after.end(), sentence.end())
         body = text[sentence.start() : after.start() if after else sentence.end()]
+        if strict and after and text[after.start()] == ",":  # "Но не знаю, считаете вы…": its object
+            body = text[sentence.start() : sentence.end()]
         own = [
             w
             for w in key_terms(body)
-            if len(w) > 3 and not any(p.fullmatch(w) for p in (lang.knowing, lang.negation, lang.filler))
+            if len(w) > (2 if strict else 3)  # "the bay", «год» are details too
+            and not any(p.fullmatch(w) for p in (lang.knowing, lang.negation, lang.filler))
         ]
+        # a word of its own, neither the question's nor one naming the asked value: the claim
+        # is about another detail ("I don't have the flight number" to "what time is my flight")
+        foreign = [w for w in own if not any(terms_match(a, w) for a in asked) and not named.fullmatch(w)]
         if (
             not own  # "I don't know.", "I don't have that.": a bare claim is about the question
             or _TOPIC in body  # a name or number of the question, taken out before
-            or any(terms_match(a, w) for a in asked for w in own)
+            or (not foreign if strict else any(terms_match(a, w) for a in asked for w in own))
         ):
             return True
     return False
@@ -403,7 +423,7 @@ def _opens_with_answer(text: str, claims: list[tuple[int, int]], question: str, 
     )
 
 
-def _answered_before(text: str, lang: Phrasings, claims: list[tuple[int, int]]) -> bool:
+def _answered_before(text: str, lang: Phrasings, claims: list[tuple[int, int]], question: str) -> bool:
     """ "Dr Lindqvist. I don't have any other dentist noted.": the first sentence answers (a
     number or a name) and the claim only follows it."""
     first = next((m for m in _SENTENCE_SPAN.finditer(text) if _WORD.search(m.group(0))), None)
@@ -414,6 +434,8 @@ def _answered_before(text: str, lang: Phrasings, claims: list[tuple[int, int]]) 
     ):
         return False  # a table's rule ("|---|") or a heading is no first sentence
     said = first.group(0)
+    if question and _claims_what_was_asked(text, claims, question, lang, strict=True):
+        return False  # «По Пете записан только английский — 17:00. Плавания нет»: what else it knows
     return bool(_DIGIT.search(said) or re.search(r"(?<=\w)\s+[A-ZА-ЯЁ]\w+", said))
 
 
@@ -425,39 +447,17 @@ def claims_never_told(answer: str) -> bool:
     return any(lang.claims.search(text) for lang in phrasings())
 
 
-def unquoted(answer: str) -> str:
-    """The answer without the words it quotes (the user's own, not a claim of the agent's) —
-    but a quote given as the value ("it's "HomeBase5G"", «есть «Миша — ортодонт»») stands as a
-    name the reply answers with."""
-    answer = answer.replace("’", "'")
-    return _QUOTED.sub(lambda m: f" {_QUOTED_VALUE} " if _quotes_value(m) else " ", answer)
-
-
-def _quotes_value(m: re.Match[str]) -> bool:
-    """A quote given as the value: after "it's", «есть», its words a name or a code ("HomeBase5G",
-    «Пышечная»), not a description ("the guy in 4B") or tool output ("0 matches")."""
-    inside = m.group(0)[1:-1].strip()
-    return (
-        bool(_VALUE_BEFORE.search(m.string, 0, m.start()))
-        and inside[:1].isupper()
-        and not any(lang.claims.search(inside) for lang in phrasings())
-    )
-
-
-_QUOTED_VALUE = "Quoted"  # a capitalised word: what the rules read as a name
-_VALUE_BEFORE = re.compile(
-    r"(?<!\w)(?:it's|it is|is|was|called|named|just|это|зовут|называется|называлась|есть)\s*$",
-    re.IGNORECASE,
-)
-
-
 _OPENING_WORDS = 2  # "But it's Friday, I think", «Но, кажется, в пятницу»
 
 
-def _answers_after(rest: str, lang: Phrasings) -> bool:
+def _answers_after(rest: str, lang: Phrasings, later: bool = True) -> bool:
     """Whether the text after a claim gives an answer: a sentence that is no question or
-    request and holds a number, or goes on after a connector with words of its own."""
-    for n, sentence in enumerate(_SENTENCE_END.split(rest)):
+    request and holds a number, or goes on after a connector with words of its own. `later`
+    False: only the claim's own sentence (an ellipsis goes on: "Not sure… oh wait, yes: 6%") and
+    a guess asked after it may."""
+    for n, sentence in enumerate((_SENTENCE_END if later else _SENTENCE_END_FULL).split(rest)):
+        if n and not later and not sentence.rstrip().endswith("?"):
+            continue  # but a guess asked ("Может, у соседки Тамары?") answers
         if not sentence.strip() or lang.request.search(sentence.rstrip().rstrip("?")):
             continue
         if n and lang.advice.search(sentence) and not _NUMBER.search(sentence):

@@ -44,6 +44,8 @@ class Phrasings:
     guess: re.Pattern[str]
     forget: re.Pattern[str]  # "you asked me to forget": a deletion honoured, not a never-told claim
     asks_for: dict[str, re.Pattern[str]]  # "how many", «когда»: the kind of value a question asks for
+    # "date" to a "when" question, «сумма» to «сколько»: a claim's words that name the asked value
+    value_words: dict[str, re.Pattern[str]]
 
 
 @cache
@@ -92,6 +94,9 @@ def phrasings() -> tuple[Phrasings, ...]:
                 asks_for={
                     kind: re.compile(r"(?<!\w)(?:" + "|".join(words) + r")(?!\w)", re.IGNORECASE)
                     for kind, words in table.get("asks_for", {}).items()
+                },
+                value_words={
+                    kind: words_pattern(words) for kind, words in table.get("value_words", {}).items()
                 },
                 forget=re.compile(
                     "|".join(f"(?:{p})" for p in table.get("grading", {}).get("asked_to_forget", []))

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import re
 
-from persona.grading.never_told import says_never_told, unquoted
+from persona.grading.never_told import says_never_told
 from persona.grading.never_told_phrasings import phrasings
+from persona.grading.quoted import unquoted
 
 _WORD = re.compile(r"\w+")
 _DIGIT = re.compile(r"\d")

@@ -551,3 +551,41 @@ def test_caveats_corrections_and_claims_of_tuning_set_7_shapes(
     question: str, reply: str, never_told: bool
 ) -> None:
     assert says_never_told(reply, question) is never_told
+
+
+@pytest.mark.parametrize(
+    ("question", "reply", "never_told"),
+    [
+        # a claim that names what was asked, in the question's words: figures in a later
+        # sentence are what else it knows
+        (
+            "Во сколько у Димы футбол?",
+            "Футбола у Димы в моих записях нет. Есть английский — среда, 18:00.",
+            True,
+        ),
+        (
+            "When is my brother's birthday?",
+            "I only have your dad's saved — 4 June. Your brother's never came up.",
+            True,
+        ),
+        (
+            "What's my gym locker number?",
+            "No locker number saved. Your membership renews on the 3rd, if that helps.",
+            True,
+        ),
+        # a claim about another detail keeps the value first an answer
+        ("What time is my train?", "08:15 from platform 4. I don't have the seat number, though.", False),
+        (
+            "Когда у нас с Машей годовщина?",
+            "Кажется, 3 мая. Но не знаю, считаете ли вы от свадьбы, ты не уточнял.",
+            False,
+        ),
+        # after an ellipsis the claim's thought goes on; a guess asked later answers
+        ("What's my bike lock code?", "Not sure I have that… oh wait, yes: 4471.", False),
+        ("Где я оставил зонт?", "Ты не говорил мне, где зонт. Может, в машине у Олега?", False),
+    ],
+)
+def test_claims_naming_what_was_asked_and_values_beside_them_of_tuning_set_8_shapes(
+    question: str, reply: str, never_told: bool
+) -> None:
+    assert says_never_told(reply, question) is never_told
