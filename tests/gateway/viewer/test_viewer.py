@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -363,7 +364,8 @@ async def test_the_page_of_a_live_run_appends_messages_without_reload(
         answered += 1
         await expect(page.locator(".bubble.agent")).to_have_count(answered, timeout=15000)
         await page.wait_for_timeout(300)  # a poll of the stream
-    await expect(meta).to_contain_text("phase 3/3 · graded 1/3")
+    # a poll may lag the run by one answer, and a permit given meanwhile grades one more
+    await expect(meta).to_contain_text(re.compile(r"phase 3/3 · graded [12]/3"))
     assert await page.locator("#run-status").inner_text() == "running"
     await expect(page.locator("#load-more")).to_be_hidden()  # live: items arrive by themselves
     await page.screenshot(path=str(artifact("viewer-live-header.png")), clip={"x": 0, "y": 0, "width": 1200, "height": 160})
