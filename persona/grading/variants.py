@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from difflib import SequenceMatcher
+from functools import lru_cache
 from itertools import pairwise
 
 from persona.grading.cues import cues
@@ -40,8 +41,11 @@ def _latin(word: str) -> str:
     return "".join(_LATIN_FOR.get(c, c) for c in word.lower()).replace("-", "").replace("c", "k")
 
 
+_CYRILLIC = re.compile(r"[а-яё]", re.IGNORECASE)
+
+
 def _cyrillic(word: str) -> bool:
-    return any("а" <= c <= "я" or c == "ё" for c in word.lower())
+    return _CYRILLIC.search(word) is not None
 
 
 def _other_script(a: str, b: str) -> bool:
@@ -89,7 +93,7 @@ def in_expected_spelling(expected: str, answer: str) -> str:
         for w in wanted:
             if w.lower() == word.lower():
                 return word
-        if word[0].isupper() and (name := _same_name(word, wanted)):
+        if word[0].isupper() and (name := _same_name(word, tuple(wanted))):
             return name  # "Михаил" for «Миша», "Mike" for "Michael"
         full = short_forms.get(word.lower().replace("ё", "е"))
         at_date = _SHORT_FORM_AT.match(m.string, m.end()) or (
@@ -110,7 +114,8 @@ def in_expected_spelling(expected: str, answer: str) -> str:
     return _WORD.sub(respell, answer)
 
 
-def _same_name(word: str, wanted: list[str]) -> str | None:
+@lru_cache(maxsize=1 << 16)  # each answer's words against the same expected names, answer after answer
+def _same_name(word: str, wanted: tuple[str, ...]) -> str | None:
     """The expected name that `word` is another form of (a full name and its short one, in
     the json5 `name_forms` table), inflected or not; None when it is no such form."""
     folded = word.lower().replace("ё", "е")
@@ -136,6 +141,7 @@ _CASE_ENDINGS = {
 _CONSONANT_ENDINGS = ("а", "у", "ом", "е")
 
 
+@lru_cache(maxsize=1 << 16)
 def _name_form(word: str, name: str) -> bool:
     """`word` is `name` or, for a Russian name, one of its case forms."""
     if word == name:
