@@ -33,7 +33,17 @@ def test_a_second_lock_on_a_run_folder_is_refused_with_the_holder(tmp_path: Path
 
 
 async def test_two_marathon_runs_on_one_config_never_share_a_log(make_benchmark: BenchFactory, tmp_path: Path) -> None:
+    # The first run's second message stalls until it is killed: on a slow machine it could
+    # otherwise finish while the second `marathon` starts, and leave nothing to resume.
+    stalled, release = asyncio.Event(), asyncio.Event()
+    served = 0
+
     async def slow_chat(request: web.Request) -> web.Response:
+        nonlocal served
+        served += 1
+        if served > 1 and not release.is_set():
+            stalled.set()
+            await release.wait()
         await asyncio.sleep(0.2)
         return web.json_response({"reply": "Noted."})
 
@@ -47,7 +57,8 @@ async def test_two_marathon_runs_on_one_config_never_share_a_log(make_benchmark:
     first = spawn_marathon("run", str(config), cwd=tmp_path)
     try:
         deadline = time.monotonic() + 60
-        while count_records(log_path) < 4 and first.poll() is None and time.monotonic() < deadline:
+        while not (stalled.is_set() and count_records(log_path) >= 4) and first.poll() is None:
+            assert time.monotonic() < deadline, "the first run never reached its second message"
             await asyncio.sleep(0.02)
         second = await asyncio.to_thread(marathon, "run", str(config), cwd=tmp_path)
         assert second.returncode == 1, explain(second, log_path)
@@ -55,6 +66,7 @@ async def test_two_marathon_runs_on_one_config_never_share_a_log(make_benchmark:
         assert first.poll() is None  # the first goes on undisturbed
         first.send_signal(signal.SIGKILL)  # ... until killed: the kernel drops its lock
         first.communicate(timeout=30)
+        release.set()
         third = await asyncio.to_thread(marathon, "run", str(config), cwd=tmp_path)
     finally:
         if first.poll() is None:
