@@ -203,6 +203,11 @@ CHATTER = (
 )
 
 
+# How the fake judge reads never-told: plain words, unlike the offline detector's rules, so a
+# test can tell whose reading decided ("a mystery to me" is a claim only the fake reads).
+NEVER_TOLD_WORDS = re.compile(r"never told|a mystery to me|no record|не говорил|не помню", re.I)
+
+
 @dataclass
 class FakePersonaModel:
     requests: list[dict[str, Any]] = field(default_factory=list)
@@ -416,6 +421,12 @@ class FakePersonaModel:
         system = json.dumps(
             body.get("system") or [m for m in body.get("messages", []) if m.get("role") == "system"]
         )
+        if "You are reading one reply" in system:  # rubrics/never_told.md
+            if self.garble_judge:
+                return ("text", "Hard to say, honestly.")
+            reply = re.search(r"Reply: (.*?)(?:\\n|\")", json.dumps(body["messages"][-1]["content"]))
+            claim = bool(reply and NEVER_TOLD_WORDS.search(reply.group(1)))
+            return ("text", json.dumps({"never_told": claim, "reason": "says so" if claim else "gives a value"}))
         if "You are grading" not in system:
             return None
         if self.garble_judge:

@@ -15,7 +15,10 @@ abstaining) is counted apart from the certain ones, so `accuracy_certain` is the
 *certain* verdicts equal to gold and `coverage` the share of graded answers that got one; a
 bad line is a `SetError` naming the file and line. `false_pass`: gold below the pass mark
 (5) but a certain verdict at or above it; `false_fail`: gold 10 but a certain verdict below
-10. Never-told figures are the detector the scripted persona uses, per language.
+10. Never-told figures, per language, are the grader's own reading (`Judge.never_told`: the
+offline detector for `exact`, the rubric `never_told.md` for an LLM judge) — the reading that
+decides the scripted persona's retry when that grader is its judge; a reply it can't read is
+unscored with the reason. Stalls are always the offline stall rule's.
 """
 
 from __future__ import annotations
@@ -32,7 +35,6 @@ from persona.benchmark.loader import load_benchmark
 from persona.benchmark.model import Benchmark, FactUpdate, Question
 from persona.grading.exact import PASS_SCORE, with_evidence
 from persona.grading.judge import ExamItem, Judge, superseded_values
-from persona.grading.never_told import says_never_told
 from persona.grading.stall import is_stall
 
 CALIBRATION = Path(__file__).resolve().parents[2] / "persona" / "grading" / "calibration"
@@ -99,12 +101,14 @@ class NeverToldTally:
     false_positive: int = 0
     stalls: int = 0
     stalls_seen: int = 0
+    unscored: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return {
             "claims": self.claims,
             "answers": self.answers,
             "stalls": self.stalls,
+            "unscored": self.unscored,
             "recall": self.detected / self.claims if self.claims else None,
             "false_positive": self.false_positive / self.answers if self.answers else None,
             "stalls_recognised": self.stalls_seen / self.stalls if self.stalls else None,
@@ -245,19 +249,24 @@ async def check_sets(judge: Judge, paths: list[Path]) -> SetResult:
     for path in paths:
         for item in read_set(path):
             if isinstance(item, ReplyItem):
-                _count_reply(result, item)
+                await _count_reply(result, judge, path, item)
             else:
                 await _count_answer(result, judge, path, item)
     return result
 
 
-def _count_reply(result: SetResult, item: ReplyItem) -> None:
+async def _count_reply(result: SetResult, judge: Judge, path: Path, item: ReplyItem) -> None:
     tally = result.never_told[item.language or "?"]
     if item.stall:
         tally.stalls += 1
         tally.stalls_seen += is_stall(item.reply)
         return
-    detected = says_never_told(item.reply, item.question)
+    reading = await judge.never_told(item.question, item.reply)
+    if reading.claim is None:
+        tally.unscored += 1
+        result.unscored.append(f"{path.name}:{item.line}: {reading.reason}")
+        return
+    detected = reading.claim
     if item.never_told:
         tally.claims += 1
         tally.detected += detected
@@ -322,7 +331,7 @@ def render_set_result(result: SetResult) -> str:
     for lang, nt in sorted(result.never_told.items()):
         j = nt.to_json()
         lines.append(
-            f"never-told detector ({lang}): recall {pct(j['recall'])} of {nt.claims} claims, false positives "
+            f"never-told, read by {result.grader} ({lang}): recall {pct(j['recall'])} of {nt.claims} claims, false positives "
             f"{pct(j['false_positive'])} of {nt.answers} answers"
             + (f", stalls recognised {pct(j['stalls_recognised'])} of {nt.stalls}" if nt.stalls else "")
         )

@@ -6,14 +6,13 @@ every rung and in every persona.
 
 from __future__ import annotations
 
-from collections.abc import Generator
 from dataclasses import replace
 from typing import Any
 
 from persona.benchmark.model import Benchmark
 from persona.drivers.actions import AgentReply, EnterPhase, PersonaAction
 from persona.drivers.protocol import PersonaDriver
-from persona.drivers.scripted import ScriptedDriver
+from persona.drivers.scripted import ReadNeverTold, Script, ScriptedDriver
 
 
 class LadderDriver:
@@ -31,7 +30,7 @@ class LadderDriver:
         self._scripted = ScriptedDriver(scaled)
         self._distractors = [p for p in scaled.phases if p.distractor]
         self._at = self._distractors[0].index if self._distractors else len(scaled.phases)
-        self._pending: Generator[PersonaAction, AgentReply | None, None] | None = None
+        self._pending: Script | None = None
         self._held: PersonaAction | None = None
         self._played = not self._distractors
 
@@ -48,7 +47,9 @@ class LadderDriver:
     async def next_action(self, reply: AgentReply | None) -> PersonaAction:
         if self._pending is not None:
             try:
-                return self._pending.send(reply)
+                step = self._pending.send(reply)
+                assert not isinstance(step, ReadNeverTold)  # a distractor session asks no question
+                return step
             except StopIteration:
                 self._pending = None
                 held, self._held = self._held, None
@@ -61,9 +62,11 @@ class LadderDriver:
                 self._played = True
                 self._held = action
                 self._pending = self._script()
-                return next(self._pending)
+                first = next(self._pending)
+                assert not isinstance(first, ReadNeverTold)
+                return first
         return action
 
-    def _script(self) -> Generator[PersonaAction, AgentReply | None, None]:
+    def _script(self) -> Script:
         for phase in self._distractors:
             yield from self._scripted.play_phase(phase)

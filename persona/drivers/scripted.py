@@ -3,7 +3,8 @@
 It tells facts verbatim in small batches, says `> ` lines, applies `✎` updates to its live
 fact copies (and tells the new text), asks each `❓` verbatim, grades with the exact grader and
 applies the retry rule: an agent that says it was never told is asked once to search its
-memory, and a correct second answer counts ×0.5. It is deterministic — same replies in, same
+memory, and a correct second answer counts ×0.5 (with a judge, the judge reads whether a wrong
+answer claims it was never told; the offline detector otherwise). It is deterministic — same replies in, same
 actions out — which is what lets a run resume by replaying its log, and what makes the
 evidence utterances identical across runs.
 """
@@ -11,7 +12,7 @@ evidence utterances identical across runs.
 from __future__ import annotations
 
 from collections.abc import Generator
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from persona.benchmark.model import Benchmark, FactUpdate, Phase, Question, Utterance
@@ -28,11 +29,22 @@ from persona.drivers.actions import (
 )
 from persona.drivers.live_facts import LiveFacts
 from persona.grading.exact import ExactGrader, Grade, Grader, with_evidence
-from persona.grading.judge import ExamItem, Judge, superseded_values
+from persona.grading.judge import ExamItem, Judge, NeverToldReading, superseded_values
 from persona.grading.stall import is_stall
 from persona.phrases import phrases_for
 
-type Script = Generator[PersonaAction, AgentReply | None, None]
+
+@dataclass(frozen=True)
+class ReadNeverTold:
+    """The script asks its judge whether `reply` claims it was never told `question`; answered
+    with a `NeverToldReading` by `next_action`, never seen by the runner."""
+
+    question: str
+    reply: str
+
+
+type Step = PersonaAction | ReadNeverTold
+type Script = Generator[Step, AgentReply | NeverToldReading | None, None]
 
 RETRY_WEIGHT = 0.5
 DELIVERY_ATTEMPTS = 3  # sends of one message while the agent answers with errors
@@ -74,9 +86,13 @@ class ScriptedDriver:
         try:
             if not self._started:
                 self._started = True
-                action = next(self._script)
+                step = next(self._script)
             else:
-                action = self._script.send(reply)
+                step = self._script.send(reply)
+            while isinstance(step, ReadNeverTold):
+                assert self.judge is not None  # the script asks only when it has one
+                step = self._script.send(await self.judge.never_told(step.question, step.reply))
+            action = step
         except StopIteration:
             action = Finish()
         if isinstance(action, Finish):
@@ -126,7 +142,9 @@ class ScriptedDriver:
             elif isinstance(item, Question):
                 yield from self._examine(item)
 
-    def _deliver(self, action: Say | Ask) -> Generator[PersonaAction, AgentReply | None, AgentReply | None]:
+    def _deliver(
+        self, action: Say | Ask
+    ) -> Generator[Step, AgentReply | NeverToldReading | None, AgentReply | None]:
         """Send `action`, again while the agent answers with an error (up to DELIVERY_ATTEMPTS).
 
         A message the agent never got would silently turn a delivery failure into a memory
@@ -134,7 +152,9 @@ class ScriptedDriver:
         """
         reply: AgentReply | None = None
         for _ in range(DELIVERY_ATTEMPTS):
-            reply = yield action
+            sent = yield action
+            assert not isinstance(sent, NeverToldReading)  # only a ReadNeverTold is answered with one
+            reply = sent
             if reply is not None and reply.error is None:
                 break
         return reply
@@ -175,9 +195,32 @@ class ScriptedDriver:
         first = self._grade(q, reply)
         answer = reply.text if reply else ""
         self._answers[q.id] = [answer]
-        if first.correct or not first.never_told or q.abstain:
+        never_told, read = first.never_told, ""
+        if (
+            self.judge is not None
+            and not (first.correct or q.abstain)
+            and reply is not None
+            and reply.error is None
+        ):
+            reading = yield ReadNeverTold(q.text, reply.text)
+            assert isinstance(reading, NeverToldReading)
+            if reading.claim is None:
+                read = f"; the judge gave no never-told reading ({reading.reason}), so the offline detector's stands"
+            else:
+                never_told, read = (
+                    reading.claim,
+                    f"; never-told: {'yes' if reading.claim else 'no'}, read by {self.judge.name}",
+                )
+        if first.correct or not never_told or q.abstain:
             yield Evaluate(
-                q.id, first.score, first.reason, answer, 1, first.score, self._grader_name, first.certain
+                q.id,
+                first.score,
+                first.reason + read,
+                answer,
+                1,
+                first.score,
+                self._grader_name,
+                first.certain,
             )
             return
         nudge = self.phrases["nudge"].format(question=q.text)
@@ -185,7 +228,9 @@ class ScriptedDriver:
         second = self._grade(q, second_reply)
         self._answers[q.id].append(second_reply.text if second_reply else "")
         score = round(second.score * RETRY_WEIGHT, 2)
-        reason = f"after a search-memory nudge: {second.reason} (×{RETRY_WEIGHT}); first try: {first.reason}"
+        reason = (
+            f"after a search-memory nudge: {second.reason} (×{RETRY_WEIGHT}); first try: {first.reason}{read}"
+        )
         yield Evaluate(
             q.id,
             score,

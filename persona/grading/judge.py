@@ -5,6 +5,11 @@ replaced, and the agent's answer(s) — never the agent's name, variant or the p
 Rubrics are data (`rubrics/*.md`): one per question type, chosen by the question's tags
 (`[abstain]` routes explicitly, never by guessing). The verdict must be one JSON object with a
 score in 0–10; anything else leaves the item **unscored** with the reason — never a silent 0.
+
+A judge also reads whether a reply claims it was never told (`never_told`, rubric
+`rubrics/never_told.md`): the reading that decides the retry rule's nudge, and the one
+`marathon judge-check` measures on never-told items. An unreadable reading is `claim=None`
+with the reason; the caller decides what stands in for it.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from typing import Protocol
 
 from persona.benchmark.model import DELETED_MARKERS, Question
 from persona.grading.exact import ExactGrader, contains_expected
+from persona.grading.never_told import says_never_told
 from persona.llm.types import LLMClient, LLMError, LLMRequest, Usage
 
 RUBRICS = Path(__file__).parent / "rubrics"
@@ -40,11 +46,21 @@ class Verdict:
     certain: bool = True  # False: the grader's best guess, not a verdict (the reason says why)
 
 
+@dataclass
+class NeverToldReading:
+    claim: bool | None  # None: no reading (the reason says why)
+    reason: str
+
+
 class Judge(Protocol):
     name: str
     usage: Usage
 
     async def judge(self, item: ExamItem) -> Verdict: ...
+
+    async def never_told(self, question: str, reply: str) -> NeverToldReading:
+        """Does `reply` claim it was never told what `question` asks, and give no value for it?"""
+        ...
 
 
 def superseded_values[K](expected: str, earlier: Mapping[K, list[str]], current: Mapping[K, str]) -> list[str]:
@@ -82,6 +98,10 @@ def render_item(item: ExamItem) -> str:
     return "\n".join(lines) + "\n"
 
 
+def render_reply(question: str, reply: str) -> str:
+    return f"Question: {question}\nReply: {reply.strip() or '(no reply)'}\n"
+
+
 def parse_verdict(text: str) -> Verdict:
     """Strict: one JSON object with a numeric `score` in 0–10 (a ```json fence is allowed)."""
     body = text.strip()
@@ -96,6 +116,22 @@ def parse_verdict(text: str) -> Verdict:
     if isinstance(score, bool) or not isinstance(score, (int, float)) or not 0 <= score <= 10:
         return Verdict(None, f"judge gave no score in 0–10: {text.strip()[:160]!r}")
     return Verdict(float(score), str(data.get("reason", "")))
+
+
+def parse_never_told(text: str) -> NeverToldReading:
+    """Strict: one JSON object with a boolean `never_told` (a ```json fence is allowed)."""
+    body = text.strip()
+    fenced = re.fullmatch(r"```(?:json)?\s*(.*?)\s*```", body, re.S)
+    if fenced:
+        body = fenced.group(1)
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return NeverToldReading(None, f"unparseable judge output: {text.strip()[:160]!r}")
+    claim = data.get("never_told") if isinstance(data, dict) else None
+    if not isinstance(claim, bool):
+        return NeverToldReading(None, f"judge gave no never_told true/false: {text.strip()[:160]!r}")
+    return NeverToldReading(claim, str(data.get("reason", "")))
 
 
 class LLMJudge:
@@ -119,6 +155,20 @@ class LLMJudge:
         self.usage.add(response.usage)
         return parse_verdict(response.text)
 
+    async def never_told(self, question: str, reply: str) -> NeverToldReading:
+        request = LLMRequest(
+            system=[(RUBRICS / "never_told.md").read_text(encoding="utf-8")],
+            messages=[{"role": "user", "content": [{"type": "text", "text": render_reply(question, reply)}]}],
+            max_tokens=200,
+            temperature=None,
+        )
+        try:
+            response = await self.client.complete(request)
+        except LLMError as exc:
+            return NeverToldReading(None, f"judge call failed: {exc}")
+        self.usage.add(response.usage)
+        return parse_never_told(response.text)
+
 
 class ExactJudge:
     """The exact grader behind the judge interface: offline, and a baseline for judge-check."""
@@ -132,6 +182,10 @@ class ExactJudge:
     async def judge(self, item: ExamItem) -> Verdict:
         grade = self.grader.grade(item.question, item.expected, item.answers[-1] if item.answers else "")
         return Verdict(grade.score, grade.reason, grade.certain)
+
+    async def never_told(self, question: str, reply: str) -> NeverToldReading:
+        claim = says_never_told(reply, question)
+        return NeverToldReading(claim, "the offline never-told detector")
 
 
 def make_judge(spec: str, base_url: str | None = None) -> Judge:

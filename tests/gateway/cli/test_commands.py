@@ -113,7 +113,7 @@ def test_rescore_and_judge_check_as_the_docs_show_them(demo_run: Path) -> None:
     assert re.search(
         r"^  all +\d+ answers: certain \d+ \(coverage \d+%\), right when certain \d+%", checked.stdout, re.M
     )
-    assert re.search(r"never-told detector \(ru\): recall \d+% of \d+ claims", checked.stdout)
+    assert re.search(r"never-told, read by exact \(ru\): recall \d+% of \d+ claims", checked.stdout)
 
 
 def test_an_llm_judge_without_a_key_is_refused_before_grading(demo_run: Path) -> None:

@@ -82,7 +82,9 @@ async def test_a_judge_decides_live_what_the_exact_grader_is_not_sure_of(
         asked.append(text)
         if "cat called" in text:
             first = sum("cat called" in t for t in asked) == 1
-            return web.json_response({"reply": "You never told me." if first else "Miso, I think — or Mochi?"})
+            return web.json_response(
+                {"reply": "You never told me." if first else "Miso, I think — or Mochi?"}
+            )
         return web.json_response({"reply": "Miso is 5." if "How old" in text else "Noted."})
 
     app = web.Application()
@@ -108,6 +110,65 @@ async def test_a_judge_decides_live_what_the_exact_grader_is_not_sure_of(
     log = read_log(tmp_path / "out" / "j" / EVENTS_FILE)
     q1 = next(e for e in log.events if isinstance(e, Evaluation) and e.question_id == "q1")
     assert q1.attempts == 2 and q1.score == 5.0 and q1.certain  # the nudge's ×0.5 on the judge's 10
-    assert q1.grader == "judge:anthropic:judge-model" and "for the exact grader, which was not sure" in q1.reason
+    assert (
+        q1.grader == "judge:anthropic:judge-model" and "for the exact grader, which was not sure" in q1.reason
+    )
     assert [e for e in log.events if isinstance(e, PersonaTurn)], "the judge's answer is logged for resume"
     assert load_run(tmp_path / "out" / "j").summary.mean is not None  # nothing left unresolved
+
+
+@pytest.mark.parametrize("garbled", [False, True])
+async def test_a_judge_reads_whether_a_wrong_answer_claims_it_was_never_told(
+    make_benchmark: BenchFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, garbled: bool
+) -> None:
+    """With a judge, the judge (not the offline detector) reads never-told, so a claim the
+    detector misses ("a mystery to me") still gets its search-memory nudge; a reading the
+    judge garbles leaves the detector's, and the grade's reason says which stood."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    model = FakePersonaModel(garble_judge=garbled)
+    provider = await serve(model.app())
+    asked: list[str] = []
+
+    async def chat(request: web.Request) -> web.Response:
+        text = (await request.json())["message"]
+        asked.append(text)
+        if "cat called" in text:
+            first = sum("cat called" in t for t in asked) == 1
+            return web.json_response(
+                {"reply": "Honestly, that one is a mystery to me." if first else "Miso."}
+            )
+        return web.json_response({"reply": "Miso is 5." if "How old" in text else "Noted."})
+
+    app = web.Application()
+    app.router.add_post("/chat", chat)
+    served = await serve(app)
+    config = tmp_path / "config.jsonc"
+    config.write_text(
+        json.dumps({
+            "recordings": "out",
+            "runs": [{
+                "id": "n", "benchmark": str(make_benchmark()),
+                "agent": {"adapter": "http", "url": f"{served.url}/chat"},
+                "grading": {"judge": "anthropic:judge-model", "base_url": provider.url},
+            }],
+        })
+    )  # fmt: skip
+    try:
+        (spec,) = load_config(config).runs
+        await run_spec(spec, tmp_path / "out")
+    finally:
+        await served.stop()
+        await provider.stop()
+    q1 = next(
+        e
+        for e in read_log(tmp_path / "out" / "n" / EVENTS_FILE).events
+        if isinstance(e, Evaluation) and e.question_id == "q1"
+    )
+    readings = [r for r in model.requests if "You are reading one reply" in json.dumps(r["system"])]
+    assert len(readings) == 1  # asked once: of the wrong first answer, not of the right ones
+    if garbled:
+        assert q1.attempts == 1 and q1.score == 0  # the detector's "no claim" stood: no nudge
+        assert "the judge gave no never-told reading" in q1.reason
+    else:
+        assert q1.attempts == 2 and q1.score == 5.0  # nudged; "Miso." counts ×0.5
+        assert "never-told: yes, read by judge:anthropic:judge-model" in q1.reason
