@@ -23,6 +23,7 @@ HELD_OUT_4 = ROOT / "tests" / "persona" / "grading" / "heldout4"  # 2026-12-02, 
 HELD_OUT_5 = ROOT / "tests" / "persona" / "grading" / "heldout5"  # 2026-12-03, never-told only, before round 7
 HELD_OUT_6 = ROOT / "tests" / "persona" / "grading" / "heldout6"  # 2026-12-03, hard answers, before round 8
 HELD_OUT_7 = ROOT / "tests" / "persona" / "grading" / "heldout7"  # 2026-12-03, hard answers, before round 9
+HELD_OUT_8 = ROOT / "tests" / "persona" / "grading" / "heldout8"  # 2026-12-04, half hard, before the unsure reading
 
 
 def pct(value: float | None) -> str:
@@ -40,8 +41,12 @@ async def main() -> None:
         ("coverage (certain / graded)", lambda r, lang: pct(r.by_language[lang].to_json()["coverage"])),
         ("false pass (certain)", lambda r, lang: str(r.by_language[lang].false_pass)),
         ("false fail (certain)", lambda r, lang: str(r.by_language[lang].false_fail)),
-        ("never-told recall", lambda r, lang: pct(r.never_told[lang].to_json()["recall"])),
-        ("never-told false positives", lambda r, lang: pct(r.never_told[lang].to_json()["false_positive"])),
+        ("never-told recall (claims nudged)", lambda r, lang: pct(r.never_told[lang].to_json()["recall"])),
+        ("never-told false positives (sure)", lambda r, lang: pct(r.never_told[lang].to_json()["false_positive"])),
+        ("never-told unsure: claims", lambda r, lang: pct(r.never_told[lang].to_json()["unsure_claims"])),
+        ("never-told unsure: answers", lambda r, lang: pct(r.never_told[lang].to_json()["unsure_answers"])),
+        ("best guess: recall", lambda r, lang: pct(r.never_told[lang].to_json()["best_guess"]["recall"])),
+        ("best guess: false positives", lambda r, lang: pct(r.never_told[lang].to_json()["best_guess"]["false_positive"])),
         ("stalls recognised", lambda r, lang: pct(r.never_told[lang].to_json()["stalls_recognised"])),
     ]
     results = {
@@ -55,6 +60,7 @@ async def main() -> None:
             ("held-out-5", HELD_OUT_5),
             ("held-out-6", HELD_OUT_6),
             ("held-out-7", HELD_OUT_7),
+            ("held-out-8", HELD_OUT_8),
         )
         for lang in ("en", "ru")
     }

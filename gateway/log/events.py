@@ -179,6 +179,17 @@ class Evaluation(Event):
     # False: `score` is the grader's best guess, not a verdict (the exact grader abstained, the
     # reason says why): the question is unresolved and no report states a confident mean over it
     certain: bool = True
+    # where an unresolved grade can lie, when known better than 0…10 (…5 after a nudge): an
+    # unsure never-told reading spans the first try's grade and the nudged one's
+    low: float | None = None
+    high: float | None = None
+
+    def bounds(self) -> tuple[float, float]:
+        """The grade itself when certain; else the least and most it can be."""
+        if self.certain:
+            return (self.score, self.score)
+        most = 10.0 * (0.5 if self.attempts > 1 else 1.0)
+        return (0.0 if self.low is None else self.low, most if self.high is None else self.high)
 
 
 @dataclass

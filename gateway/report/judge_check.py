@@ -18,7 +18,11 @@ bad line is a `SetError` naming the file and line. `false_pass`: gold below the 
 10. Never-told figures, per language, are the grader's own reading (`Judge.never_told`: the
 offline detector for `exact`, the rubric `never_told.md` for an LLM judge) — the reading that
 decides the scripted persona's retry when that grader is its judge; a reply it can't read is
-unscored with the reason. Stalls are always the offline stall rule's.
+unscored with the reason. The reading may be unsure (the detector, where a claim and what may be
+the value stand side by side): the persona nudges such a reply too, so `recall` counts the claims
+that get their nudge (sure or unsure), `false_positive` the answers *surely* read as claims, and
+`unsure` and `best_guess` say what that costs and what a yes/no detector would score. Stalls are
+always the offline stall rule's.
 """
 
 from __future__ import annotations
@@ -102,16 +106,34 @@ class NeverToldTally:
     stalls: int = 0
     stalls_seen: int = 0
     unscored: int = 0
+    unsure_claims: int = 0
+    unsure_answers: int = 0
+    guessed: int = 0  # claims whose best guess (sure or not) is a claim
+    guessed_wrong: int = 0  # answers whose best guess is a claim
 
     def to_json(self) -> dict[str, Any]:
+        def share(n: int, of: int) -> float | None:
+            return n / of if of else None
+
         return {
             "claims": self.claims,
             "answers": self.answers,
             "stalls": self.stalls,
             "unscored": self.unscored,
-            "recall": self.detected / self.claims if self.claims else None,
-            "false_positive": self.false_positive / self.answers if self.answers else None,
-            "stalls_recognised": self.stalls_seen / self.stalls if self.stalls else None,
+            # claims that get their nudge: read as claims, surely or not
+            "recall": share(self.detected, self.claims),
+            # answers surely read as claims: nudged, and the nudged try counted as if sure
+            "false_positive": share(self.false_positive, self.answers),
+            # replies read unsure: nudged, both tries graded; a range where they differ
+            "unsure": share(self.unsure_claims + self.unsure_answers, self.claims + self.answers),
+            "unsure_claims": share(self.unsure_claims, self.claims),
+            "unsure_answers": share(self.unsure_answers, self.answers),
+            # the reading forced to yes/no (its best guess), as a two-valued detector would
+            "best_guess": {
+                "recall": share(self.guessed, self.claims),
+                "false_positive": share(self.guessed_wrong, self.answers),
+            },
+            "stalls_recognised": share(self.stalls_seen, self.stalls),
         }
 
 
@@ -266,15 +288,19 @@ async def _count_reply(result: SetResult, judge: Judge, path: Path, item: ReplyI
         tally.unscored += 1
         result.unscored.append(f"{path.name}:{item.line}: {reading.reason}")
         return
-    detected = reading.claim
+    nudged = reading.claim or not reading.certain  # the retry rule nudges a claim and an unsure reply
     if item.never_told:
         tally.claims += 1
-        tally.detected += detected
+        tally.detected += nudged
+        tally.unsure_claims += not reading.certain
+        tally.guessed += reading.claim
     else:
         tally.answers += 1
-        tally.false_positive += detected
-    if detected != item.never_told:
-        said = "taken for never-told" if detected else "never-told missed"
+        tally.false_positive += reading.claim and reading.certain
+        tally.unsure_answers += not reading.certain
+        tally.guessed_wrong += reading.claim
+    if reading.certain and reading.claim != item.never_told:
+        said = "taken for never-told" if reading.claim else "never-told missed"
         result.misses.append(f"{item.language}: {said}: {item.reply[:160]!r}")
 
 
@@ -332,8 +358,10 @@ def render_set_result(result: SetResult) -> str:
         j = nt.to_json()
         lines.append(
             f"never-told, read by {result.grader} ({lang}): recall {pct(j['recall'])} of {nt.claims} claims, false positives "
-            f"{pct(j['false_positive'])} of {nt.answers} answers"
-            + (f", stalls recognised {pct(j['stalls_recognised'])} of {nt.stalls}" if nt.stalls else "")
+            f"{pct(j['false_positive'])} of {nt.answers} answers; unsure {pct(j['unsure_claims'])} of claims, "
+            f"{pct(j['unsure_answers'])} of answers (nudged, both tries graded); best guess alone: recall "
+            f"{pct(j['best_guess']['recall'])}, false positives {pct(j['best_guess']['false_positive'])}"
+            + (f"; stalls recognised {pct(j['stalls_recognised'])} of {nt.stalls}" if nt.stalls else "")
         )
     lines += [f"  unscored: {u}" for u in result.unscored]
     lines += [f"  miss: {m}" for m in result.misses[:40]]

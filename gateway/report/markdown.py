@@ -165,7 +165,7 @@ class RunSummary:
 
     @property
     def mean_range(self) -> tuple[float, float] | None:
-        return mean_range((e.score, e.certain, e.attempts) for e in self.evaluations.values())
+        return mean_range(e.bounds() for e in self.evaluations.values())
 
     def describe_mean(self, resolve: str = "") -> str:
         """The mean as a person should read it: a figure, or the range and why."""
@@ -230,15 +230,15 @@ def _undelivered(
     return out
 
 
-def mean_range(grades: Iterable[tuple[float, bool, int]]) -> tuple[float, float] | None:
-    """The mean over (score, certain, attempts): every unresolved question wrong, every one right
-    (a retried one at most 5, the nudge's ×0.5) — what a mean over guesses can be."""
+def mean_range(bounds: Iterable[tuple[float, float]]) -> tuple[float, float] | None:
+    """The mean over each grade's (least, most) — `Evaluation.bounds`: every unresolved question
+    at its least, every one at its most — what a mean over guesses can be."""
     low = high = 0.0
     n = 0
-    for score, certain, attempts in grades:
+    for least, most in bounds:
         n += 1
-        low += score if certain else 0.0
-        high += score if certain else 10.0 * (0.5 if attempts > 1 else 1.0)
+        low += least
+        high += most
     return (low / n, high / n) if n else None
 
 
@@ -515,8 +515,9 @@ def render_markdown(s: RunSummary) -> str:
             if not s.unresolved
             else f"- **mean score: between {_fmt((s.mean_range or (0, 0))[0])} and {_fmt((s.mean_range or (0, 0))[1])} / 10** "
             f"over {len(s.evaluations)} graded questions — {len(s.unresolved)} unresolved (the grader was not "
-            f"sure): {', '.join(e.question_id for e in s.unresolved)}; the range is all of them wrong … all "
-            f"right. Resolve them with `marathon rescore RUN --grader anthropic:MODEL` (or `openai:URL#MODEL`)"
+            f"sure): {', '.join(e.question_id for e in s.unresolved)}; the range is each of them at its least … "
+            "at its most (wrong … right, or the two tries' grades where the retry rule's reading was unsure). "
+            f"Resolve them with `marathon rescore RUN --grader anthropic:MODEL` (or `openai:URL#MODEL`)"
         ),
         f"- first-try accuracy: {len(first_try)}/{len(s.evaluations)}; post-nudge accuracy: {after_nudge}/{len(nudged)} "
         "(the mean above blends them, a retry counting ×0.5)",

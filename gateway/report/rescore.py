@@ -1,7 +1,9 @@
 """`marathon rescore` and `marathon judge-check`: grading again, blind, and checking a judge.
 
 Rescoring reads a run's log, rebuilds each exam exchange (question, answer, nudge, second
-answer) and the values superseded before it, and asks a judge for a verdict. It never writes
+answer) and the values superseded before it, and asks a judge for a verdict — and, for a nudged
+question, first whether the first reply was a never-told claim at all (if it answered, that
+answer counts, in full). It never writes
 to the run's log: results go to `rescore-<grader>.json` and `.md` beside it. The score of
 record for a retried question is the judge's score ×0.5, as for the persona's grades.
 Agreement with the persona's grades is reported as a rate and Cohen's kappa over
@@ -12,7 +14,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -87,14 +89,25 @@ def kappa(pairs: list[tuple[bool, bool]]) -> float | None:
 async def rescore(run_dir: Path, judge: Judge) -> tuple[list[Rescored], Path]:
     items, persona = exam_items(run_dir)
     results = []
+    calls = 0
     for item in items:
+        read = ""
+        if len(item.answers) > 1:  # the retry rule, read anew: was the first reply a never-told claim?
+            calls += 1
+            reading = await judge.never_told(item.question.text, item.answers[0])
+            if reading.claim is False and reading.certain:
+                item = replace(item, answers=item.answers[:1])
+                read = "the first reply answered (no never-told claim), so it counts; "
+            elif reading.claim is None or not reading.certain:
+                read = f"never-told reading unsure ({reading.reason}), counted as nudged; "
         verdict: Verdict = await judge.judge(item)
+        calls += 1
         score = verdict.score
         if score is not None and len(item.answers) > 1:
             score = round(score * RETRY_WEIGHT, 2)
         results.append(
             Rescored(
-                item.question.id, persona.get(item.question.id), score, len(item.answers), verdict.reason
+                item.question.id, persona.get(item.question.id), score, len(item.answers), read + verdict.reason
             )
         )
     slug = re.sub(r"[^A-Za-z0-9._-]+", "_", judge.name)[:60]
@@ -103,7 +116,7 @@ async def rescore(run_dir: Path, judge: Judge) -> tuple[list[Rescored], Path]:
         json.dumps(
             {
                 "grader": judge.name,
-                "calls": len(results),
+                "calls": calls,
                 "usage": vars(judge.usage),
                 "items": [asdict(r) for r in results],
             },
@@ -113,7 +126,7 @@ async def rescore(run_dir: Path, judge: Judge) -> tuple[list[Rescored], Path]:
     )
     cost = RoleCost()
     if judge.usage.input or judge.usage.output:
-        cost.add(judge.name.rsplit(":", 1)[-1].rsplit("#", 1)[-1], vars(judge.usage), calls=len(results))
+        cost.add(judge.name.rsplit(":", 1)[-1].rsplit("#", 1)[-1], vars(judge.usage), calls=calls)
     out.write_text(render(judge.name, results, cost), encoding="utf-8")
     log = read_log(run_dir / EVENTS_FILE)
     refresh_run_report(log, benchmark_of(log.header), run_dir)

@@ -49,7 +49,7 @@ from persona.drivers.actions import (
     PersonaAction,
     Say,
 )
-from persona.drivers.scripted import RETRY_WEIGHT
+from persona.drivers.retry_rule import retried
 from persona.grading.exact import ExactGrader, Grader
 
 
@@ -185,17 +185,20 @@ class ReplayDriver:
         first = self.grader.grade(question, question.expected, first_answer)
         if first.correct or question_id not in self._nudged:
             return Evaluate(
-                question_id, first.score, f"replay: {first.reason}", first_answer, 1, first.score, "exact"
-            )
+                question_id, first.score, f"replay: {first.reason}", first_answer, 1, first.score, "exact",
+                first.certain,
+            )  # fmt: skip
         second_answer = self._nudged[question_id]
         second = self.grader.grade(question, question.expected, second_answer)
-        score = round(second.score * RETRY_WEIGHT, 2)
-        return Evaluate(
+        # the recorded nudge was earned by the recorded agent: this one's first reply is read anew
+        return retried(
             question_id,
-            score,
-            f"replay, after the recorded nudge: {second.reason} (×{RETRY_WEIGHT}); first try: {first.reason}",
+            first,
+            second,
             second_answer,
-            2,
-            first.score,
             "exact",
+            claim=first.never_told,
+            sure=first.never_told_certain,
+            why="" if first.never_told_certain else first.never_told_reason,
+            lead="replay, after the recorded nudge",
         )

@@ -514,6 +514,8 @@ class Run:
                         answer=action.answer,
                         grader=action.grader,
                         certain=action.certain,
+                        low=action.low,
+                        high=action.high,
                     )
                 )
         return None

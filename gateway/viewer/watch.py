@@ -66,6 +66,7 @@ class RunWatch:
     progress: RunProgress = field(init=False)
     scores: dict[str, float] = field(default_factory=dict)
     unresolved: dict[str, int] = field(default_factory=dict)  # question → attempts, where the grader was not sure
+    bounds: dict[str, tuple[float, float]] = field(default_factory=dict)  # question → least, most its grade can be
     last_start: RunStart | None = None
     last_end: RunEnded | None = None
     last_seq: int = -1
@@ -121,8 +122,11 @@ class RunWatch:
                 self.last_end = event
             case Evaluation():
                 self.scores[event.question_id] = event.score
+                self.bounds[event.question_id] = event.bounds()
                 if not event.certain:
                     self.unresolved[event.question_id] = event.attempts
+                else:
+                    self.unresolved.pop(event.question_id, None)
             case LLMExchange() if event.kind != "probe":
                 self.traffic = True
         self.last_seq = event.seq
@@ -263,9 +267,7 @@ class RunWatch:
     def _mean_range(self) -> list[float] | None:
         if not self.unresolved:
             return None
-        span = mean_range(
-            (score, qid not in self.unresolved, self.unresolved.get(qid, 1)) for qid, score in self.scores.items()
-        )
+        span = mean_range(self.bounds.values())
         return list(span) if span else None
 
     def series(self) -> dict[str, list[list[Any]]]:

@@ -99,6 +99,10 @@ class Evaluate:
     first_score: float = 0.0
     grader: str = "exact"
     certain: bool = True  # False: the grader's best guess; the question is unresolved until a judge decides
+    # where an unresolved grade can lie, when that is known better than 0…10 (…5 after a nudge):
+    # an unsure never-told reading spans the first try's grade and the nudged one's
+    low: float | None = None
+    high: float | None = None
 
 
 @dataclass(frozen=True)

@@ -28,8 +28,10 @@ from persona.drivers.actions import (
     phase_action,
 )
 from persona.drivers.live_facts import LiveFacts
+from persona.drivers.retry_rule import RETRY_WEIGHT, retried
 from persona.grading.exact import ExactGrader, Grade, Grader, with_evidence
-from persona.grading.judge import ExamItem, Judge, NeverToldReading, superseded_values
+from persona.grading.judge import ExamItem, Judge, superseded_values
+from persona.grading.never_told_reading import NeverToldReading
 from persona.grading.stall import is_stall
 from persona.phrases import phrases_for
 
@@ -46,7 +48,6 @@ class ReadNeverTold:
 type Step = PersonaAction | ReadNeverTold
 type Script = Generator[Step, AgentReply | NeverToldReading | None, None]
 
-RETRY_WEIGHT = 0.5
 DELIVERY_ATTEMPTS = 3  # sends of one message while the agent answers with errors
 
 
@@ -104,6 +105,8 @@ class ScriptedDriver:
     async def _judged(self, action: Evaluate) -> Evaluate:
         """The judge's verdict in place of the exact grader's guess; unscored, it stays a guess."""
         assert self.judge is not None
+        if action.low is not None:  # which try counts is open: a never-told reading the judge didn't give
+            return action
         q = next(q for q in self.benchmark.questions if q.id == action.question_id)
         live = {(f, i): t for f, facts in self.facts.files.items() for i, t in facts.items()}
         superseded = superseded_values(q.expected, self._earlier, live)
@@ -195,7 +198,10 @@ class ScriptedDriver:
         first = self._grade(q, reply)
         answer = reply.text if reply else ""
         self._answers[q.id] = [answer]
-        never_told, read = first.never_told, ""
+        # the retry rule's reading of the first reply: the judge's where one is configured, else
+        # the offline detector's, which may be unsure (then the reply is nudged too)
+        claim, sure = first.never_told, first.never_told_certain
+        why = "" if sure else first.never_told_reason
         if (
             self.judge is not None
             and not (first.correct or q.abstain)
@@ -205,41 +211,30 @@ class ScriptedDriver:
             reading = yield ReadNeverTold(q.text, reply.text)
             assert isinstance(reading, NeverToldReading)
             if reading.claim is None:
-                read = f"; the judge gave no never-told reading ({reading.reason}), so the offline detector's stands"
+                gave = f"the judge gave no never-told reading ({reading.reason}), so the offline detector's stands"
+                why = f"; {gave}" if sure else f"{why}; {gave}"
             else:
-                never_told, read = (
-                    reading.claim,
-                    f"; never-told: {'yes' if reading.claim else 'no'}, read by {self.judge.name}",
-                )
-        if first.correct or not never_told or q.abstain:
+                claim, sure = reading.claim, reading.certain
+                why = f"; never-told: {'yes' if claim else 'no'}, read by {self.judge.name}"
+        if first.correct or q.abstain or (sure and not claim):
+            note = why if sure else ""  # unsure, a right or [abstain] answer: no reading was needed
             yield Evaluate(
-                q.id,
-                first.score,
-                first.reason + read,
-                answer,
-                1,
-                first.score,
-                self._grader_name,
-                first.certain,
+                q.id, first.score, first.reason + note, answer, 1, first.score, self._grader_name, first.certain
             )
             return
         nudge = self.phrases["nudge"].format(question=q.text)
         second_reply = yield from self._deliver(Say(nudge, "nudge", question_id=q.id))
         second = self._grade(q, second_reply)
         self._answers[q.id].append(second_reply.text if second_reply else "")
-        score = round(second.score * RETRY_WEIGHT, 2)
-        reason = (
-            f"after a search-memory nudge: {second.reason} (×{RETRY_WEIGHT}); first try: {first.reason}{read}"
-        )
-        yield Evaluate(
+        yield retried(
             q.id,
-            score,
-            reason,
+            first,
+            second,
             second_reply.text if second_reply else "",
-            2,
-            first.score,
             self._grader_name,
-            second.certain,
+            claim=claim,
+            sure=sure,
+            why=why,
         )
 
     @property

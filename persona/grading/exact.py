@@ -38,7 +38,8 @@ from persona.grading.beside import (
 from persona.grading.contrasts import contradicted
 from persona.grading.cues import cues as _cues
 from persona.grading.leak import deleted_stated
-from persona.grading.never_told import claims_never_told, says_never_told
+from persona.grading.never_told import claims_never_told
+from persona.grading.never_told_reading import NeverToldReading, read_never_told
 from persona.grading.variants import NUMERIC_DATE, in_expected_forms, in_expected_spelling
 from persona.numerals import digits_for_words
 from persona.terms import (
@@ -66,6 +67,10 @@ class Grade:
     reason: str
     never_told: bool = False
     certain: bool = True
+    # False: whether the answer claims it was never told is the detector's guess (a claim and
+    # what may be the value side by side) — the retry rule nudges and keeps both tries' grades
+    never_told_certain: bool = True
+    never_told_reason: str = ""
 
     @property
     def correct(self) -> bool:
@@ -91,12 +96,16 @@ class ExactGrader:
 
     def grade(self, question: Question, expected: str, answer: str) -> Grade:
         try:
-            return self._grade(question, expected, answer)
+            reading = read_never_told(answer, question.text)
+            grade = self._grade(question, expected, answer, reading)
         except Exception as exc:  # odd text must never crash a marathon
             return Grade(0.0, f"exact grader could not read the answer ({type(exc).__name__}); scored 0")
+        if question.abstain or question.deleted or grade.correct:
+            return grade  # the retry rule reads no claim there
+        return replace(grade, never_told_certain=reading.certain, never_told_reason=reading.reason)
 
-    def _grade(self, question: Question, expected: str, answer: str) -> Grade:
-        never = says_never_told(answer, question.text)
+    def _grade(self, question: Question, expected: str, answer: str, reading: NeverToldReading) -> Grade:
+        never = bool(reading.claim)
         if question.abstain:
             guessed = _cues().guess.search(answer) or _GUESSED_AS_QUESTION.search(answer)
             if (never or claims_never_told(answer)) and guessed:  # "not sure — maybe shellfish?"

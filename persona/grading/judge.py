@@ -23,7 +23,7 @@ from typing import Protocol
 
 from persona.benchmark.model import DELETED_MARKERS, Question
 from persona.grading.exact import ExactGrader, contains_expected
-from persona.grading.never_told import says_never_told
+from persona.grading.never_told_reading import NeverToldReading, read_never_told
 from persona.llm.types import LLMClient, LLMError, LLMRequest, Usage
 
 RUBRICS = Path(__file__).parent / "rubrics"
@@ -46,12 +46,6 @@ class Verdict:
     certain: bool = True  # False: the grader's best guess, not a verdict (the reason says why)
 
 
-@dataclass
-class NeverToldReading:
-    claim: bool | None  # None: no reading (the reason says why)
-    reason: str
-
-
 class Judge(Protocol):
     name: str
     usage: Usage
@@ -59,7 +53,8 @@ class Judge(Protocol):
     async def judge(self, item: ExamItem) -> Verdict: ...
 
     async def never_told(self, question: str, reply: str) -> NeverToldReading:
-        """Does `reply` claim it was never told what `question` asks, and give no value for it?"""
+        """Does `reply` claim it was never told what `question` asks, and give no value for it?
+        `claim` None: no reading (the reason says why); `certain` False: a guess."""
         ...
 
 
@@ -184,8 +179,7 @@ class ExactJudge:
         return Verdict(grade.score, grade.reason, grade.certain)
 
     async def never_told(self, question: str, reply: str) -> NeverToldReading:
-        claim = says_never_told(reply, question)
-        return NeverToldReading(claim, "the offline never-told detector")
+        return read_never_told(reply, question)  # sure, or the detector's guess (`certain` False)
 
 
 def make_judge(spec: str, base_url: str | None = None) -> Judge:

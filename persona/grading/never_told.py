@@ -31,16 +31,16 @@ _SENTENCE_END_FULL = re.compile(r"(?<=[.!?])\s+|\n+")  # "I can't recall… oh w
 _WORD = re.compile(r"\w+")
 _DIGIT = re.compile(r"\d")
 _NUMBER = re.compile(r"(?<!\w)\d+(?:[.,:]\d+)*(?!\w)")  # "a size 12", not the code "V5C"
-_TOPIC = "⁂"  # stands for a name or number of the question: no value, no sentence's end
+TOPIC = "⁂"  # stands for a name or number of the question: no value, no sentence's end
 _CLAIM_CLAUSE_END = re.compile(r"[,;:—–(]|\s-\s")
 # a clause that says what the claim is about: "…, that you have a cat", «…, что у вас есть кошка»
 _OBJECT_CLAUSE = re.compile(
     r"\s*(?:что|чтобы|как|когда|где|какой|какая|какое|какие|сколько|that|what|when|where|how|which|who|whether)(?!\w)",
     re.IGNORECASE,
 )
-_ONE = re.compile(r"(?<!\w)(?:one|один|одна|одно|одну)(?!\w)", re.IGNORECASE)
+ONE = re.compile(r"(?<!\w)(?:one|один|одна|одно|одну)(?!\w)", re.IGNORECASE)
 _CLOCK = re.compile(r"\d{1,2}[:.]\d{2}")
-_NAMED = re.compile(r"(?<=[\w,;:—–])\s+(?!I\b)[A-ZА-ЯЁ][\w-]+")
+NAMED = re.compile(r"(?<=[\w,;:—–])\s+(?!I\b)[A-ZА-ЯЁ][\w-]+")
 
 
 _WINDOW = 8  # words between a negation and a knowing word ("I don't, as far as I can see, have it")
@@ -50,7 +50,7 @@ def _claims_in(text: str, lang: Phrasings) -> list[tuple[int, int]]:
     """Where `text` says it doesn't know, as (start, end) spans: a phrasing of the language, or
     a negation within a few words of a knowing word in one sentence (markdown marks are no
     words). A span ends where the claim does: what follows it may still answer."""
-    plain = _MARKDOWN.sub(lambda m: " " * len(m.group(0)), text)  # same offsets as `text`
+    plain = MARKDOWN.sub(lambda m: " " * len(m.group(0)), text)  # same offsets as `text`
     found = [m.span() for m in lang.claims.finditer(plain)]  # "_No entry._" is "No entry"
     for sentence in _SENTENCE_SPAN.finditer(plain):
         body = sentence.group(0)
@@ -113,7 +113,7 @@ _REPORTED = re.compile(
     re.IGNORECASE,
 )
 _SENTENCE_SPAN = re.compile(r"[^.!?…\n]+[.!?…]*")
-_MARKDOWN = re.compile(r"[*_`#>|]+")
+MARKDOWN = re.compile(r"[*_`#>|]+")
 
 
 def says_never_told(answer: str, question: str = "") -> bool:
@@ -121,13 +121,7 @@ def says_never_told(answer: str, question: str = "") -> bool:
     and does not then give an answer all the same (a value after the claim, or a guess: "not
     sure — maybe Thursday?"). With the `question`, a number or name that only repeats it ("I
     have nothing about your 10 km time") is no answer."""
-    text = unquoted(answer)
-    if question:  # the question's own numbers and names are its topic, not an answer
-        text = _without_topic(text, question)
-    for lang in phrasings():
-        claims = [c for c in _claims_in(text, lang) if not _about_others(text, c, lang)]
-        if not claims or lang.forget.search(text):
-            continue
+    for lang, text, claims in claim_spans(answer, question):
         body = _HEADING.sub(lambda m: " " * len(m.group(0)), text)  # "### Trip to Rome" answers nothing
         if (
             _guesses(text, lang)
@@ -155,19 +149,33 @@ def says_never_told(answer: str, question: str = "") -> bool:
     return False
 
 
+def claim_spans(answer: str, question: str = "") -> list[tuple[Phrasings, str, list[tuple[int, int]]]]:
+    """Per language claiming not to know in `answer`: it, the text read (quotes out, the question's
+    names and numbers marked) and the claims' spans; none for "forgot as asked" ([deleted])."""
+    text = unquoted(answer)
+    if question:  # the question's own numbers and names are its topic, not an answer
+        text = _without_topic(text, question)
+    out = []
+    for lang in phrasings():
+        claims = [c for c in _claims_in(text, lang) if not _about_others(text, c, lang)]
+        if claims and not lang.forget.search(text):
+            out.append((lang, text, claims))
+    return out
+
+
 def _without_topic(text: str, question: str) -> str:
     """`text` with the question's numbers and names ("5k", "10km" and its "10", «Оля» and its
     case forms: «Оли», «Олю», also from «Оле») as a mark that is no value."""
     tokens = set(re.findall(r"\d+(?:[.,]\d+)?(?:[^\W\d_]+)?|[A-ZА-ЯЁ][\w-]+", question))
     tokens |= set(re.findall(r"\d+(?=[^\W\d_])", question))
     for token in tokens:
-        text = re.sub(rf"(?<!\w){re.escape(token)}(?!\w)", _TOPIC, text)
+        text = re.sub(rf"(?<!\w){re.escape(token)}(?!\w)", TOPIC, text)
     opening = question.lstrip()  # «Какой…?»: the question's first word is capitalised anyway
     stems = {
         _CASE_ENDING.sub("", t) for t in tokens if _CYRILLIC_NAME.fullmatch(t) and not opening.startswith(t)
     }
     for stem in (s for s in stems if len(s) >= _STEM):
-        text = re.sub(rf"(?<!\w){re.escape(stem)}{_CASE_ENDINGS}?(?!\w)", _TOPIC, text)
+        text = re.sub(rf"(?<!\w){re.escape(stem)}{_CASE_ENDINGS}?(?!\w)", TOPIC, text)
     return text
 
 
@@ -178,7 +186,7 @@ _CYRILLIC_NAME = re.compile(r"[А-ЯЁ][а-яё]{2,}")
 _STEM = 3  # «Кат» of «Кати»; «Ян» of «Яна» would take in «Яном»
 
 
-def _plain_word(word: str, lang: Phrasings) -> bool:
+def plain_word(word: str, lang: Phrasings) -> bool:
     """A word a claim is made of, or leads in with: no answer in it."""
     return any(p.fullmatch(word) for p in (lang.filler, lang.lead_in, lang.negation, lang.knowing))
 
@@ -188,7 +196,7 @@ def _about_others(text: str, claim: tuple[int, int], lang: Phrasings) -> bool:
     about what else there is, after the reply has said something first, is no claim about
     what was asked."""
     start, end = claim
-    said = [w for w in key_terms(text[:start]) if not _plain_word(w, lang) and not lang.others.fullmatch(w)]
+    said = [w for w in key_terms(text[:start]) if not plain_word(w, lang) and not lang.others.fullmatch(w)]
     if not said:  # "O negative. I don't have anything else …"; not "Sorry, but I don't…"
         return False
     sentence_start = _sentence_start_at(text, start)
@@ -236,7 +244,7 @@ def _claims_what_was_asked(
         foreign = [w for w in own if not any(terms_match(a, w) for a in asked) and not named.fullmatch(w)]
         if (
             not own  # "I don't know.", "I don't have that.": a bare claim is about the question
-            or _TOPIC in body  # a name or number of the question, taken out before
+            or TOPIC in body  # a name or number of the question, taken out before
             or (not foreign if strict else any(terms_match(a, w) for a in asked for w in own))
         ):
             return True
@@ -252,8 +260,8 @@ def _gives_asked_kind(text: str, claims: list[tuple[int, int]], kinds: set[str],
     text = _SENTENCE_SPAN.sub(
         lambda m: " " * len(m.group(0)) if lang.told_else.search(m.group(0)) else m.group(0), text
     )
-    outside = _MARKDOWN.sub(" ", _outside_claims(text, claims))  # "._\n\nIf you…" opens no name
-    plain = digits_for_words(_ONE.sub(" ", outside))  # "one thing I wasn't told" holds no count
+    outside = MARKDOWN.sub(" ", outside_claims(text, claims))  # "._\n\nIf you…" opens no name
+    plain = digits_for_words(ONE.sub(" ", outside))  # "one thing I wasn't told" holds no count
     months = _cues().month_words
     if "count" in kinds and _DIGIT.search(plain):
         return True
@@ -261,10 +269,10 @@ def _gives_asked_kind(text: str, claims: list[tuple[int, int]], kinds: set[str],
         _CLOCK.search(plain) or any(w in months for w in re.findall(r"\w+", outside.lower()))
     ):
         return True
-    return bool(kinds & {"name", "place"}) and bool(_NAMED.search(outside))
+    return bool(kinds & {"name", "place"}) and bool(NAMED.search(outside))
 
 
-def _outside_claims(text: str, claims: list[tuple[int, int]]) -> str:
+def outside_claims(text: str, claims: list[tuple[int, int]]) -> str:
     """`text` with its claims' spans taken out (overlapping spans once)."""
     rest, last = [], 0
     for start, end in sorted(claims):
@@ -277,17 +285,17 @@ def _outside_claims(text: str, claims: list[tuple[int, int]]) -> str:
 def _holds_count(text: str, claims: list[tuple[int, int]], lang: Phrasings) -> bool:
     """Whether the reply, outside its claims, holds a number ("four", «трое», "twice") or names
     what it counts — the question's own numbers are gone from `text` already."""
-    outside = _outside_claims(text, claims)
-    if lang.count_words.search(outside) or len(_NAMED.findall(outside)) >= 2:
+    outside = outside_claims(text, claims)
+    if lang.count_words.search(outside) or len(NAMED.findall(outside)) >= 2:
         return True  # "just one", «трое»; "so far it's Anna, Tom and Priya" counts them
-    return bool(_DIGIT.search(digits_for_words(_ONE.sub(" ", outside))))
+    return bool(_DIGIT.search(digits_for_words(ONE.sub(" ", outside))))
 
 
 def _corrected(text: str, claims: list[tuple[int, int]], lang: Phrasings) -> bool:
     """ "I can't find it… no wait, I do: it's James", «не помню… ой, подожди, помню! Девятого»:
     after the claim the reply corrects itself and goes on with words of its own."""
     fix = lang.correction.search(text, min(s for s, _ in claims))
-    return fix is not None and any(not _plain_word(w, lang) for w in key_terms(text[fix.end() :]))
+    return fix is not None and any(not plain_word(w, lang) for w in key_terms(text[fix.end() :]))
 
 
 def _about_a_change(text: str, claims: list[tuple[int, int]], question: str, lang: Phrasings) -> bool:
@@ -312,7 +320,7 @@ def _about_a_change(text: str, claims: list[tuple[int, int]], question: str, lan
     said = " ".join(kept)
     asked = key_terms(question)
     own = [
-        w for w in key_terms(said) if not _plain_word(w, lang) and not any(terms_match(w, a) for a in asked)
+        w for w in key_terms(said) if not plain_word(w, lang) and not any(terms_match(w, a) for a in asked)
     ]
     return bool(own) or bool(_DIGIT.search(digits_for_words(said)))  # «Двенадцать.» is a value too
 
@@ -364,14 +372,14 @@ def _answered_first(text: str, claims: list[tuple[int, int]], question: str, lan
     own = [
         w
         for w in key_terms(first.group(0))
-        if not _plain_word(w, lang) and not any(terms_match(w, a) for a in asked)
+        if not plain_word(w, lang) and not any(terms_match(w, a) for a in asked)
     ]
     words = _WORD.findall(first.group(0))
     valued = (
         len(words) <= 4
         or _DIGIT.search(digits_for_words(first.group(0)))  # «Два литра — …»
         or any(w.lower() in _cues().month_words for w in words)  # «была в апреле»
-        or _NAMED.search(first.group(0))
+        or NAMED.search(first.group(0))
         or lang.yes_no.match(first.group(0))
     )
     # "He's a paramedic with the ambulance service. You never said which station": a claim
@@ -413,7 +421,7 @@ def _opens_with_answer(text: str, claims: list[tuple[int, int]], question: str, 
     # "The shower — I don't remember the date": a few words of its own, before a dash
     asked = key_terms(question)
     own = _DASHED.search(opening.rstrip()) and any(
-        not _plain_word(t, lang) and not any(terms_match(t, a) for a in asked) for t in key_terms(opening)
+        not plain_word(t, lang) and not any(terms_match(t, a) for a in asked) for t in key_terms(opening)
     )
     if not (_DIGIT.search(opening) or named or (len(words) <= 3 and own)):
         return False

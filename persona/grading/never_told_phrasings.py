@@ -41,6 +41,7 @@ class Phrasings:
     others: re.Pattern[str]  # "no other allergies", «других аллергий»: a claim about what else there is
     denied_after: int  # how many words after a knowing word its negation may come ("found nothing")
     filler: re.Pattern[str]
+    no_value: re.Pattern[str]  # words that name no value ("could", «по-моему»): no competitor beside a claim
     guess: re.Pattern[str]
     forget: re.Pattern[str]  # "you asked me to forget": a deletion honoured, not a never-told claim
     asks_for: dict[str, re.Pattern[str]]  # "how many", «когда»: the kind of value a question asks for
@@ -90,6 +91,7 @@ def phrasings() -> tuple[Phrasings, ...]:
                 others=words_pattern(known.get("others", [])),
                 denied_after=int(known.get("denied_after", 2)),
                 filler=words_pattern(known.get("filler", [])),
+                no_value=words_pattern(known.get("no_value", [])),
                 guess=words_pattern(table.get("grading", {}).get("guess", [])),
                 asks_for={
                     kind: re.compile(r"(?<!\w)(?:" + "|".join(words) + r")(?!\w)", re.IGNORECASE)

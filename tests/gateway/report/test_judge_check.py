@@ -54,3 +54,22 @@ async def test_never_told_items_are_read_by_the_grader_under_check(tmp_path: Pat
     assert garbled.unscored == [
         f"set.jsonl:{n}: unparseable judge output: 'Hard to say, honestly.'" for n in (1, 2, 3)
     ]
+
+
+async def test_the_offline_reading_says_when_it_is_unsure(tmp_path: Path) -> None:
+    """A claim beside a figure is nudged (it counts toward recall) but is no sure false positive
+    when it was an answer; `unsure` and `best_guess` say what that costs."""
+    items = [
+        {"language": "en", "question": "When is my sister's birthday?", "never_told": True,
+         "reply": "I don't have your sister's birthday saved. I only have your mum's, which is 3 May."},
+        {"language": "en", "question": "Which hotel in Lisbon?", "never_told": False,
+         "reply": "Casa do Rio. You didn't tell me the room number, though."},
+        {"language": "en", "question": "What is my cat called?", "never_told": True, "reply": "You never told me."},
+        {"language": "en", "question": "How old is Miso?", "never_told": False, "reply": "Miso is 5."},
+    ]  # fmt: skip
+    path = tmp_path / "set.jsonl"
+    path.write_text("".join(json.dumps(i) + "\n" for i in items))
+    figures = (await check_sets(ExactJudge(), [path])).never_told["en"].to_json()
+    assert figures["recall"] == 1.0 and figures["false_positive"] == 0.0
+    assert figures["unsure_claims"] == 0.5 and figures["unsure_answers"] == 0.5 and figures["unsure"] == 0.5
+    assert figures["best_guess"] == {"recall": 1.0, "false_positive": 0.0}

@@ -7,15 +7,18 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from aiohttp import web
 
 from adapters.http_server import ServedApp, serve
 from fakes.persona_model import FakePersonaModel
+from gateway.log.events import Evaluation
+from gateway.log.runlog import EVENTS_FILE, read_log
 from gateway.report.rescore import exam_items, judge_check, kappa, rescore
 from gateway.run.config import RunSpec
 from gateway.run.runner import run_spec
 from persona.grading.judge import ExactJudge, LLMJudge, parse_verdict
 from persona.llm.anthropic_client import AnthropicClient
-from tests.conftest import DEMO
+from tests.conftest import DEMO, BenchFactory
 
 
 @pytest.fixture
@@ -65,6 +68,45 @@ async def test_rescore_with_a_blind_llm_judge(
     assert saved["usage"]["input"] > 0
     run_report = (demo_run / "report.md").read_text()
     assert "| judge | 15 calls;" in run_report and "price unknown for judge-model" in run_report
+
+
+async def test_rescore_reads_the_retry_rule_anew_a_nudged_answer_counts_in_full(
+    make_benchmark: BenchFactory, tmp_path: Path, judge_model: tuple[FakePersonaModel, ServedApp]
+) -> None:
+    """The persona nudged "Mochi — I don't have her birthday saved, though" (the detector can't
+    tell a claim from an answer there) and got "Miso." back: unresolved, 0 … 5. The judge reads
+    the first reply as an answer, so the first try counts in full — a wrong 0, not the nudged
+    try's 5."""
+
+    async def chat(request: web.Request) -> web.Response:
+        text = (await request.json())["message"]
+        if "search your memory" in text:
+            return web.json_response({"reply": "Miso."})
+        if "cat called" in text:
+            return web.json_response({"reply": "Mochi — I don't have her birthday saved, though."})
+        return web.json_response({"reply": "Noted."})
+
+    app = web.Application()
+    app.router.add_post("/chat", chat)
+    agent = await serve(app)
+    try:
+        await run_spec(RunSpec("r", make_benchmark(), {"adapter": "http", "url": f"{agent.url}/chat"}), tmp_path)
+    finally:
+        await agent.stop()
+    graded = next(
+        e for e in read_log(tmp_path / "r" / EVENTS_FILE).events if isinstance(e, Evaluation) and e.question_id == "q1"
+    )
+    assert not graded.certain and graded.bounds() == (0.0, 5.0)
+    model, served = judge_model
+    judge = LLMJudge(AnthropicClient("judge-model", base_url=served.url, api_key="k"))
+    results, _ = await rescore(tmp_path / "r", judge)
+    await judge.client.close()
+    q1 = next(r for r in results if r.question_id == "q1")
+    assert q1.attempts == 1 and q1.judge_score == 0 and q1.reason.startswith("the first reply answered")
+    readings = [r for r in model.requests if "You are reading one reply" in json.dumps(r["system"])]
+    assert len(readings) == 1  # only the nudged question's first reply is read for a claim
+    saved = json.loads((tmp_path / "r" / "rescore-judge_anthropic_judge-model.json").read_text())
+    assert saved["calls"] == len(model.requests) == 4  # three verdicts and one reading
 
 
 async def test_a_garbled_judge_reply_leaves_the_item_unscored_not_zero(

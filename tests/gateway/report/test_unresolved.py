@@ -172,3 +172,48 @@ async def test_a_judge_reads_whether_a_wrong_answer_claims_it_was_never_told(
     else:
         assert q1.attempts == 2 and q1.score == 5.0  # nudged; "Miso." counts ×0.5
         assert "never-told: yes, read by judge:anthropic:judge-model" in q1.reason
+
+
+@pytest.mark.parametrize("found_on_the_nudge", [True, False])
+async def test_an_unsure_never_told_reading_is_nudged_and_a_difference_left_unresolved(
+    make_benchmark: BenchFactory, tmp_path: Path, found_on_the_nudge: bool
+) -> None:
+    """A reply holding a claim and a figure ("…only that she turned 5 in March") may be a claim
+    or an answer: the persona nudges it and grades both tries. Where they differ (0, or 5 after
+    the nudge) the question is unresolved and its range spans both — not a mean over a guess;
+    where they agree the grade is sure."""
+    async def chat(request: web.Request) -> web.Response:
+        text = (await request.json())["message"]
+        if "search your memory" in text:  # the nudge (it repeats the question)
+            return web.json_response({"reply": "Found it: Miso." if found_on_the_nudge else "Still nothing."})
+        if "cat called" in text:
+            return web.json_response(
+                {"reply": "I don't have her name saved, sorry — I only know she turned 5 in March."}
+            )
+        if "dog called" in text:
+            return web.json_response({"reply": "You never told me about a dog."})
+        return web.json_response({"reply": "Miso is 5." if "How old" in text else "Noted."})
+
+    app = web.Application()
+    app.router.add_post("/chat", chat)
+    served = await serve(app)
+    try:
+        await run_spec(
+            RunSpec("n", make_benchmark(), {"adapter": "http", "url": f"{served.url}/chat"}), tmp_path
+        )
+    finally:
+        await served.stop()
+    grades = {
+        e.question_id: e for e in read_log(tmp_path / "n" / EVENTS_FILE).events if isinstance(e, Evaluation)
+    }
+    q1 = grades["q1"]
+    assert q1.attempts == 2 and "not sure the first reply claims it was never told" in q1.reason
+    summary = load_run(tmp_path / "n").summary
+    if found_on_the_nudge:
+        assert not q1.certain and q1.bounds() == (0.0, 5.0) and q1.score == 5.0  # the guess: a claim
+        assert summary.mean is None
+        assert summary.mean_range == (pytest.approx(20 / 3), pytest.approx(25 / 3))  # q2, q3 right
+        assert "1 unresolved" in (tmp_path / "n" / "report.md").read_text()
+    else:
+        assert q1.certain and q1.score == 0 and "the same either way" in q1.reason
+        assert summary.mean == pytest.approx(20 / 3)

@@ -1,0 +1,78 @@
+"""The retry rule, graded: which try of a nudged question counts, and how sure that is.
+
+MarathonMemBench's rule: an agent that says it was never told is asked once to search its
+memory, and its next answer counts ×0.5. Whether the first reply *was* such a claim is a
+reading — a judge's, or the offline detector's, which may be unsure when a reply holds a claim
+and what may be the value side by side. An unsure reply is nudged too, so both tries are
+graded: where they agree the grade is sure; where they differ, the grade is unresolved and its
+range spans both (`low`…`high`), until a judge reads the claim (`marathon rescore`).
+
+Used by the scripted persona and by `marathon replay`'s re-grading, so a run and its replay
+apply one rule.
+"""
+
+from __future__ import annotations
+
+from persona.drivers.actions import Evaluate
+from persona.grading.exact import Grade
+
+RETRY_WEIGHT = 0.5
+_MOST_AFTER_NUDGE = 10.0 * RETRY_WEIGHT
+
+
+def retried(
+    question_id: str,
+    first: Grade,
+    second: Grade,
+    second_answer: str,
+    grader: str,
+    *,
+    claim: bool,
+    sure: bool,
+    why: str = "",
+    lead: str = "after a search-memory nudge",
+) -> Evaluate:
+    """The grade of a question whose first reply was nudged. `claim`: the reading of the first
+    reply (a never-told claim, or an answer); `sure` False: that reading is a guess (`why` says
+    why), so the grade is sure only where both tries' grades agree."""
+    after = round(second.score * RETRY_WEIGHT, 2)
+    if sure and not claim:  # a replay's recorded nudge after an answer: the answer counts
+        return Evaluate(
+            question_id,
+            first.score,
+            f"the first reply answered (no never-told claim{why}), so it counts: {first.reason}",
+            second_answer,
+            2,
+            first.score,
+            grader,
+            first.certain,
+        )
+    if sure:
+        return Evaluate(
+            question_id,
+            after,
+            f"{lead}: {second.reason} (×{RETRY_WEIGHT}); first try: {first.reason}{why}",
+            second_answer,
+            2,
+            first.score,
+            grader,
+            second.certain,
+        )
+    first_span = (first.score, first.score) if first.certain else (0.0, 10.0)
+    after_span = (after, after) if second.certain else (0.0, _MOST_AFTER_NUDGE)
+    low, high = min(first_span[0], after_span[0]), max(first_span[1], after_span[1])
+    settled = low == high
+    return Evaluate(
+        question_id,
+        after if claim else first.score,
+        f"not sure the first reply claims it was never told ({why}), so it was nudged too: first try "
+        f"{first.score:g} ({first.reason}); {lead} {after:g} ({second.reason}, ×{RETRY_WEIGHT}) — "
+        + ("the same either way" if settled else f"which counts is unresolved: {low:g}…{high:g}"),
+        second_answer,
+        2,
+        first.score,
+        grader,
+        settled,
+        None if settled else low,
+        None if settled else high,
+    )

@@ -1,0 +1,105 @@
+"""A never-told reading that knows when it is unsure.
+
+The retry rule turns on one reading of the agent's first reply: does it claim it was never
+told (then the persona nudges it to search its memory and counts the next answer ×0.5), or
+does it answer? The rule-based detector (`never_told.py`) is right on plain replies, but on
+a reply that holds a claim *and* something that may be the value — "It's Dr Okafor, though you
+never gave me the number", "I don't have her birthday — only your mum's, 3 May" — only the
+meaning decides, and rounds of phrase rules learnt their tuning sets' words, not that meaning
+(held-out false positives of 10–20 % on such replies; docs/grading.md). So the detector's
+reading is **sure** only where no such competitor is there:
+
+- no claim cue at all: sure, an answer (or no claim);
+- a claim, and nothing outside it that could be the value — no words of its own before the
+  claim, no figure, name, month or quote anywhere outside it: sure, a claim;
+- anything else: **unsure**, with the detector's best guess. The scripted persona nudges an
+  unsure reply too and keeps both tries' grades; where they differ, the question is
+  unresolved (its grade's range spans both) until a judge reads the claim.
+
+A judge's reading (`Judge.never_told`) is always sure when it gives one: it reads the meaning.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from persona.grading.cues import cues
+from persona.grading.never_told import (
+    MARKDOWN,
+    NAMED,
+    ONE,
+    claim_spans,
+    outside_claims,
+    plain_word,
+    says_never_told,
+)
+from persona.grading.never_told_phrasings import Phrasings
+from persona.numerals import digits_for_words
+from persona.terms import key_terms, terms_match
+
+
+@dataclass(frozen=True)
+class NeverToldReading:
+    """`claim`: whether the reply claims it was never told what was asked and gives no value
+    for it; None when there is no reading (a judge's unusable output; `reason` says why).
+    `certain` False: `claim` is the detector's best guess — the reply holds both a claim and
+    what may be the value."""
+
+    claim: bool | None
+    reason: str
+    certain: bool = True
+
+
+_DIGIT = re.compile(r"\d")
+_QUOTE = re.compile(r"[\"“”«»„]")
+
+
+def read_never_told(answer: str, question: str = "") -> NeverToldReading:
+    """The offline detector's reading of `answer` to `question`, sure or not (see the module)."""
+    spans = claim_spans(answer, question)
+    guess = says_never_told(answer, question)
+    if not spans:
+        return NeverToldReading(guess, "no never-told claim in it")
+    if not guess:
+        return NeverToldReading(False, "a never-told claim beside what reads as the answer", certain=False)
+    competitor = _competitor(answer, question, spans)
+    if competitor:
+        return NeverToldReading(True, f"a never-told claim, and beside it {competitor}", certain=False)
+    return NeverToldReading(True, "a never-told claim, and nothing else that could be the value")
+
+
+def _competitor(answer: str, question: str, spans: list[tuple[Phrasings, str, list[tuple[int, int]]]]) -> str:
+    """What outside the claims could be the value asked for, in words; "" for nothing."""
+    asked = key_terms(question)
+    months = cues().month_words
+    for lang, text, claims in spans:
+        # the claim's own clause holds its object («Возраст Наташи мне неизвестен», "Your
+        # sister's birthday I don't have"); words of an earlier clause may be the answer
+        first = min(start for start, _ in claims)
+        clause = max((m.end() for m in _CLAUSE_BREAK.finditer(text, 0, first)), default=0)
+        before = MARKDOWN.sub(" ", _CONTRACTION.sub("", text[:clause]))
+        own = [
+            w
+            for w in key_terms(before)
+            if not plain_word(w, lang)
+            and not any(p.fullmatch(w) for p in lang.value_words.values())
+            and not lang.no_value.fullmatch(w)
+            and not any(terms_match(w, a) for a in asked)
+        ]
+        if own or _DIGIT.search(digits_for_words(text[:first])):
+            return f"words of its own before the claim ({' '.join(own[:3]) or 'a figure'})"
+        outside = MARKDOWN.sub(" ", outside_claims(text, claims))
+        if _DIGIT.search(digits_for_words(ONE.sub(" ", outside))):
+            return "a figure"
+        if month := next((w for w in re.findall(r"\w+", outside.lower()) if w in months), None):
+            return f"a month ({month})"
+        if named := NAMED.search(outside):
+            return f"a name ({named.group(0).strip()})"
+    if _QUOTE.search(answer):
+        return "a quote"
+    return ""
+
+
+_CLAUSE_BREAK = re.compile(r"[.!?…:;,(—–]\s|\n|\s-\s")
+_CONTRACTION = re.compile(r"(?<=\w)(?:'(?:ve|ll|re|d|s|m)|n't)(?!\w)", re.IGNORECASE)  # "I've", "can't"
