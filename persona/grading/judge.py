@@ -19,7 +19,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from persona.benchmark.model import DELETED_MARKERS, Question
 from persona.grading.exact import ExactGrader, contains_expected
@@ -97,14 +97,17 @@ def render_reply(question: str, reply: str) -> str:
     return f"Question: {question}\nReply: {reply.strip() or '(no reply)'}\n"
 
 
-def parse_verdict(text: str) -> Verdict:
-    """Strict: one JSON object with a numeric `score` in 0–10 (a ```json fence is allowed)."""
+def _decoded(text: str) -> Any:
+    """The judge's JSON, a ```json fence allowed; ValueError when it is none."""
     body = text.strip()
     fenced = re.fullmatch(r"```(?:json)?\s*(.*?)\s*```", body, re.S)
-    if fenced:
-        body = fenced.group(1)
+    return json.loads(fenced.group(1) if fenced else body)
+
+
+def parse_verdict(text: str) -> Verdict:
+    """Strict: one JSON object with a numeric `score` in 0–10 (a ```json fence is allowed)."""
     try:
-        data = json.loads(body)
+        data = _decoded(text)
     except ValueError:
         return Verdict(None, f"unparseable judge output: {text.strip()[:160]!r}")
     score = data.get("score") if isinstance(data, dict) else None
@@ -115,12 +118,8 @@ def parse_verdict(text: str) -> Verdict:
 
 def parse_never_told(text: str) -> NeverToldReading:
     """Strict: one JSON object with a boolean `never_told` (a ```json fence is allowed)."""
-    body = text.strip()
-    fenced = re.fullmatch(r"```(?:json)?\s*(.*?)\s*```", body, re.S)
-    if fenced:
-        body = fenced.group(1)
     try:
-        data = json.loads(body)
+        data = _decoded(text)
     except ValueError:
         return NeverToldReading(None, f"unparseable judge output: {text.strip()[:160]!r}")
     claim = data.get("never_told") if isinstance(data, dict) else None

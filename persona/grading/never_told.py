@@ -1,10 +1,8 @@
 """Detect an agent saying it was never told (or doesn't know), in every language we have.
 
-Used twice: the scripted persona's retry rule (a "you never told me" earns one nudge to
-search memory) and abstention questions (where saying so is the right answer). The LLM
-persona decides the retry itself (`log_evaluation`'s `second_attempt`), as in
-MarathonMemBench. False negatives cost a retry; false positives nudge an agent that had
-answered (its retry counts ×0.5).
+Used twice: the scripted persona's retry rule (through `never_told_reading.py`, which says
+where this yes/no guess is unsure) and abstention questions (where saying so is the right
+answer). The LLM persona decides the retry itself, as in MarathonMemBench.
 
 A reply says so when one of the language's `never_told` phrasings appears in it, or a negation
 near a knowing word — words the agent quotes («…», "…") left out, unless the quote is the value
@@ -116,12 +114,11 @@ _SENTENCE_SPAN = re.compile(r"[^.!?…\n]+[.!?…]*")
 MARKDOWN = re.compile(r"[*_`#>|]+")
 
 
-def says_never_told(answer: str, question: str = "") -> bool:
-    """True when `answer` claims the agent was never told, doesn't know or found nothing —
-    and does not then give an answer all the same (a value after the claim, or a guess: "not
-    sure — maybe Thursday?"). With the `question`, a number or name that only repeats it ("I
-    have nothing about your 10 km time") is no answer."""
-    for lang, text, claims in claim_spans(answer, question):
+def says_never_told(answer: str, question: str = "", spans: list[Spans] | None = None) -> bool:
+    """True when `answer` claims the agent was never told, doesn't know or found nothing — and
+    does not then answer all the same (a value after the claim, or a guess: "not sure — maybe
+    Thursday?"); a number or name of the `question` ("nothing on your 10 km time") is no answer."""
+    for lang, text, claims in claim_spans(answer, question) if spans is None else spans:
         body = _HEADING.sub(lambda m: " " * len(m.group(0)), text)  # "### Trip to Rome" answers nothing
         if (
             _guesses(text, lang)
@@ -149,7 +146,10 @@ def says_never_told(answer: str, question: str = "") -> bool:
     return False
 
 
-def claim_spans(answer: str, question: str = "") -> list[tuple[Phrasings, str, list[tuple[int, int]]]]:
+type Spans = tuple[Phrasings, str, list[tuple[int, int]]]
+
+
+def claim_spans(answer: str, question: str = "") -> list[Spans]:
     """Per language claiming not to know in `answer`: it, the text read (quotes out, the question's
     names and numbers marked) and the claims' spans; none for "forgot as asked" ([deleted])."""
     text = unquoted(answer)

@@ -29,12 +29,12 @@ from persona.grading.never_told import (
     MARKDOWN,
     NAMED,
     ONE,
+    Spans,
     claim_spans,
     outside_claims,
     plain_word,
     says_never_told,
 )
-from persona.grading.never_told_phrasings import Phrasings
 from persona.numerals import digits_for_words
 from persona.terms import key_terms, terms_match
 
@@ -58,7 +58,7 @@ _QUOTE = re.compile(r"[\"“”«»„]")
 def read_never_told(answer: str, question: str = "") -> NeverToldReading:
     """The offline detector's reading of `answer` to `question`, sure or not (see the module)."""
     spans = claim_spans(answer, question)
-    guess = says_never_told(answer, question)
+    guess = says_never_told(answer, question, spans)
     if not spans:
         return NeverToldReading(guess, "no never-told claim in it")
     if not guess:
@@ -69,7 +69,7 @@ def read_never_told(answer: str, question: str = "") -> NeverToldReading:
     return NeverToldReading(True, "a never-told claim, and nothing else that could be the value")
 
 
-def _competitor(answer: str, question: str, spans: list[tuple[Phrasings, str, list[tuple[int, int]]]]) -> str:
+def _competitor(answer: str, question: str, spans: list[Spans]) -> str:
     """What outside the claims could be the value asked for, in words; "" for nothing."""
     asked = key_terms(question)
     months = cues().month_words

@@ -13,7 +13,7 @@ from aiohttp import web
 from adapters.http_server import serve
 from fakes.persona_model import FakePersonaModel
 from gateway.log.events import Evaluation, PersonaTurn
-from gateway.log.runlog import EVENTS_FILE, read_log
+from gateway.log.runlog import EVENTS_FILE, RunLog, read_log
 from gateway.report.recordings import load_run
 from gateway.run.config import RunSpec, load_config
 from gateway.run.runner import run_spec
@@ -67,13 +67,11 @@ async def test_unresolved_grades_give_a_range_and_a_list(
         await viewer.stop()
 
 
-async def test_a_judge_decides_live_what_the_exact_grader_is_not_sure_of(
-    make_benchmark: BenchFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """`grading: {judge: …}` on a scripted run: the uncertain answer goes to the judge (the
-    loopback fake provider, Anthropic's wire format) and the retry rule still applies."""
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
-    model = FakePersonaModel()
+async def _judged_run(
+    benchmark: Path, tmp_path: Path, model: FakePersonaModel, first: str, later: str
+) -> tuple[RunLog, Evaluation]:
+    """A scripted run with `grading: {judge: …}` on the loopback fake provider; the agent
+    answers "What is my cat called?" with `first`, then (after a nudge) with `later`."""
     provider = await serve(model.app())
     asked: list[str] = []
 
@@ -81,10 +79,7 @@ async def test_a_judge_decides_live_what_the_exact_grader_is_not_sure_of(
         text = (await request.json())["message"]
         asked.append(text)
         if "cat called" in text:
-            first = sum("cat called" in t for t in asked) == 1
-            return web.json_response(
-                {"reply": "You never told me." if first else "Miso, I think — or Mochi?"}
-            )
+            return web.json_response({"reply": first if sum("cat called" in t for t in asked) == 1 else later})
         return web.json_response({"reply": "Miso is 5." if "How old" in text else "Noted."})
 
     app = web.Application()
@@ -95,7 +90,7 @@ async def test_a_judge_decides_live_what_the_exact_grader_is_not_sure_of(
         json.dumps({
             "recordings": "out",
             "runs": [{
-                "id": "j", "benchmark": str(make_benchmark()),
+                "id": "j", "benchmark": str(benchmark),
                 "agent": {"adapter": "http", "url": f"{served.url}/chat"},
                 "grading": {"judge": "anthropic:judge-model", "base_url": provider.url},
             }],
@@ -108,7 +103,18 @@ async def test_a_judge_decides_live_what_the_exact_grader_is_not_sure_of(
         await served.stop()
         await provider.stop()
     log = read_log(tmp_path / "out" / "j" / EVENTS_FILE)
-    q1 = next(e for e in log.events if isinstance(e, Evaluation) and e.question_id == "q1")
+    return log, next(e for e in log.events if isinstance(e, Evaluation) and e.question_id == "q1")
+
+
+async def test_a_judge_decides_live_what_the_exact_grader_is_not_sure_of(
+    make_benchmark: BenchFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`grading: {judge: …}` on a scripted run: the uncertain answer goes to the judge (the
+    loopback fake provider, Anthropic's wire format) and the retry rule still applies."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    log, q1 = await _judged_run(
+        make_benchmark(), tmp_path, FakePersonaModel(), "You never told me.", "Miso, I think — or Mochi?"
+    )
     assert q1.attempts == 2 and q1.score == 5.0 and q1.certain  # the nudge's ×0.5 on the judge's 10
     assert (
         q1.grader == "judge:anthropic:judge-model" and "for the exact grader, which was not sure" in q1.reason
@@ -126,44 +132,7 @@ async def test_a_judge_reads_whether_a_wrong_answer_claims_it_was_never_told(
     judge garbles leaves the detector's, and the grade's reason says which stood."""
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
     model = FakePersonaModel(garble_judge=garbled)
-    provider = await serve(model.app())
-    asked: list[str] = []
-
-    async def chat(request: web.Request) -> web.Response:
-        text = (await request.json())["message"]
-        asked.append(text)
-        if "cat called" in text:
-            first = sum("cat called" in t for t in asked) == 1
-            return web.json_response(
-                {"reply": "Honestly, that one is a mystery to me." if first else "Miso."}
-            )
-        return web.json_response({"reply": "Miso is 5." if "How old" in text else "Noted."})
-
-    app = web.Application()
-    app.router.add_post("/chat", chat)
-    served = await serve(app)
-    config = tmp_path / "config.jsonc"
-    config.write_text(
-        json.dumps({
-            "recordings": "out",
-            "runs": [{
-                "id": "n", "benchmark": str(make_benchmark()),
-                "agent": {"adapter": "http", "url": f"{served.url}/chat"},
-                "grading": {"judge": "anthropic:judge-model", "base_url": provider.url},
-            }],
-        })
-    )  # fmt: skip
-    try:
-        (spec,) = load_config(config).runs
-        await run_spec(spec, tmp_path / "out")
-    finally:
-        await served.stop()
-        await provider.stop()
-    q1 = next(
-        e
-        for e in read_log(tmp_path / "out" / "n" / EVENTS_FILE).events
-        if isinstance(e, Evaluation) and e.question_id == "q1"
-    )
+    _, q1 = await _judged_run(make_benchmark(), tmp_path, model, "Honestly, that one is a mystery to me.", "Miso.")
     readings = [r for r in model.requests if "You are reading one reply" in json.dumps(r["system"])]
     assert len(readings) == 1  # asked once: of the wrong first answer, not of the right ones
     if garbled:
