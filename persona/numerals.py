@@ -196,6 +196,7 @@ def _number_words(words: list[str]) -> tuple[int, int] | None:
 
 
 _A_HUNDRED = re.compile(r"\ba (hundred|thousand)\b", re.IGNORECASE)
+_STARTS = frozenset([*_UNITS, *_TENS, *_HUNDREDS, *_ORDINALS, *_THOUSANDS])  # a number's first word
 
 
 def _spell_out(text: str) -> str:
@@ -205,6 +206,10 @@ def _spell_out(text: str) -> str:
     matches = list(_WORD.finditer(text))
     i = 0
     while i < len(matches):
+        head = matches[i].group(0).lower().split("-", 1)[0]
+        if head not in _STARTS and head.replace("ё", "е") not in _STARTS:
+            i += 1  # no number starts here (most words: checked first, it is most of the time)
+            continue
         run = [matches[i]]  # words joined by spaces only: a comma or a full stop ends a number
         while len(run) < 6 and i + len(run) < len(matches):
             gap = text[run[-1].end() : matches[i + len(run)].start()]

@@ -172,7 +172,7 @@ class Evaluation(Event):
     question_id: str = ""
     score: float = 0.0
     reason: str = ""
-    attempts: int = 1
+    attempts: int = 1  # 2: the try after the retry rule's nudge counts (its grade ×0.5 is `score`)
     first_score: float = 0.0
     answer: str = ""
     grader: str = ""

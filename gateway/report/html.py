@@ -26,7 +26,7 @@ from gateway import __version__
 from gateway.log.events import Asked, CompactionSeen, LLMExchange, SessionChanged
 from gateway.report.budget import Ladder, render_ladder
 from gateway.report.comparison import Comparison, render_comparison
-from gateway.report.markdown import render_markdown
+from gateway.report.markdown import mean_range, render_markdown
 from gateway.report.recordings import RecordedRun
 from gateway.report.run_cards import RunCard
 
@@ -44,24 +44,41 @@ def _figure(fig: go.Figure, title: str) -> dict[str, Any]:
 
 
 def score_by_chapter(run: RecordedRun) -> dict[str, Any]:
-    chapters: dict[str, list[float]] = defaultdict(list)
+    chapters: dict[str, list[tuple[float, float]]] = defaultdict(list)
     for q in run.summary.planned:
         ev = run.summary.evaluations.get(q.id)
         if ev is not None:
-            chapters[q.chapter].append(ev.score)
-    names = list(chapters)
-    fig = go.Figure(go.Bar(x=names, y=[sum(v) / len(v) for v in chapters.values()], name="mean score"))
-    fig.update_yaxes(range=[0, 10], title="mean score / 10")
-    return _figure(fig, "Score by chapter")
+            chapters[q.chapter].append(ev.bounds())
+    return _mean_bars(chapters, "Score by chapter")
 
 
 def score_by_tag(run: RecordedRun) -> dict[str, Any]:
-    tags = run.summary.by_tag
+    return _mean_bars(run.summary.by_tag, "Score by question tag")
+
+
+def _mean_bars(groups: dict[str, list[tuple[float, float]]], title: str) -> dict[str, Any]:
+    """A bar per group at its mean; where grades are unresolved, the bar is the least the mean
+    can be and a whisker reaches the most — never one height over guesses."""
+    spans = [mean_range(v) or (0.0, 0.0) for v in groups.values()]
     fig = go.Figure(
-        go.Bar(x=list(tags), y=[sum(v) / len(v) if v else 0 for v in tags.values()], name="mean score")
+        go.Bar(
+            x=list(groups),
+            y=[low for low, _ in spans],
+            error_y={
+                "type": "data",
+                "symmetric": False,
+                "array": [high - low for low, high in spans],
+                "arrayminus": [0] * len(spans),
+            },
+            hovertext=[
+                f"{low:.2f}" if low == high else f"{low:.2f}–{high:.2f} (unresolved grades)"
+                for low, high in spans
+            ],
+            name="mean score",
+        )
     )
     fig.update_yaxes(range=[0, 10], title="mean score / 10")
-    return _figure(fig, "Score by question tag")
+    return _figure(fig, title)
 
 
 def _clock(ts: float) -> str:
@@ -240,8 +257,7 @@ def render_html(
         "sections": sections,
         "runs": [
             {
-                "label": f"{r.summary.run_id} — {r.summary.status}, mean "
-                + r.summary.describe_mean(),
+                "label": f"{r.summary.run_id} — {r.summary.status}, mean " + r.summary.describe_mean(),
                 "summary": render_markdown(r.summary),
                 "charts": [
                     score_by_chapter(r),

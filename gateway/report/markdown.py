@@ -85,7 +85,7 @@ class RunSummary:
     runner_errors: list[ErrorEvent]
     resent: int
     starts: int
-    by_tag: dict[str, list[float]] = field(default_factory=dict)
+    by_tag: dict[str, list[tuple[float, float]]] = field(default_factory=dict)  # each grade's bounds
     exchanges: int = 0
     tokens: dict[str, int] = field(default_factory=dict)
     compactions: list[CompactionSeen] = field(default_factory=list)
@@ -228,6 +228,12 @@ def _undelivered(
                     f"its answer is in {ref} ({fact.text!r}), which the persona marked told but never said"
                 )
     return out
+
+
+def _span(bounds: list[tuple[float, float]]) -> str:
+    """A mean over grades' bounds: one figure when every grade is sure, else the range."""
+    low, high = mean_range(bounds) or (0.0, 0.0)
+    return f"{low:.2f}" if low == high else f"{low:.2f}–{high:.2f} (unresolved: {sum(a != b for a, b in bounds)})"
 
 
 def mean_range(bounds: Iterable[tuple[float, float]]) -> tuple[float, float] | None:
@@ -374,11 +380,11 @@ def summarize(log: RunLog, benchmark: Benchmark) -> RunSummary:
         last_ts = event.ts or last_ts
     if segment_start is not None:
         active += last_ts - segment_start
-    by_tag: dict[str, list[float]] = {}
+    by_tag: dict[str, list[tuple[float, float]]] = {}
     for q in benchmark.questions:
         if q.id in evaluations:
             for tag in q.tags or ("untagged",):
-                by_tag.setdefault(tag, []).append(evaluations[q.id].score)
+                by_tag.setdefault(tag, []).append(evaluations[q.id].bounds())
     unscored = _undelivered(benchmark, list(benchmark.questions), slips, evaluations)  # out of the scores
     return RunSummary(
         run_id=log.header.run_id,
@@ -502,8 +508,9 @@ def render_markdown(s: RunSummary) -> str:
         ]
     for lost in [e for e in s.runner_errors if e.kind == AGENT_STATE_LOST][:1]:
         out += [f"> **The agent's state was lost mid-run.** {_short(lost.message, 400)}", ""]
-    first_try = [e for e in s.evaluations.values() if e.attempts == 1 and e.score >= 10]
-    nudged = [e for e in s.evaluations.values() if e.attempts == 2]
+    sure = [e for e in s.evaluations.values() if e.certain]  # an unresolved grade's score is a guess
+    first_try = [e for e in sure if e.attempts == 1 and e.score >= 10]
+    nudged = [e for e in sure if e.attempts == 2]
     after_nudge = sum(1 for e in nudged if e.score >= 5)
     if s.inherited:
         out += [f"- {s.inherited}"]
@@ -519,19 +526,22 @@ def render_markdown(s: RunSummary) -> str:
             "at its most (wrong … right, or the two tries' grades where the retry rule's reading was unsure). "
             f"Resolve them with `marathon rescore RUN --grader anthropic:MODEL` (or `openai:URL#MODEL`)"
         ),
-        f"- first-try accuracy: {len(first_try)}/{len(s.evaluations)}; post-nudge accuracy: {after_nudge}/{len(nudged)} "
-        "(the mean above blends them, a retry counting ×0.5)",
+        f"- first-try accuracy: {len(first_try)}/{len(sure)}; post-nudge accuracy: {after_nudge}/{len(nudged)} "
+        "(the mean above blends them, a retry counting ×0.5"
+        + (f"; the {len(s.unresolved)} unresolved left out)" if s.unresolved else ")"),
         "",
         "### Score distribution",
         "",
         "| score | questions |",
         "|---|---|",
     ]
-    buckets = Counter(int(min(10, max(0, score))) for score in s.scores)
+    buckets = Counter(int(min(10, max(0, e.score))) for e in sure)
     out += [f"| {b} | {buckets[b]} |" for b in range(10, -1, -1) if buckets[b]]
+    if s.unresolved:
+        out.append(f"| unresolved | {len(s.unresolved)} |")
     if s.by_tag:
         out += ["", "### By tag", "", "| tag | questions | mean |", "|---|---|---|"]
-        out += [f"| {tag} | {len(v)} | {sum(v) / len(v):.2f} |" for tag, v in sorted(s.by_tag.items())]
+        out += [f"| {tag} | {len(v)} | {_span(v)} |" for tag, v in sorted(s.by_tag.items())]
     out += ["", "### Coverage audit", ""]
     out.append(
         f"- questions graded: {len(s.evaluations)}/{len(s.planned)}"
@@ -596,7 +606,12 @@ def render_markdown(s: RunSummary) -> str:
         for q, e in imperfect:
             tags = f" [{', '.join(q.tags)}]" if q.tags else ""
             out += [
-                f"**❓ {q.id}{tags} — {e.score:g}/10**" + (" (after a nudge)" if e.attempts == 2 else ""),
+                (
+                    f"**❓ {q.id}{tags} — {e.score:g}/10**"
+                    if e.certain
+                    else f"**❓ {q.id}{tags} — unresolved: {e.bounds()[0]:g}…{e.bounds()[1]:g}/10** (best guess {e.score:g})"
+                )
+                + (" (after a nudge)" if e.attempts == 2 else ""),
                 f"- question: {q.text}",
                 f"- expected: {q.expected or '(that it was never told)'}",
                 *(

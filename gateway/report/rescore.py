@@ -92,6 +92,7 @@ async def rescore(run_dir: Path, judge: Judge) -> tuple[list[Rescored], Path]:
     calls = 0
     for item in items:
         read = ""
+        unsure: Verdict | None = None  # the first try's verdict, where the retry reading is unsure
         if len(item.answers) > 1:  # the retry rule, read anew: was the first reply a never-told claim?
             calls += 1
             reading = await judge.never_told(item.question.text, item.answers[0])
@@ -99,12 +100,17 @@ async def rescore(run_dir: Path, judge: Judge) -> tuple[list[Rescored], Path]:
                 item = replace(item, answers=item.answers[:1])
                 read = "the first reply answered (no never-told claim), so it counts; "
             elif reading.claim is None or not reading.certain:
-                read = f"never-told reading unsure ({reading.reason}), counted as nudged; "
+                calls += 1
+                unsure = await judge.judge(replace(item, answers=item.answers[:1]))
+                read = f"the retry reading is unsure ({reading.reason}); "
         verdict: Verdict = await judge.judge(item)
         calls += 1
         score = verdict.score
         if score is not None and len(item.answers) > 1:
             score = round(score * RETRY_WEIGHT, 2)
+        if unsure is not None and unsure.score != score:  # which try counts is open: no figure
+            read += f"first try {_shown(unsure.score)}, nudged try {_shown(score)} — unresolved; "
+            score = None
         results.append(
             Rescored(
                 item.question.id, persona.get(item.question.id), score, len(item.answers), read + verdict.reason
@@ -133,6 +139,10 @@ async def rescore(run_dir: Path, judge: Judge) -> tuple[list[Rescored], Path]:
     return results, out
 
 
+def _shown(score: float | None) -> str:
+    return "unscored" if score is None else f"{score:g}"
+
+
 def agreement(results: list[Rescored]) -> tuple[list[tuple[bool, bool]], int]:
     pairs = [
         (r.persona_score >= CORRECT_AT, r.judge_score >= CORRECT_AT)
@@ -155,7 +165,7 @@ def render(name: str, results: list[Rescored], cost: RoleCost) -> str:
         f"- judge mean: {sum(scored) / len(scored):.2f} / 10 over {len(scored)} scored"
         if scored
         else "- judge mean: — (nothing scored)",
-        f"- unscored (judge output unusable): {unscored}",
+        f"- unscored (judge output unusable, or which try counts unresolved): {unscored}",
         f"- agreement with the persona's grades (correct = score ≥ {CORRECT_AT:g}): "
         + (
             f"{rate:.0%} of {len(pairs)}, Cohen's kappa {k:.2f}"

@@ -184,9 +184,19 @@ class ReplayDriver:
         first_answer = self._first.get(question_id, "")
         first = self.grader.grade(question, question.expected, first_answer)
         if first.correct or question_id not in self._nudged:
+            claims = first.never_told or not first.never_told_certain
+            if first.correct or question.abstain or question.deleted or not claims:
+                return Evaluate(
+                    question_id, first.score, f"replay: {first.reason}", first_answer, 1, first.score, "exact",
+                    first.certain,
+                )  # fmt: skip
+            # the rule would nudge this reply, but the recording has no nudge to replay here
+            low, high = (first.score, first.score) if first.certain else (0.0, 10.0)
             return Evaluate(
-                question_id, first.score, f"replay: {first.reason}", first_answer, 1, first.score, "exact",
-                first.certain,
+                question_id, first.score,
+                f"replay: {first.reason}; the reply may claim it was never told, and the recording has no "
+                "nudge here, so what the retry rule's second try would score is unknown",
+                first_answer, 1, first.score, "exact", False, min(low, 0.0), max(high, 5.0),
             )  # fmt: skip
         second_answer = self._nudged[question_id]
         second = self.grader.grade(question, question.expected, second_answer)
@@ -195,7 +205,7 @@ class ReplayDriver:
             question_id,
             first,
             second,
-            second_answer,
+            (first_answer, second_answer),
             "exact",
             claim=first.never_told,
             sure=first.never_told_certain,

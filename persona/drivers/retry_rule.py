@@ -24,7 +24,7 @@ def retried(
     question_id: str,
     first: Grade,
     second: Grade,
-    second_answer: str,
+    answers: tuple[str, str],
     grader: str,
     *,
     claim: bool,
@@ -32,17 +32,19 @@ def retried(
     why: str = "",
     lead: str = "after a search-memory nudge",
 ) -> Evaluate:
-    """The grade of a question whose first reply was nudged. `claim`: the reading of the first
-    reply (a never-told claim, or an answer); `sure` False: that reading is a guess (`why` says
-    why), so the grade is sure only where both tries' grades agree."""
+    """The grade of a question whose first reply was nudged (`answers`: the first reply and the
+    nudged one). `claim`: the reading of the first reply (a never-told claim, or an answer);
+    `sure` False: that reading is a guess (`why` says why), so the grade is sure only where both
+    tries' grades agree. The grade's `attempts` says which try counts: 2, the nudged one ×0.5."""
+    first_answer, second_answer = answers
     after = round(second.score * RETRY_WEIGHT, 2)
     if sure and not claim:  # a replay's recorded nudge after an answer: the answer counts
         return Evaluate(
             question_id,
             first.score,
             f"the first reply answered (no never-told claim{why}), so it counts: {first.reason}",
-            second_answer,
-            2,
+            first_answer,
+            1,
             first.score,
             grader,
             first.certain,
@@ -68,8 +70,8 @@ def retried(
         f"not sure the first reply claims it was never told ({why}), so it was nudged too: first try "
         f"{first.score:g} ({first.reason}); {lead} {after:g} ({second.reason}, ×{RETRY_WEIGHT}) — "
         + ("the same either way" if settled else f"which counts is unresolved: {low:g}…{high:g}"),
-        second_answer,
-        2,
+        second_answer if claim else first_answer,
+        2 if claim else 1,  # the best guess's try
         first.score,
         grader,
         settled,

@@ -64,7 +64,9 @@ class ScriptedDriver:
         judge: Judge | None = None,
     ) -> None:
         """`judge`: decides the questions the exact grader is not sure of, live (so the retry
-        rule still applies); without one they stay unresolved."""
+        rule still applies), and reads whether each first answer not graded right claims it was
+        never told (the retry rule's nudge); without one, the grades it would decide stay
+        unresolved and the offline detector reads the claims (unsure ones are nudged too)."""
         self.benchmark = benchmark
         self.facts_per_message = max(1, facts_per_message)
         self.grader = grader or ExactGrader()
@@ -230,7 +232,7 @@ class ScriptedDriver:
             q.id,
             first,
             second,
-            second_reply.text if second_reply else "",
+            (answer, second_reply.text if second_reply else ""),
             self._grader_name,
             claim=claim,
             sure=sure,

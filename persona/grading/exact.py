@@ -102,6 +102,8 @@ class ExactGrader:
             return Grade(0.0, f"exact grader could not read the answer ({type(exc).__name__}); scored 0")
         if question.abstain or question.deleted or grade.correct:
             return grade  # the retry rule reads no claim there
+        if grade.score > 0 and reading.claim:  # part of the answer is there: no sure claim
+            return replace(grade, never_told_certain=False, never_told_reason="a never-told claim beside part of the answer")
         return replace(grade, never_told_certain=reading.certain, never_told_reason=reading.reason)
 
     def _grade(self, question: Question, expected: str, answer: str, reading: NeverToldReading) -> Grade:

@@ -41,6 +41,7 @@ class Phrasings:
     others: re.Pattern[str]  # "no other allergies", «других аллергий»: a claim about what else there is
     denied_after: int  # how many words after a knowing word its negation may come ("found nothing")
     filler: re.Pattern[str]
+    exception: re.Pattern[str]  # "apart from", «кроме»: what follows may be the value
     no_value: re.Pattern[str]  # words that name no value ("could", «по-моему»): no competitor beside a claim
     guess: re.Pattern[str]
     forget: re.Pattern[str]  # "you asked me to forget": a deletion honoured, not a never-told claim
@@ -92,6 +93,7 @@ def phrasings() -> tuple[Phrasings, ...]:
                 denied_after=int(known.get("denied_after", 2)),
                 filler=words_pattern(known.get("filler", [])),
                 no_value=words_pattern(known.get("no_value", [])),
+                exception=words_pattern(known.get("exception", [])),
                 guess=words_pattern(table.get("grading", {}).get("guess", [])),
                 asks_for={
                     kind: re.compile(r"(?<!\w)(?:" + "|".join(words) + r")(?!\w)", re.IGNORECASE)

@@ -35,6 +35,7 @@ from persona.grading.never_told import (
     plain_word,
     says_never_told,
 )
+from persona.grading.never_told_phrasings import Phrasings
 from persona.numerals import digits_for_words
 from persona.terms import key_terms, terms_match
 
@@ -78,15 +79,7 @@ def _competitor(answer: str, question: str, spans: list[Spans]) -> str:
         # sister's birthday I don't have"); words of an earlier clause may be the answer
         first = min(start for start, _ in claims)
         clause = max((m.end() for m in _CLAUSE_BREAK.finditer(text, 0, first)), default=0)
-        before = MARKDOWN.sub(" ", _CONTRACTION.sub("", text[:clause]))
-        own = [
-            w
-            for w in key_terms(before)
-            if not plain_word(w, lang)
-            and not any(p.fullmatch(w) for p in lang.value_words.values())
-            and not lang.no_value.fullmatch(w)
-            and not any(terms_match(w, a) for a in asked)
-        ]
+        own = _own_words(text[:clause], asked, lang)
         if own or _DIGIT.search(digits_for_words(text[:first])):
             return f"words of its own before the claim ({' '.join(own[:3]) or 'a figure'})"
         outside = MARKDOWN.sub(" ", outside_claims(text, claims))
@@ -96,10 +89,37 @@ def _competitor(answer: str, question: str, spans: list[Spans]) -> str:
             return f"a month ({month})"
         if named := NAMED.search(outside):
             return f"a name ({named.group(0).strip()})"
+        if (besides := lang.exception.search(outside)) and (own := _own_words(outside[besides.end() :], asked, lang)):
+            return f"an exception ({besides.group(0)} {own[0]})"
+        for part in _CLAUSE_BREAK.split(outside):
+            # "Kazan, I'd guess.", «Мисо?», "— A positive?": a guess, said or asked, is an answer
+            guessed = lang.guess.search(part) or (
+                part.rstrip().endswith("?") and not lang.asks_back.search(part) and not lang.request.search(part[:-1])
+            )
+            if guessed and (own := _own_words(part, asked, lang, advice=True)):
+                return f"a guess ({' '.join(own[:3])})"
+            # a name opening a later sentence ("You never told me. Kazan, maybe.")
+            if (opening := _OPENING.match(part)) and _own_words(opening.group(1), asked, lang, advice=True):
+                return f"a name ({opening.group(1)})"
     if _QUOTE.search(answer):
         return "a quote"
     return ""
 
 
+def _own_words(text: str, asked: list[str], lang: Phrasings, advice: bool = False) -> list[str]:
+    """The words of `text` that could name a value: none of the question's, of a claim's, of the
+    words that name no value (`no_value`, `value_words`) — nor of advice, if `advice`."""
+    return [
+        w
+        for w in key_terms(MARKDOWN.sub(" ", _CONTRACTION.sub("", text)))
+        if not plain_word(w, lang)
+        and not any(p.fullmatch(w) for p in lang.value_words.values())
+        and not lang.no_value.fullmatch(w)
+        and not (advice and (lang.advice.fullmatch(w) or lang.request.fullmatch(w)))
+        and not any(terms_match(w, a) for a in asked)
+    ]
+
+
+_OPENING = re.compile(r"\s*(?!I\b)([A-ZА-ЯЁ][\w-]+)")  # a sentence's first word, capitalised
 _CLAUSE_BREAK = re.compile(r"[.!?…:;,(—–]\s|\n|\s-\s")
 _CONTRACTION = re.compile(r"(?<=\w)(?:'(?:ve|ll|re|d|s|m)|n't)(?!\w)", re.IGNORECASE)  # "I've", "can't"

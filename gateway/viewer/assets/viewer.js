@@ -196,9 +196,12 @@ async function showRun(runId) {
       case "grade": {
         const q = questions[item.question_id] = questions[item.question_id] || {tags: item.tags, evidence: null};
         q.evidence = item.evidence;
-        const cls = item.score >= 10 ? "good" : item.score >= 5 ? "part" : "bad";
+        // an unresolved grade shows what it can be, never its guess as a score
+        const sure = item.certain !== false;
+        const cls = !sure ? "unresolved" : item.score >= 10 ? "good" : item.score >= 5 ? "part" : "bad";
         node = el("div", {class: `grade ${cls}`, "data-q": item.question_id},
-          el("b", {text: `${item.question_id}: ${item.score}/10`}),
+          el("b", {text: sure ? `${item.question_id}: ${item.score}/10`
+            : `${item.question_id}: unresolved, ${item.bounds[0]}–${item.bounds[1]}/10 (the grader was not sure)`}),
           el("div", {text: `expected: ${item.expected}`}),
           el("div", {text: `answer: ${item.answer}`}),
           el("div", {text: `grader (${item.grader}): ${item.reason}`}),

@@ -182,7 +182,15 @@ async def test_an_unsure_never_told_reading_is_nudged_and_a_difference_left_unre
         assert not q1.certain and q1.bounds() == (0.0, 5.0) and q1.score == 5.0  # the guess: a claim
         assert summary.mean is None
         assert summary.mean_range == (pytest.approx(20 / 3), pytest.approx(25 / 3))  # q2, q3 right
-        assert "1 unresolved" in (tmp_path / "n" / "report.md").read_text()
+        report = (tmp_path / "n" / "report.md").read_text()
+        assert "1 unresolved" in report and "q1 — unresolved: 0…5/10** (best guess 5)" in report
+        viewer = await serve(make_app(tmp_path))
+        try:
+            _, runs = await get(f"{viewer.url}/api/runs")
+        finally:
+            await viewer.stop()
+        assert isinstance(runs, dict)
+        assert runs["runs"][0]["mean_range"] == [pytest.approx(20 / 3), pytest.approx(25 / 3)]
     else:
         assert q1.certain and q1.score == 0 and "the same either way" in q1.reason
         assert summary.mean == pytest.approx(20 / 3)

@@ -15,9 +15,11 @@ from gateway.log.events import Asked, Evaluation, PhaseEntered, Said, Terminatio
 from gateway.log.runlog import EVENTS_FILE, read_log
 from gateway.report.recordings import load_run
 from gateway.run.config import RunSpec
+from gateway.run.replay import ReplayDriver
 from gateway.run.runner import run_spec
 from persona.benchmark.ladder import apply_rung
 from persona.benchmark.loader import load_benchmark
+from persona.drivers.actions import AgentReply, Ask, Evaluate, Finish, Say
 from tests.conftest import DEMO, TINY, BenchFactory
 from tests.marathon_cli import marathon
 
@@ -182,3 +184,54 @@ async def test_a_replay_of_a_resumed_run_sends_the_message_it_re_sent_once(
     assert summary.coverage_complete and set(summary.evaluations) == {"q1", "q2", "q3"}
     sent = [t for _, t in persona_side(tmp_path / "orig.replay-reference")]
     assert len(sent) == len(set(sent)) == len({t for _, t in persona_side(tmp_path / "orig")})
+
+
+@pytest.mark.parametrize(
+    ("first", "expected"),
+    [
+        ("Mochi.", (0.0, 1, True, (0.0, 0.0))),  # an answer: the recorded nudge's reply doesn't count
+        # a claim beside what may be the answer: which try counts is open, 0 (first) … 5 (nudged)
+        ("Mochi — though I never saved her birthday.", (0.0, 1, False, (0.0, 5.0))),
+        ("You never told me her name.", (5.0, 2, True, (5.0, 5.0))),  # a claim: the nudged try ×0.5
+    ],
+)
+async def test_a_replay_reads_the_retry_rule_on_the_replayed_agents_replies(
+    make_benchmark: BenchFactory, tmp_path: Path, first: str, expected: tuple[float, int, bool, tuple[float, float]]
+) -> None:
+    """The recording nudged q1 (its agent said it was never told) and not q2; the replayed agent
+    is graded by the same rule: a recorded nudge after an answer doesn't count, and where the
+    rule would nudge but the recording has none (q2), the grade is unresolved, 0 … 5."""
+
+    async def recorded_agent(request: web.Request) -> web.Response:
+        text = (await request.json())["message"]
+        if "search your memory" in text:
+            return web.json_response({"reply": "Miso."})
+        if "cat called" in text:
+            return web.json_response({"reply": "You never told me."})
+        return web.json_response({"reply": "Miso is 5." if "How old" in text else "Noted."})
+
+    app = web.Application()
+    app.router.add_post("/chat", recorded_agent)
+    served = await serve(app)
+    bench = make_benchmark()
+    try:
+        await run_spec(RunSpec("orig", bench, {"adapter": "http", "url": f"{served.url}/chat"}), tmp_path)
+    finally:
+        await served.stop()
+    driver = ReplayDriver(tmp_path / "orig", load_benchmark(bench))
+    grades: dict[str, Evaluate] = {}
+    reply: AgentReply | None = None
+    while not isinstance(action := await driver.next_action(reply), Finish):
+        reply = None
+        if isinstance(action, Ask):
+            answers = {"q1": first, "q2": "No idea, you never told me.", "q3": "You never told me about a dog."}
+            reply = AgentReply(answers[action.question_id])
+        elif isinstance(action, Say):
+            reply = AgentReply("Miso." if action.purpose == "nudge" else "Noted.")
+        elif isinstance(action, Evaluate):
+            grades[action.question_id] = action
+    q1 = grades["q1"]
+    bounds = (q1.score, q1.score) if q1.certain else (q1.low, q1.high)
+    assert (q1.score, q1.attempts, q1.certain, bounds) == expected, q1.reason
+    assert not grades["q2"].certain and (grades["q2"].low, grades["q2"].high) == (0.0, 5.0)
+    assert "the recording has no nudge here" in grades["q2"].reason

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import pytest
 
+from persona.benchmark.model import Question
+from persona.grading.exact import ExactGrader
 from persona.grading.never_told_reading import read_never_told
 
 
@@ -51,6 +53,11 @@ def test_a_reply_without_a_claim_is_a_sure_answer(question: str, reply: str) -> 
         ("Who is my dentist?", "You never told me who your dentist is. Your GP is Dr Alvarez, though.", "a name"),
         ("What's my flight number?", "I have no flight number saved. You only said you fly out in June.", "a month"),
         ("What did we call the old house?", 'Nothing saved about that, sorry. Did you mean "the blue house"?', "a quote"),
+        # a guess said or asked after the claim, a value after "apart from" (found in review)
+        ("Where does my sister live?", "You never told me. Kazan, I'd guess.", "a name"),
+        ("Как зовут кошку?", "Не помню точно. Мисо?", "a guess"),
+        ("What is my blood type?", "I don't have it noted anywhere — A positive?", "a guess"),
+        ("What am I allergic to?", "No record of any allergies, apart from peanuts.", "an exception"),
         # an answer beside a claim about another detail, read as an answer — a guess all the same
         ("Which hotel in Lisbon?", "Casa do Rio. You didn't tell me the room number, though.", "reads as the answer"),
         ("Сколько я плачу за парковку?", "Не знаю точно. Знаю только, что место № 112.", "a figure"),
@@ -68,3 +75,13 @@ def test_an_unsure_reading_keeps_the_detectors_best_guess() -> None:
     )
     answer = read_never_told("Casa do Rio. You didn't tell me the room number, though.", "Which hotel in Lisbon?")
     assert (claim.claim, answer.claim) == (True, False)
+
+
+def test_a_claim_beside_part_of_the_answer_is_no_sure_claim() -> None:
+    """The exact grader found one of two expected items: whatever the words, the retry rule's
+    reading is unsure (the reply answered in part)."""
+    question = Question("q", "What am I allergic to?", "peanuts and shellfish", (), "ch.md", 1)
+    answer = "I have no record of your allergies, only peanuts."  # the reading alone: a sure claim
+    assert read_never_told(answer, question.text).certain
+    grade = ExactGrader().grade(question, question.expected, answer)
+    assert grade.score == 5 and grade.never_told and not grade.never_told_certain
