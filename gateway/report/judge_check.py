@@ -30,7 +30,7 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -162,7 +162,18 @@ class SetResult:
 
 
 def read_set(path: Path) -> list[AnswerItem | ReplyItem]:
-    """Every item of a set file, or SetError at the first bad line."""
+    """Every item of a set file, or SetError at the first bad line. Items are read once per
+    version of the file (a benchmark item resolves its question's evidence, the slow part):
+    callers share them and must not change them."""
+    try:
+        stat = path.stat()
+    except OSError as exc:
+        raise SetError(f"{path}: can't read the set: {exc}") from None
+    return list(_read_set(path, stat.st_mtime_ns, stat.st_size))
+
+
+@lru_cache(maxsize=64)
+def _read_set(path: Path, mtime_ns: int, size: int) -> tuple[AnswerItem | ReplyItem, ...]:
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -178,7 +189,7 @@ def read_set(path: Path) -> list[AnswerItem | ReplyItem]:
         if not isinstance(data, dict):
             raise SetError(f"{path}:{n}: expected a JSON object, got {type(data).__name__}")
         out.append(_item(path, n, data))
-    return out
+    return tuple(out)
 
 
 def _item(path: Path, n: int, data: dict[str, Any]) -> AnswerItem | ReplyItem:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from persona.grading.cues import cues
 from persona.grading.never_told import (
@@ -58,6 +59,20 @@ _QUOTE = re.compile(r"[\"“”«»„]")
 
 def read_never_told(answer: str, question: str = "") -> NeverToldReading:
     """The offline detector's reading of `answer` to `question`, sure or not (see the module)."""
+    if len(answer) > _CACHED_CHARS:
+        return _read(answer, question)
+    return _read_cached(answer, question)  # a grade reads one answer several times over
+
+
+_CACHED_CHARS = 1 << 14  # with 4,096 entries: at most 64 MiB kept
+
+
+@lru_cache(maxsize=4096)
+def _read_cached(answer: str, question: str) -> NeverToldReading:
+    return _read(answer, question)
+
+
+def _read(answer: str, question: str) -> NeverToldReading:
     spans = claim_spans(answer, question)
     guess = says_never_told(answer, question, spans)
     if not spans:

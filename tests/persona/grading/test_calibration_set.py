@@ -36,5 +36,7 @@ async def test_certain_verdicts_are_mostly_right_and_claims_are_caught(language:
     # right value beside a wrong extra claim), the third (answers3-*) to right answers in
     # unusual forms: floors a little under today's figures
     assert answers["accuracy_certain"] >= 0.945 and answers["coverage"] >= 0.73, answers
-    assert never["recall"] >= 0.86 and never["false_positive"] <= 0.04, never
+    # the retry rule's reading: claims nudged (sure or unsure), answers surely taken for claims,
+    # and a ceiling on the unsure share (each costs a nudge, and a range where the tries differ)
+    assert never["recall"] >= 0.96 and never["false_positive"] <= 0.01 and never["unsure"] <= 0.58, never
     assert answers["unscored"] == 0
