@@ -136,10 +136,20 @@ class LLMJudge:
         self.usage = Usage()
 
     async def judge(self, item: ExamItem) -> Verdict:
+        text = await self._ask([self.system, rubric_for(item.question)], render_item(item), 300)
+        return text if isinstance(text, Verdict) else parse_verdict(text)
+
+    async def never_told(self, question: str, reply: str) -> NeverToldReading:
+        rubric = (RUBRICS / "never_told.md").read_text(encoding="utf-8")
+        text = await self._ask([rubric], render_reply(question, reply), 200)
+        return NeverToldReading(None, text.reason) if isinstance(text, Verdict) else parse_never_told(text)
+
+    async def _ask(self, system: list[str], text: str, max_tokens: int) -> str | Verdict:
+        """The model's text, or an unscored Verdict saying why the call failed."""
         request = LLMRequest(
-            system=[self.system, rubric_for(item.question)],
-            messages=[{"role": "user", "content": [{"type": "text", "text": render_item(item)}]}],
-            max_tokens=300,
+            system=system,
+            messages=[{"role": "user", "content": [{"type": "text", "text": text}]}],
+            max_tokens=max_tokens,
             temperature=None,
         )
         try:
@@ -147,21 +157,7 @@ class LLMJudge:
         except LLMError as exc:
             return Verdict(None, f"judge call failed: {exc}")
         self.usage.add(response.usage)
-        return parse_verdict(response.text)
-
-    async def never_told(self, question: str, reply: str) -> NeverToldReading:
-        request = LLMRequest(
-            system=[(RUBRICS / "never_told.md").read_text(encoding="utf-8")],
-            messages=[{"role": "user", "content": [{"type": "text", "text": render_reply(question, reply)}]}],
-            max_tokens=200,
-            temperature=None,
-        )
-        try:
-            response = await self.client.complete(request)
-        except LLMError as exc:
-            return NeverToldReading(None, f"judge call failed: {exc}")
-        self.usage.add(response.usage)
-        return parse_never_told(response.text)
+        return response.text
 
 
 class ExactJudge:
