@@ -11,7 +11,9 @@ reading is **sure** only where no such competitor is there:
 
 - no claim cue at all: sure, an answer (or no claim);
 - a claim, and nothing outside it that could be the value — no words of its own before the
-  claim, no figure, name, month or quote anywhere outside it: sure, a claim;
+  claim, no figure, name, month or quote anywhere outside it (a figure only where the question
+  may ask for one, a name only where it may ask for more than a count), no guess, nothing after
+  "apart from": sure, a claim;
 - anything else: **unsure**, with the detector's best guess. The scripted persona nudges an
   unsure reply too and keeps both tries' grades; where they differ, the question is
   unresolved (its grade's range spans both) until a judge reads the claim.
@@ -98,11 +100,16 @@ def _competitor(answer: str, question: str, spans: list[Spans]) -> str:
         if own or _DIGIT.search(digits_for_words(text[:first])):
             return f"words of its own before the claim ({' '.join(own[:3]) or 'a figure'})"
         outside = MARKDOWN.sub(" ", outside_claims(text, claims))
-        if _DIGIT.search(digits_for_words(ONE.sub(" ", outside))):
+        # a question of one kind ("how many", "who") is answered by a value of that kind only: a
+        # figure beside a claim answers no "who", a name no "how many"
+        kinds = {kind for kind, words in lang.asks_for.items() if words.search(question)}
+        figures = not kinds or bool(kinds & {"count", "time", "place"})
+        names = not kinds or kinds != {"count"}
+        if figures and _DIGIT.search(digits_for_words(ONE.sub(" ", outside))):
             return "a figure"
-        if month := next((w for w in re.findall(r"\w+", outside.lower()) if w in months), None):
+        if names and (month := next((w for w in re.findall(r"\w+", outside.lower()) if w in months), None)):
             return f"a month ({month})"
-        if named := NAMED.search(outside):
+        if names and (named := NAMED.search(outside)):
             return f"a name ({named.group(0).strip()})"
         if (besides := lang.exception.search(outside)) and (own := _own_words(outside[besides.end() :], asked, lang)):
             return f"an exception ({besides.group(0)} {own[0]})"
@@ -114,7 +121,7 @@ def _competitor(answer: str, question: str, spans: list[Spans]) -> str:
             if guessed and (own := _own_words(part, asked, lang, advice=True)):
                 return f"a guess ({' '.join(own[:3])})"
             # a name opening a later sentence ("You never told me. Kazan, maybe.")
-            if (opening := _OPENING.match(part)) and _own_words(opening.group(1), asked, lang, advice=True):
+            if names and (opening := _OPENING.match(part)) and _own_words(opening.group(1), asked, lang, advice=True):
                 return f"a name ({opening.group(1)})"
     if _QUOTE.search(answer):
         return "a quote"

@@ -38,5 +38,5 @@ async def test_certain_verdicts_are_mostly_right_and_claims_are_caught(language:
     assert answers["accuracy_certain"] >= 0.945 and answers["coverage"] >= 0.73, answers
     # the retry rule's reading: claims nudged (sure or unsure), answers surely taken for claims,
     # and a ceiling on the unsure share (each costs a nudge, and a range where the tries differ)
-    assert never["recall"] >= 0.96 and never["false_positive"] <= 0.01 and never["unsure"] <= 0.58, never
+    assert never["recall"] >= 0.96 and never["false_positive"] <= 0.01 and never["unsure"] <= 0.56, never
     assert answers["unscored"] == 0

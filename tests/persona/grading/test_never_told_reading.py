@@ -21,6 +21,12 @@ from persona.grading.never_told_reading import read_never_told
         ("What's my physio's number?", "**Not found.** You haven't shared it with me yet."),
         ("Как зовут мою кошку?", "Вы мне не говорили, как её зовут."),
         ("Сколько стоит абонемент?", "Цену абонемента вы не называли, увы."),  # its object before the claim
+        # a value of another kind than asked: a name answers no "how many", a time no "who"
+        (
+            "How many nights are we staying?",
+            "I don't have the number of nights saved. You only said you fly with Ryanair.",
+        ),
+        ("Who is my dentist?", "You never told me who your dentist is. Your check-up is at 3 pm, though."),
     ],
 )
 def test_a_bare_claim_is_read_surely(question: str, reply: str) -> None:
