@@ -49,7 +49,7 @@ from persona.drivers.actions import (
     PersonaAction,
     Say,
 )
-from persona.drivers.retry_rule import retried
+from persona.drivers.retry_rule import nudges, retried
 from persona.grading.exact import ExactGrader, Grader
 
 
@@ -184,14 +184,14 @@ class ReplayDriver:
         first_answer = self._first.get(question_id, "")
         first = self.grader.grade(question, question.expected, first_answer)
         if first.correct or question_id not in self._nudged:
-            claims = first.never_told or not first.never_told_certain
-            if first.correct or question.abstain or question.deleted or not claims:
+            abstain = question.abstain or question.deleted
+            if not nudges(first, abstain=abstain, claim=first.never_told, sure=first.never_told_certain):
                 return Evaluate(
                     question_id, first.score, f"replay: {first.reason}", first_answer, 1, first.score, "exact",
                     first.certain,
                 )  # fmt: skip
             # the rule would nudge this reply, but the recording has no nudge to replay here
-            low, high = (first.score, first.score) if first.certain else (0.0, 10.0)
+            low, high = first.bounds()
             return Evaluate(
                 question_id, first.score,
                 f"replay: {first.reason}; the reply may claim it was never told, and the recording has no "

@@ -65,7 +65,7 @@ class RunWatch:
     evidence: dict[str, bool] = field(default_factory=dict)
     progress: RunProgress = field(init=False)
     scores: dict[str, float] = field(default_factory=dict)
-    unresolved: dict[str, int] = field(default_factory=dict)  # question → attempts, where the grader was not sure
+    unresolved: set[str] = field(default_factory=set)  # questions whose grader was not sure
     bounds: dict[str, tuple[float, float]] = field(default_factory=dict)  # question → least, most its grade can be
     last_start: RunStart | None = None
     last_end: RunEnded | None = None
@@ -124,9 +124,9 @@ class RunWatch:
                 self.scores[event.question_id] = event.score
                 self.bounds[event.question_id] = event.bounds()
                 if not event.certain:
-                    self.unresolved[event.question_id] = event.attempts
+                    self.unresolved.add(event.question_id)
                 else:
-                    self.unresolved.pop(event.question_id, None)
+                    self.unresolved.discard(event.question_id)
             case LLMExchange() if event.kind != "probe":
                 self.traffic = True
         self.last_seq = event.seq

@@ -20,6 +20,12 @@ RETRY_WEIGHT = 0.5
 _MOST_AFTER_NUDGE = 10.0 * RETRY_WEIGHT
 
 
+def nudges(first: Grade, *, abstain: bool, claim: bool, sure: bool) -> bool:
+    """Whether the rule nudges a first reply graded `first`: one not right, on a question that
+    is no abstention, read as a never-told claim (`claim`) or read unsure (`sure` False)."""
+    return not (first.correct or abstain or (sure and not claim))
+
+
 def retried(
     question_id: str,
     first: Grade,
@@ -60,7 +66,7 @@ def retried(
             grader,
             second.certain,
         )
-    first_span = (first.score, first.score) if first.certain else (0.0, 10.0)
+    first_span = first.bounds()
     after_span = (after, after) if second.certain else (0.0, _MOST_AFTER_NUDGE)
     low, high = min(first_span[0], after_span[0]), max(first_span[1], after_span[1])
     settled = low == high

@@ -28,7 +28,7 @@ from persona.drivers.actions import (
     phase_action,
 )
 from persona.drivers.live_facts import LiveFacts
-from persona.drivers.retry_rule import RETRY_WEIGHT, retried
+from persona.drivers.retry_rule import RETRY_WEIGHT, nudges, retried
 from persona.grading.exact import ExactGrader, Grade, Grader, with_evidence
 from persona.grading.judge import ExamItem, Judge, superseded_values
 from persona.grading.never_told_reading import NeverToldReading
@@ -218,7 +218,7 @@ class ScriptedDriver:
             else:
                 claim, sure = reading.claim, reading.certain
                 why = f"; never-told: {'yes' if claim else 'no'}, read by {self.judge.name}"
-        if first.correct or q.abstain or (sure and not claim):
+        if not nudges(first, abstain=q.abstain, claim=claim, sure=sure):
             note = why if sure else ""  # unsure, a right or [abstain] answer: no reading was needed
             yield Evaluate(
                 q.id, first.score, first.reason + note, answer, 1, first.score, self._grader_name, first.certain

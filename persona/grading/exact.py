@@ -76,6 +76,10 @@ class Grade:
     def correct(self) -> bool:
         return self.score >= 10
 
+    def bounds(self) -> tuple[float, float]:
+        """The score itself when certain; else anything from 0 to 10."""
+        return (self.score, self.score) if self.certain else (0.0, 10.0)
+
 
 class Grader(Protocol):
     """Question, expected answer, agent's answer → score with a reason. Must never raise."""
