@@ -9,7 +9,9 @@ folder before a fresh run: the agent's reset) and `fill` (files of the snapshot,
 `["config.yaml"]`, rendered into the state folder at every start with the run's own
 `${PORT}`, `${LLM_PORT}`, `${LLM_URL}`, `${TELEGRAM_API_ROOT}`, `${STATE_DIR}` and
 `${RUN_DIR}` — for an agent whose config can't read them from its environment; any other
-`${NAME}` stays as written, so no secret of ours lands in the file).
+`${NAME}` stays as written, so no secret of ours lands in the file), `not_state` and
+`links_into` (what of the state folder a checkpoint leaves out, and where its links may point:
+adapters/state_folder.py; `${AGENT_INSTALL}` is the folder the agent's program really is in).
 
 The agent runs in its own process group; stopping ends the whole group (SIGTERM, then SIGKILL
 after `stop_timeout`) — also when our process exits through an exception or Ctrl-C, via
@@ -29,7 +31,6 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
-import hashlib
 import json
 import os
 import re
@@ -44,6 +45,7 @@ from typing import Any
 import aiohttp
 
 from adapters.base import AdapterConfigError, AgentConnectionError, AgentExited, AgentTimeout, number_setting
+from adapters.state_folder import NO_RULES, StateRules, folder_hash
 
 _LIVE_GROUPS: set[int] = set()
 PID_FILE = "agent.pid"
@@ -87,20 +89,7 @@ def fill(value: str, values: dict[str, str]) -> str:
 TEMP_VARIABLES = ("TMPDIR", "TMP", "TEMP")  # where an agent writes its temp files (OpenClaw: logs, locks)
 
 
-def folder_hash(folder: Path | None) -> str:
-    """sha256 over a folder's relative paths and contents; "none" when there is no folder. An
-    empty folder and no folder differ ("none" vs the hash of nothing)."""
-    if folder is None or not folder.is_dir():
-        return "none"
-    digest = hashlib.sha256()
-    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
-        digest.update(
-            str(path.relative_to(folder)).encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest()
-        )
-    return digest.hexdigest()
-
-
-def reset_state(state_dir: Path, run_dir: Path, snapshot: Path | None) -> str:
+def reset_state(state_dir: Path, run_dir: Path, snapshot: Path | None, rules: StateRules = NO_RULES) -> str:
     """Put a fresh run's agent state in place: the snapshot's copy, or — with none — an empty
     folder when the state folder is the run's own. Returns what the run may promise about its
     initial state: the state folder's hash (equal to the snapshot's), or why it can't."""
@@ -117,7 +106,7 @@ def reset_state(state_dir: Path, run_dir: Path, snapshot: Path | None) -> str:
         return (
             f"unknown (the state folder {state_dir} is outside the run and has no snapshot: kept as it was)"
         )
-    return folder_hash(state_dir)
+    return folder_hash(state_dir, rules)
 
 
 class AgentProcess:
@@ -132,6 +121,9 @@ class AgentProcess:
             )
         )
         self.values = {"RUN_DIR": str(run_dir), "STATE_DIR": str(self.state_dir), **values}
+        if isinstance(command, list) and command:
+            self.values.setdefault("AGENT_INSTALL", agent_install(binary_for(fill(str(command[0]), self.values))))
+        self.rules = state_rules(settings, self.values)
         self.command: list[str] | str = (
             [binary_for(fill(str(command[0]), self.values))]
             + [fill(str(c), self.values) for c in command[1:]]
@@ -164,7 +156,7 @@ class AgentProcess:
         """A fresh run's state folder: the snapshot's copy, or empty when the folder is the
         run's own (`reset_state`). Returns the initial state's hash, or why it is unknown."""
         source = Path(fill(str(self.snapshot), self.values)) if self.snapshot else None
-        return reset_state(self.state_dir, self.run_dir, source)
+        return reset_state(self.state_dir, self.run_dir, source, self.rules)
 
     @property
     def log_path(self) -> Path:
@@ -385,6 +377,33 @@ class AgentProcess:
     async def restart(self) -> None:
         await self.stop()
         await self.start()
+
+
+def agent_install(program: str) -> str:
+    """The folder of the agent's own install: where its program really is, links resolved
+    (`node_modules/.bin/openclaw` → `node_modules/openclaw`); "" when it can't be found."""
+    found = program if "/" in program else shutil.which(program)
+    return str(Path(os.path.realpath(found)).parent) if found else ""
+
+
+def state_rules(settings: dict[str, Any], values: dict[str, str]) -> StateRules:
+    """The profile's `not_state` and `links_into` (adapters/state_folder.py), filled with the
+    run's values; a `links_into` entry that fills to nothing (no install found) is dropped."""
+    def listed(key: str) -> list[str]:
+        value = settings.get(key) or []
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise AdapterConfigError(f"the agent's `process.{key}` must be a list of paths")
+        return [fill(v, values) for v in value]
+
+    not_state = listed("not_state")
+    for rel in not_state:
+        if Path(rel).is_absolute() or ".." in Path(rel).parts:
+            raise AdapterConfigError(f"`process.not_state`: {rel} is not a path inside the state folder")
+    roots = [Path(os.path.normpath(v)) for v in listed("links_into") if v.strip()]
+    for root in roots:
+        if not root.is_absolute():
+            raise AdapterConfigError(f"`process.links_into`: {root} is not an absolute folder")
+    return StateRules(tuple(not_state), tuple(roots))
 
 
 def with_agent_path(env: dict[str, str]) -> dict[str, str]:

@@ -74,6 +74,7 @@ class RunStart(Event):
     # the agent's state folder as this start found it: its sha256 (a fresh run: the snapshot's,
     # or an empty folder's), or "unknown (why)" for an agent whose state we don't hold
     state: str = ""
+    restored: bool = False  # a fork's start that restored its checkpoint (`state` is then its hash)
 
 
 @dataclass
@@ -154,7 +155,9 @@ class SessionChanged(Event):
 class CheckpointSaved(Event):
     """The agent's state folder archived between two settled turns (`bench.checkpoint`): runs
     fork from it. `state_hash` is the folder's content hash (`folder_hash`), `archive` the
-    archive's path inside the run folder, `archive_sha256` its bytes' digest."""
+    archive's path inside the run folder, `archive_sha256` its bytes' digest, `bytes` its size.
+    `state_bytes` and `members` are what restoring it writes (the bound a restore holds it to;
+    0 in logs older than them), `left_out` what the profile says is not state (caches, temp)."""
 
     type: ClassVar[str] = "checkpoint"
     name: str = ""
@@ -162,6 +165,9 @@ class CheckpointSaved(Event):
     archive: str = ""
     archive_sha256: str = ""
     bytes: int = 0
+    state_bytes: int = 0
+    members: int = 0
+    left_out: list[str] = field(default_factory=list)
 
 
 @dataclass

@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from adapters.base import AdapterConfigError
-from adapters.lifecycle import fill, folder_hash
+from adapters.lifecycle import fill
+from adapters.state_folder import folder_hash
 from gateway import __version__
 from gateway.log.events import Asked, Replied, RunStart, Said
 from gateway.report.budget import percentile

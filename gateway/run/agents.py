@@ -39,15 +39,17 @@ from adapters.base import (
 from adapters.http import HttpAdapter
 from adapters.http_server import free_port, serve
 from adapters.letta import LettaAdapter
-from adapters.lifecycle import AgentProcess, folder_hash, reset_state
+from adapters.lifecycle import AgentProcess, reset_state
 from adapters.openclaw import OpenClawAdapter
 from adapters.profiles import resolve
 from adapters.reference.standin import STANDIN_NAME, standin_app
+from adapters.state_folder import NO_RULES, StateRules, folder_hash
 from adapters.telegram import TelegramAdapter
 from adapters.websocket import WebSocketAdapter
 from gateway.log.redact import Redactor
-from gateway.run.checkpoints import SavedCheckpoint, restore_state
+from gateway.run.checkpoints import SavedCheckpoint
 from gateway.run.process_adapters import RestartingAdapter, WatchedAdapter
+from gateway.run.restore import restore_state
 from gateway.traffic.profile import TrafficProfile, load_profile
 from gateway.traffic.recorder import RunRecorder
 from persona.benchmark.model import Benchmark
@@ -208,7 +210,10 @@ class AgentHandle:
     state_dir: Path | None = None
     # stop the agent cleanly, do the work (archive its state folder), start it again on the
     # same session: what a checkpoint does between two settled turns
-    restart_around: Callable[[Callable[[], None]], Awaitable[None]] | None = None
+    # (`again` False: stop and do the work only — the run ends at this checkpoint)
+    restart_around: Callable[[Callable[[], None], bool], Awaitable[None]] | None = None
+    state_rules: StateRules = NO_RULES  # what of the state folder is state (its profile's)
+    restored: bool = False  # this start restored a checkpoint (`state` is its hash)
 
 
 def recording_wanted(settings: dict[str, Any]) -> bool:
@@ -326,9 +331,9 @@ async def open_agent(
         if isinstance(process_settings, dict):
             process = AgentProcess(process_settings, run_dir, values)
             if restore is not None:
-                state = restore_state(restore, process.state_dir)
+                state = restore_state(restore, process.state_dir, process.rules)
             else:
-                state = process.reset() if fresh else folder_hash(process.state_dir)
+                state = process.reset() if fresh else folder_hash(process.state_dir, process.rules)
             stack.push_async_callback(process.stop)
             if telegram is not None:  # runs first at exit: the bot's long poll ends now, not in 50 s
                 stack.callback(telegram.release_polls)
@@ -344,26 +349,35 @@ async def open_agent(
             yield AgentHandle(adapter, llm_url, [])
         else:
             yield AgentHandle(
-                adapter, llm_url, process.notes, state, process.state_dir, _restarter(adapter, process, telegram)
+                adapter,
+                llm_url,
+                process.notes,
+                state,
+                process.state_dir,
+                _restarter(adapter, process, telegram),
+                process.rules,
+                restored=restore is not None,
             )
 
 
 def _restarter(
     adapter: AgentAdapter, process: AgentProcess, telegram: TelegramAdapter | None
-) -> Callable[[Callable[[], None]], Awaitable[None]]:
-    """Stop a started agent, do `work`, start it again and reopen its session (a bot on our Bot
-    API keeps its emulator and polls again; another surface reconnects)."""
+) -> Callable[[Callable[[], None], bool], Awaitable[None]]:
+    """Stop a started agent, do `work`, start it again (unless `again` is False) and reopen its
+    session (a bot on our Bot API keeps its emulator and polls again; another surface reconnects)."""
     inner = adapter.inner if isinstance(adapter, WatchedAdapter) else adapter
     if isinstance(inner, RestartingAdapter):
         inner = inner.inner
 
-    async def around(work: Callable[[], None]) -> None:
+    async def around(work: Callable[[], None], again: bool = True) -> None:
         session = getattr(inner, "session", None)
         resume = session if isinstance(session, SessionState) else None
         if telegram is None:
             await inner.close()
         await process.stop()
         work()
+        if not again:
+            return
         await process.start()
         if telegram is not None:
             await telegram.wait_for_bot(process.ready_timeout, process.exited)
@@ -470,10 +484,10 @@ async def _start_reference(
     if surface != "telegram":  # (the emulated Bot API closes after the bot, above)
         stack.push_async_callback(adapter.close)
 
-    async def around(work: Callable[[], None]) -> None:
+    async def around(work: Callable[[], None], again: bool = True) -> None:
         # in-process, with no work of its own between settled turns: stopped as it is; started
         # again as a new process would be — with its memory folder and no turns in context
         work()
         agent.sessions.clear()
 
-    return AgentHandle(adapter, llm_url, [], state, state_dir, around)
+    return AgentHandle(adapter, llm_url, [], state, state_dir, around, restored=restore is not None)

@@ -6,22 +6,21 @@ hash, the archive's sha256 and the log position (the event's `seq`). The persona
 that point is not stored apart: a driver is deterministic given the logged persona turns, so
 replaying the log up to the position rebuilds it (as a resumed run does).
 
-What a caller may rely on: an archive is complete or absent (written beside, then renamed);
-`restore_state` refuses an archive whose bytes differ from the logged digest, and extracts
-only regular files and folders inside the state folder (tar's `data` filter: no absolute
-paths, no `..`, no links pointing out, no devices) — an archive is data, never trusted as code.
+What a caller may rely on: an archive is complete or absent (written beside, then renamed),
+readable by its owner only, and holds what a restore can put back exactly (checked when it is
+taken: adapters/state_folder.py); restoring it (gateway/run/restore.py) is bounded and leaves
+either the checkpoint's state or nothing.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-import shutil
 import tarfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from adapters.lifecycle import folder_hash
+from adapters.state_folder import NO_RULES, StateRules, folder_hash, state_problems, walk_state
 from gateway.log.events import CheckpointSaved, Event
 
 CHECKPOINTS = "checkpoints"  # the folder of a run's checkpoint archives
@@ -42,6 +41,16 @@ class SavedCheckpoint:
     archive: Path
     archive_sha256: str
     bytes: int
+    state_bytes: int = 0  # what restoring it writes (0: not recorded, an older log)
+    members: int = 0
+
+    @classmethod
+    def logged(cls, run_id: str, run_dir: Path, event: CheckpointSaved) -> SavedCheckpoint:
+        """The checkpoint a logged `checkpoint` event of run `run_id` (in `run_dir`) records."""
+        return cls(
+            run_id, event.name, event.seq, event.state_hash, run_dir / event.archive, event.archive_sha256,
+            event.bytes, event.state_bytes, event.members,
+        )
 
     def reference(self) -> dict[str, object]:
         """What a fork's header records of it (`Header.parent`)."""
@@ -58,22 +67,36 @@ def archive_path(run_dir: Path, name: str) -> Path:
     return run_dir / CHECKPOINTS / f"{name}.tar.gz"
 
 
-def archive_state(state_dir: Path, run_dir: Path, name: str) -> CheckpointSaved:
+def archive_state(state_dir: Path, run_dir: Path, name: str, rules: StateRules = NO_RULES) -> CheckpointSaved:
     """Archive `state_dir` as checkpoint `name` of the run in `run_dir`; returns the event to log
     (its `seq` is stamped when logged). A second checkpoint of the same name replaces the first
-    (a resumed run taking it again after a crash between the archive and its log record)."""
+    (a resumed run taking it again after a crash between the archive and its log record).
+
+    Refused here (`CheckpointError`), not when a fork starts: a folder holding what a restore
+    could not put back as it was (a link out of the folder to a place the profile doesn't name,
+    a path deeper than a restore allows, a socket). What `rules.not_state` names is left out of
+    the archive and the hash. The archive is readable by its owner only: it holds the agent's
+    own secrets (an `.env`, a token file) as they were."""
     if not state_dir.is_dir():
         raise CheckpointError(f"the agent's state folder {state_dir} does not exist: nothing to archive")
+    if problems := state_problems(state_dir, rules):
+        raise CheckpointError(
+            f"checkpoint {name!r} can't keep the state folder {state_dir} as it is: {_listed(problems)}"
+        )
     target = archive_path(run_dir, name)
     target.parent.mkdir(parents=True, exist_ok=True)
+    target.parent.chmod(0o700)
     partial = target.with_name(f".{target.name}.partial")
-    state_hash = folder_hash(state_dir)
-    with tarfile.open(partial, "w:gz") as tar:
-        for path in sorted(state_dir.rglob("*")):
-            if path.is_symlink() or path.is_file() or path.is_dir():
-                tar.add(path, arcname=str(path.relative_to(state_dir)), recursive=False)
-    with open(partial, "rb") as f:
-        os.fsync(f.fileno())
+    state_hash = folder_hash(state_dir, rules)
+    state_bytes = members = 0
+    with open(os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as raw:
+        with tarfile.open(fileobj=raw, mode="w:gz") as tar:
+            for entry in walk_state(state_dir, rules):
+                tar.add(entry.path, arcname=entry.rel, recursive=False)
+                members += 1
+                state_bytes += entry.size
+        raw.flush()
+        os.fsync(raw.fileno())
     os.replace(partial, target)
     return CheckpointSaved(
         name=name,
@@ -81,37 +104,15 @@ def archive_state(state_dir: Path, run_dir: Path, name: str) -> CheckpointSaved:
         archive=str(target.relative_to(run_dir)),
         archive_sha256=file_sha256(target),
         bytes=target.stat().st_size,
+        state_bytes=state_bytes,
+        members=members,
+        left_out=list(rules.not_state),
     )
 
 
-def restore_state(checkpoint: SavedCheckpoint, state_dir: Path) -> str:
-    """Replace `state_dir` by the checkpoint's archive; returns the restored folder's hash, which
-    equals the checkpoint's `state_hash` (else `CheckpointError`)."""
-    if not checkpoint.archive.is_file():
-        raise CheckpointError(
-            f"checkpoint {checkpoint.name!r} of run {checkpoint.run_id}: {checkpoint.archive} is missing"
-        )
-    if (digest := file_sha256(checkpoint.archive)) != checkpoint.archive_sha256:
-        raise CheckpointError(
-            f"checkpoint {checkpoint.name!r} of run {checkpoint.run_id}: {checkpoint.archive} changed since it was "
-            f"taken (sha256 {digest[:12]}…, logged {checkpoint.archive_sha256[:12]}…); it can't be forked from"
-        )
-    shutil.rmtree(state_dir, ignore_errors=True)
-    state_dir.mkdir(parents=True)
-    try:
-        with tarfile.open(checkpoint.archive, "r:gz") as tar:
-            tar.extractall(state_dir, filter="data")
-    except (tarfile.TarError, OSError) as exc:
-        raise CheckpointError(
-            f"checkpoint {checkpoint.name!r}: can't restore {checkpoint.archive}: {exc}"
-        ) from None
-    restored = folder_hash(state_dir)
-    if restored != checkpoint.state_hash:
-        raise CheckpointError(
-            f"checkpoint {checkpoint.name!r} of run {checkpoint.run_id}: the restored state folder hashes "
-            f"{restored[:12]}…, not the logged {checkpoint.state_hash[:12]}…"
-        )
-    return restored
+def _listed(problems: list[str], at_most: int = 5) -> str:
+    shown = "; ".join(problems[:at_most])
+    return shown + (f"; and {len(problems) - at_most} more" if len(problems) > at_most else "")
 
 
 def file_sha256(path: Path) -> str:
@@ -127,7 +128,5 @@ def checkpoints_in(run_id: str, run_dir: Path, events: list[Event]) -> list[Save
     found: dict[str, SavedCheckpoint] = {}
     for e in events:
         if isinstance(e, CheckpointSaved):
-            found[e.name] = SavedCheckpoint(
-                run_id, e.name, e.seq, e.state_hash, run_dir / e.archive, e.archive_sha256, e.bytes
-            )
+            found[e.name] = SavedCheckpoint.logged(run_id, run_dir, e)
     return list(found.values())

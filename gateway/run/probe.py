@@ -40,9 +40,10 @@ from gateway.log.events import (
 )
 from gateway.log.runlog import EVENTS_FILE, RunLogWriter, read_log
 from gateway.run.agents import AgentHandle, describe_agent, open_agent, recording_wanted, traffic_profile
-from gateway.run.checkpoints import CheckpointError, SavedCheckpoint, archive_state, restore_state
+from gateway.run.checkpoints import CheckpointError, SavedCheckpoint, archive_state
 from gateway.run.definition import agent_version
 from gateway.run.forking import fork_refusal
+from gateway.run.restore import restore_state
 from gateway.traffic.profile import TrafficProfile
 from gateway.traffic.recorder import RunRecorder
 
@@ -196,20 +197,13 @@ async def _checkpoint_check(
     saved: list[CheckpointSaved] = []
     restored: list[str] = []
     try:
-        await restart(lambda: saved.append(archive_state(state_dir, run_dir, "probe")))
+        rules = handle.state_rules
+        await restart(lambda: saved.append(archive_state(state_dir, run_dir, "probe", rules)), True)
         logged = writer.append(saved[0])
         assert isinstance(logged, CheckpointSaved)
         taken = logged
-        checkpoint = SavedCheckpoint(
-            run_dir.name,
-            "probe",
-            taken.seq,
-            taken.state_hash,
-            run_dir / taken.archive,
-            taken.archive_sha256,
-            taken.bytes,
-        )
-        await restart(lambda: restored.append(restore_state(checkpoint, state_dir)))
+        checkpoint = SavedCheckpoint.logged(run_dir.name, run_dir, taken)
+        await restart(lambda: restored.append(restore_state(checkpoint, state_dir, rules)), True)
     except (AdapterError, CheckpointError, OSError) as exc:
         return Check(name, False, f"{type(exc).__name__}: {exc}", "see agent.log in the probe's folder")
     answer = await _turn(handle.adapter, writer, RECALL, out)

@@ -71,6 +71,7 @@ from gateway.run.agents import AgentHandle, describe_agent, open_agent
 from gateway.run.checkpoints import CheckpointError, SavedCheckpoint, archive_state
 from gateway.run.config import RunSpec
 from gateway.run.definition import agent_version, run_definition
+from gateway.run.fork_start import restore_at_start
 from gateway.run.forking import find_checkpoint
 from gateway.run.journal import LocalJournal, LogAppender, RunJournal
 from gateway.run.personas import build_driver, driver_name
@@ -233,7 +234,7 @@ class Run:
                 self.run_dir,
                 self.traffic.recorder if self.traffic else None,
                 fresh=previous is None or moved,  # a moved run's agent has no state here: its snapshot
-                restore=self.parent if previous is None or moved else None,  # a fork: its checkpoint
+                restore=restore_at_start(self.parent, previous, moved),  # a fork: until a start restored
             ) as handle:
                 self.handle = handle
                 self.adapter, self.llm_url = handle.adapter, handle.llm_url
@@ -373,6 +374,7 @@ class Run:
                 pid=os.getpid(),
                 node=self.journal.node,
                 state=self.agent_state,
+                restored=self.handle is not None and self.handle.restored,
             )
         )
         if previous is not None:
@@ -540,11 +542,12 @@ class Run:
             return
         if self.writer is not None:
             self.writer.flush()
-        state_dir, restart = handle.state_dir, handle.restart_around
+        state_dir, restart, rules = handle.state_dir, handle.restart_around, handle.state_rules
         saved: list[CheckpointSaved] = []
+        last = self.spec.until == name  # the run ends here: its agent is not started again for nothing
         await self._until_done(
             f"checkpoint {name}",
-            lambda: restart(lambda: saved.append(archive_state(state_dir, self.run_dir, name))),
+            lambda: restart(lambda: saved.append(archive_state(state_dir, self.run_dir, name, rules)), not last),
         )
         self._log_off_turn()
         if self.traffic is not None:

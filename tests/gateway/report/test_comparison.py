@@ -7,7 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from gateway.report.comparison import compare, folder_hash, render_comparison
+from adapters.state_folder import folder_hash
+from gateway.report.comparison import compare, render_comparison
 
 
 def line(task: str, repeat: int, variant: str, correct: dict[str, bool], **extra: Any) -> dict[str, Any]:

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-import io
 import json
-import tarfile
 from pathlib import Path
 
 import pytest
@@ -13,7 +11,6 @@ import pytest
 from adapters.lifecycle import folder_hash
 from gateway.log.events import Asked, CheckpointSaved, Evaluation, PhaseEntered, RunStart, Said
 from gateway.log.runlog import EVENTS_FILE, read_log
-from gateway.run.checkpoints import CheckpointError, SavedCheckpoint, restore_state
 from gateway.run.config import RunSpec
 from gateway.run.runner import run_spec
 from persona.benchmark.errors import BenchmarkErrors
@@ -150,23 +147,6 @@ def test_a_benchmark_declares_a_checkpoint_and_a_bad_name_is_an_error_at_its_lin
     with pytest.raises(BenchmarkErrors) as caught:
         load_benchmark(make_benchmark(ch2__md=bad))
     assert "ch2.md:6" in str(caught.value) and "checkpoint name '../up'" in str(caught.value)
-
-
-def test_a_restored_archive_is_checked_and_can_not_write_outside_the_state_folder(tmp_path: Path) -> None:
-    archive = tmp_path / "evil.tar.gz"
-    with tarfile.open(archive, "w:gz") as tar:
-        data = b"owned"
-        member = tarfile.TarInfo("../outside.txt")
-        member.size = len(data)
-        tar.addfile(member, io.BytesIO(data))
-    digest = hashlib.sha256(archive.read_bytes()).hexdigest()
-    checkpoint = SavedCheckpoint("p", "exam", 5, "x", archive, digest, archive.stat().st_size)
-    with pytest.raises(CheckpointError, match="can't restore"):
-        restore_state(checkpoint, tmp_path / "state")
-    assert not (tmp_path / "outside.txt").exists()
-    changed = SavedCheckpoint("p", "exam", 5, "x", archive, "0" * 64, 1)
-    with pytest.raises(CheckpointError, match="changed since it was taken"):
-        restore_state(changed, tmp_path / "state")
 
 
 def test_pass_hat_and_pass_at_k_are_the_unbiased_estimators() -> None:
@@ -376,3 +356,52 @@ def test_a_run_killed_after_its_checkpoint_resumes_without_taking_it_again(
     assert sorted(e.question_id for e in events if isinstance(e, Evaluation)) == ["q1", "q2", "q3"]
     forked = marathon("fork", str(tmp_path / "recordings" / "k"), "--at", "exam", cwd=tmp_path)
     assert forked.returncode == 0, forked.stderr
+
+
+async def test_a_fork_whose_first_start_was_refused_restores_on_the_next_and_scores_as_one_never_stopped(
+    tmp_path: Path, make_benchmark: BenchFactory
+) -> None:
+    """A restore refused (or a fork stopped before it restored), then the same command again:
+    the fork starts from its checkpoint's state, not from the empty folder its first start left."""
+    bench = make_benchmark()
+    agent = {"adapter": "reference"}
+    teach = await run_spec(RunSpec("t", bench, agent, checkpoint_at="exam", until="exam"), tmp_path)
+    assert teach.reason == "completed"
+    (saved,) = [e for e in _events(tmp_path / "t") if isinstance(e, CheckpointSaved)]
+    clean = await run_spec(RunSpec("t.clean", bench, agent, checkpoint_at="exam", parent=("t", "exam")), tmp_path)
+    archive = tmp_path / "t" / saved.archive
+    good = archive.read_bytes()
+    archive.write_bytes(b"not the archive")
+    fork = RunSpec("t.f1", bench, agent, checkpoint_at="exam", parent=("t", "exam"))
+    refused = await run_spec(fork, tmp_path)
+    assert refused.reason == "error" and "changed since it was taken" in refused.detail
+    assert not [e for e in _events(tmp_path / "t.f1") if isinstance(e, (RunStart, Evaluation))]
+    archive.write_bytes(good)
+    again = await run_spec(fork, tmp_path)
+    assert again.reason == clean.reason == "completed"
+    (start,) = [e for e in _events(tmp_path / "t.f1") if isinstance(e, RunStart)]
+    assert start.restored and start.state == saved.state_hash
+    scores = {
+        name: [(e.question_id, e.score) for e in _events(tmp_path / name) if isinstance(e, Evaluation)]
+        for name in ("t.clean", "t.f1")
+    }
+    assert scores["t.f1"] == scores["t.clean"] and any(score == 10 for _, score in scores["t.f1"])
+
+
+def test_a_fork_that_answered_on_another_state_is_refused_not_graded(tmp_path: Path) -> None:
+    """A log written before the rule: the fork started on an empty folder and answered. Restoring
+    now would not mend its answers: the start is refused with the reason."""
+    from gateway.log.events import Header
+    from gateway.log.runlog import RunLog
+    from gateway.run.checkpoints import CheckpointError, SavedCheckpoint
+    from gateway.run.fork_start import restore_at_start
+
+    parent = SavedCheckpoint("m", "exam", 40, "4d57" + "0" * 60, tmp_path / "a.tar.gz", "0" * 64, 10)
+    empty_start = RunStart(state="none")
+    log = RunLog(tmp_path / "events.msgpack", Header(run_id="m.f1"), [empty_start])
+    assert restore_at_start(parent, log, moved=False) is parent  # started, nothing said: restore
+    log.events.append(Said(text="hello"))
+    with pytest.raises(CheckpointError, match="answered 1 message.*--fresh"):
+        restore_at_start(parent, log, moved=False)
+    log.events.insert(0, RunStart(state=parent.state_hash, restored=True))
+    assert restore_at_start(parent, log, moved=False) is None  # started from it: the folder is its own

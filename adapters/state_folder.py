@@ -1,0 +1,160 @@
+"""An agent's state folder: what in it is state, how it is hashed, where its links may point.
+
+A checkpoint archives the state folder and a fork restores it, so three questions have one
+answer here, shared by the hash, the archive and the restore:
+
+- **What is state.** A profile names what is not (`process.not_state`: caches, temp folders,
+  given as paths relative to the state folder); those are left out of the hash and the archive,
+  and a fork starts without them, as the agent does after clearing its cache.
+- **How it is hashed.** `folder_hash` streams each file (a 1.5 GB file costs a 1 MB buffer, not
+  1.5 GB of memory) over the folder's relative paths in a fixed order; a link counts as its
+  target's text, never as what it points at. A folder with no links and nothing left out hashes
+  as it did before links were known, so older checkpoints still restore to their logged hash.
+- **Where a link may point.** Inside the state folder (kept relative to it), or — when absolute —
+  into a read-only place the profile names (`process.links_into`, e.g. `${AGENT_INSTALL}`, the
+  agent's own install: OpenClaw links its plugin skills there). Anything else is refused when a
+  checkpoint is taken (`StateFolderError`), so a checkpoint that exists can be forked.
+
+The walk is iterative (a folder 1,500 levels deep is no `RecursionError`), never follows a link,
+and refuses what is neither a file, a folder nor a link (sockets, devices, fifos are named).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Literal
+
+HASH_CHUNK = 1 << 20  # bytes read at a time when hashing a file
+MAX_DEPTH = 128  # path parts below the state folder a checkpoint may hold (a restore refuses more)
+
+EntryKind = Literal["file", "dir", "link"]
+
+
+class StateFolderError(ValueError):
+    """The state folder holds what a checkpoint can't keep faithfully; the message names each."""
+
+
+@dataclass(frozen=True)
+class StateRules:
+    """What a profile says about its agent's state folder (see the module docstring)."""
+
+    not_state: tuple[str, ...] = ()  # relative paths (folders or files) that are not state
+    links_into: tuple[Path, ...] = ()  # absolute folders an absolute link may point into
+
+    def excludes(self, rel: str) -> bool:
+        """Whether `rel` (a posix path relative to the state folder) is left out."""
+        return any(rel == skip or rel.startswith(skip + "/") for skip in self._skips())
+
+    def _skips(self) -> tuple[str, ...]:
+        return tuple(str(PurePosixPath(s)).strip("/") for s in self.not_state if str(PurePosixPath(s)).strip("/"))
+
+    def link_problem(self, rel: str, target: str) -> str | None:
+        """Why a link at `rel` pointing at `target` can't be kept (None: it can)."""
+        if os.path.isabs(target):
+            resolved = os.path.normpath(target)
+            for root in self.links_into:
+                if resolved == str(root) or resolved.startswith(str(root).rstrip("/") + "/"):
+                    return None
+            allowed = ", ".join(str(r) for r in self.links_into) or "none named by the profile"
+            return f"{rel} is a link to {target}, outside the state folder (links may point into: {allowed})"
+        parts = [*PurePosixPath(rel).parent.parts]
+        for part in PurePosixPath(target).parts:
+            if part == "..":
+                if not parts:
+                    return f"{rel} is a link to {target}, which leaves the state folder"
+                parts.pop()
+            elif part != ".":
+                parts.append(part)
+        return None
+
+
+NO_RULES = StateRules()  # a state folder that is all state and holds no links out (the reference agent's)
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One path in a state folder, as the hash and the archive see it."""
+
+    rel: str  # posix, relative to the state folder
+    kind: EntryKind
+    path: Path
+    size: int = 0  # a file's bytes
+    target: str = ""  # a link's target, as written
+
+    @property
+    def depth(self) -> int:
+        return len(PurePosixPath(self.rel).parts)
+
+
+def walk_state(folder: Path, rules: StateRules = NO_RULES) -> Iterator[Entry]:
+    """Every file, folder and link under `folder` (not `folder` itself) that is state, in the
+    hash's order (by path parts); links are not followed. Raises `StateFolderError` naming an
+    entry that is neither (a socket, a device, a fifo)."""
+    found: list[Entry] = []
+    stack = [(folder, "")]
+    while stack:
+        here, prefix = stack.pop()
+        with os.scandir(here) as entries:
+            for item in entries:
+                rel = f"{prefix}{item.name}"
+                if rules.excludes(rel):
+                    continue
+                mode = item.stat(follow_symlinks=False).st_mode
+                path = Path(item.path)
+                if stat.S_ISLNK(mode):
+                    found.append(Entry(rel, "link", path, target=os.readlink(item.path)))
+                elif stat.S_ISDIR(mode):
+                    found.append(Entry(rel, "dir", path))
+                    stack.append((path, rel + "/"))
+                elif stat.S_ISREG(mode):
+                    found.append(Entry(rel, "file", path, size=item.stat(follow_symlinks=False).st_size))
+                else:
+                    raise StateFolderError(f"{rel} in the state folder {folder} is neither a file, a folder nor a link")
+    found.sort(key=lambda e: tuple(e.rel.split("/")))
+    return iter(found)
+
+
+def folder_hash(folder: Path | None, rules: StateRules = NO_RULES) -> str:
+    """sha256 over a folder's state (see the module docstring); "none" when there is no folder.
+    An empty folder and no folder differ ("none" vs the hash of nothing)."""
+    if folder is None or not folder.is_dir():
+        return "none"
+    digest = hashlib.sha256()
+    for entry in walk_state(folder, rules):
+        if entry.kind == "file":
+            digest.update(entry.rel.encode() + b"\0" + file_digest(entry.path))
+        elif entry.kind == "link":
+            digest.update(entry.rel.encode() + b"\0link\0" + entry.target.encode())
+    return digest.hexdigest()
+
+
+def file_digest(path: Path) -> bytes:
+    """A file's sha256, read in chunks (memory stays flat whatever its size)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(HASH_CHUNK):
+            digest.update(chunk)
+    return digest.digest()
+
+
+def state_problems(folder: Path, rules: StateRules) -> list[str]:
+    """What in `folder` a checkpoint can't keep faithfully (links out of bounds, paths deeper
+    than `MAX_DEPTH`); [] when it can all be archived and restored."""
+    problems: list[str] = []
+    deepest: Entry | None = None
+    try:
+        for entry in walk_state(folder, rules):
+            if entry.kind == "link" and (problem := rules.link_problem(entry.rel, entry.target)):
+                problems.append(problem)
+            if entry.depth > MAX_DEPTH and (deepest is None or entry.depth > deepest.depth):
+                deepest = entry
+    except StateFolderError as exc:
+        problems.append(str(exc))
+    if deepest is not None:
+        problems.append(f"{deepest.rel[:60]}… lies {deepest.depth} folders deep (a checkpoint keeps at most {MAX_DEPTH})")
+    return problems

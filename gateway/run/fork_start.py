@@ -1,0 +1,38 @@
+"""Where a fork's agent starts: its checkpoint's state, on every start until one went through.
+
+A fork is only a fork if its agent answers from the checkpoint's state. The restore happens as
+the agent starts (gateway/run/agents.py), so a fork stopped before that — Ctrl-C in its first
+second, a crash, a refused restore — has a log but never had the state: its next start restores
+again. The log says which start restored (`RunStart.restored`, with `state` the checkpoint's
+hash); once one did, the folder is the fork's own and a resume keeps it, as any run's.
+
+A fork whose log shows messages answered on another state (written by a version before this
+rule) can't be mended by restoring now: its earlier answers came from the wrong agent. That
+start is refused with the reason — never a graded exam on the wrong state.
+"""
+
+from __future__ import annotations
+
+from gateway.log.events import Asked, RunStart, Said
+from gateway.log.runlog import RunLog
+from gateway.run.checkpoints import CheckpointError, SavedCheckpoint
+
+
+def restore_at_start(parent: SavedCheckpoint | None, previous: RunLog | None, moved: bool) -> SavedCheckpoint | None:
+    """The checkpoint this start restores (None: keep the state folder as it is). `moved`: the
+    run resumes where its agent's state is not (another cluster node)."""
+    if parent is None:
+        return None
+    if previous is None or moved:
+        return parent
+    starts = [e for e in previous.events if isinstance(e, RunStart)]
+    if any(s.restored or s.state == parent.state_hash for s in starts):
+        return None  # it started from the checkpoint; what the agent did since is the fork's own
+    sent = [e for e in previous.events if isinstance(e, (Said, Asked))]
+    if starts and sent:
+        raise CheckpointError(
+            f"this fork of {parent.run_id} at checkpoint {parent.name!r} answered {len(sent)} message(s) on "
+            f"state {starts[0].state[:12]}…, not the checkpoint's {parent.state_hash[:12]}…: its answers can't "
+            "stand and restoring now would not mend them — run it again with --fresh"
+        )
+    return parent

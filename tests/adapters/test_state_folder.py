@@ -1,0 +1,67 @@
+"""The state folder's hash and rules (adapters/state_folder.py): what a checkpoint keeps."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+from adapters.state_folder import StateRules, folder_hash, state_problems
+
+
+def _hash_before_links_were_known(folder: Path) -> str:
+    """The hash every checkpoint logged before links and `not_state` existed."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        digest.update(str(path.relative_to(folder)).encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
+
+
+def test_a_folder_without_links_hashes_as_older_checkpoints_logged_it(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    for rel, text in {"a-b/x": "1", "a/b/c.txt": "2", "a/b.md": "3", "a.b": "4", "z/.env": "5"}.items():
+        (state / rel).parent.mkdir(parents=True, exist_ok=True)
+        (state / rel).write_text(text)
+    (state / "empty").mkdir()
+    assert folder_hash(state) == _hash_before_links_were_known(state)
+
+
+def test_what_the_profile_says_is_not_state_leaves_the_hash_alone(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    (state / "memory").mkdir(parents=True)
+    (state / "memory" / "notes.md").write_text("Miso is 5\n")
+    before = folder_hash(state, StateRules(not_state=("cache", "tmp/")))
+    (state / "cache" / "assets").mkdir(parents=True)
+    (state / "cache" / "assets" / "big.bin").write_bytes(b"x" * 1000)
+    (state / "tmp").mkdir()
+    (state / "tmp" / "lock").write_text("1")
+    assert folder_hash(state, StateRules(not_state=("cache", "tmp/"))) == before
+    assert folder_hash(state) != before  # without the rule they are state
+
+
+def test_a_link_counts_as_its_target_and_only_named_places_may_be_linked(tmp_path: Path) -> None:
+    install, state = tmp_path / "install", tmp_path / "state"
+    (install / "dist" / "skills").mkdir(parents=True)
+    (state / "memory").mkdir(parents=True)
+    (state / "memory" / "notes.md").write_text("hi")
+    os.symlink(install / "dist" / "skills", state / "plugin-skills")
+    os.symlink("memory/notes.md", state / "latest.md")  # relative, inside: always kept
+    os.symlink("../../elsewhere", state / "memory" / "out")  # relative, leaves the folder
+    problems = state_problems(state, StateRules())
+    assert len(problems) == 2
+    assert any("plugin-skills is a link to" in p and "none named by the profile" in p for p in problems)
+    assert any("memory/out is a link to ../../elsewhere, which leaves the state folder" in p for p in problems)
+    (state / "memory" / "out").unlink()
+    assert state_problems(state, StateRules(links_into=(install,))) == []
+    first = folder_hash(state, StateRules(links_into=(install,)))
+    (install / "dist" / "skills" / "new.md").write_text("the install changed")  # not state: not hashed
+    assert folder_hash(state, StateRules(links_into=(install,))) == first
+
+
+def test_a_folder_deeper_than_a_restore_allows_is_named_once(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    deep = state.joinpath(*["d"] * 200)
+    deep.mkdir(parents=True)
+    (deep / "f").write_text("x")
+    problems = state_problems(state, StateRules())
+    assert len(problems) == 1 and "201 folders deep" in problems[0]
