@@ -3,9 +3,11 @@
 Each fork restores the archived state, replays the parent's persona side up to the checkpoint
 (never re-graded) and plays the rest of the benchmark: K sequential rollouts of the exam, in
 `RECORDINGS/RUN.NAME.fK`, reported with pass^k, pass@k and the noise floor (`matrix.md`).
-The forks take the parent's logged settings; a parent whose agent settings were logged with a
-secret redacted can't be forked from here (the secret is not in the log) — a config's
-`from: {run: ID, checkpoint: NAME}` names the settings instead.
+The forks take the parent's logged settings. A secret read from the environment is logged as the
+reference it is (hermes-http's `Authorization: "Bearer ${API_SERVER_KEY}"`), so the fork reads the
+environment as its parent did. A secret written into a config was redacted and can't be forked
+from here — a config's `from: {run: ID, checkpoint: NAME}` names the settings instead, and the
+error says which setting it was.
 """
 
 from __future__ import annotations
@@ -36,11 +38,13 @@ def fork_specs(run_dir: Path, at: str, count: int) -> list[RunSpec]:
         raise CheckpointError(f"can't read {run_dir}: {exc}") from None
     find_checkpoint(run_dir.parent, run_dir.name, at)  # there, or say which are
     agent = dict(header.agent)
-    if _holds(agent, REDACTED) or _holds(header.persona, REDACTED):
+    lost = _redacted_paths(agent, "agent") + _redacted_paths(header.persona, "persona")
+    if lost:
         raise ValueError(
-            f"run {header.run_id}'s agent or persona settings were logged with a secret redacted, so they can't be taken "
-            f"from its log: fork it from a config instead — a run with `from: {{run: \"{header.run_id}\", "
-            f"checkpoint: \"{at}\"}}` and its settings"
+            f"run {header.run_id}'s settings were logged with a secret redacted ({', '.join(lost)}), written as "
+            f"it was rather than read from the environment, so they can't be taken from its log: fork it from a "
+            f"config instead — a run "
+            f"with `from: {{run: \"{header.run_id}\", checkpoint: \"{at}\"}}` and its settings"
         )
     if agent.get("offline_stand_in"):
         agent = {k: v for k, v in agent.items() if k not in _DESCRIBED}
@@ -73,11 +77,11 @@ def cmd_fork(run_dir: Path, at: str, count: int, parallel: int, fresh: bool) -> 
     return _run_and_report(specs, run_dir.parent, fresh, parallel)
 
 
-def _holds(value: object, marker: str) -> bool:
+def _redacted_paths(value: object, path: str) -> list[str]:
     if isinstance(value, str):
-        return marker in value
+        return [path] if REDACTED in value else []
     if isinstance(value, dict):
-        return any(_holds(v, marker) for v in value.values())
+        return [p for k, v in value.items() for p in _redacted_paths(v, f"{path}.{k}")]
     if isinstance(value, list):
-        return any(_holds(v, marker) for v in value)
-    return False
+        return [p for i, v in enumerate(value) for p in _redacted_paths(v, f"{path}[{i}]")]
+    return []

@@ -187,6 +187,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--runs", type=int, default=1, metavar="K", help="how many forks (default 1)")
     p.add_argument("--parallel", type=int, default=1, metavar="N", help="forks at once (default 1)")
     p.add_argument("--fresh", action="store_true", help="start the forks over, discarding their logs")
+    p = sub.add_parser(
+        "verify", help="check the invariants of recorded runs and print the manifest of what their figures depend on"
+    )
+    p.add_argument("recordings", type=Path, nargs="?", default=Path("recordings"), help="a recordings or run folder")
+    p.add_argument("--json", action="store_true", help="print only the JSON manifest")
     p = sub.add_parser("inspect", help="print a run's timeline from its log")
     p.add_argument("run", type=Path, help="a run folder or its events.msgpack")
     p.add_argument("--limit", type=int, default=0, help="print at most this many events (0 = all)")
@@ -255,6 +260,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_state(args.run, args.json)
         if args.command == "fork":
             return cmd_fork(args.run, args.at, args.runs, max(1, args.parallel), args.fresh)
+        if args.command == "verify":
+            from gateway.cli.verify import cmd_verify
+
+            return cmd_verify(args.recordings, args.json)
         return cmd_inspect(args.run, args.limit)
     except BrokenPipeError:  # `marathon inspect RUN | head`
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - keep Python from failing at exit

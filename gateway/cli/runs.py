@@ -27,6 +27,7 @@ from gateway.log.lock import RunInUse
 from gateway.log.runlog import EVENTS_FILE, RunLogFormatError, read_log, run_status
 from gateway.report.budget import render_ladder
 from gateway.report.comparison import render_comparison
+from gateway.report.forks import render_forks
 from gateway.report.matrix import MatrixReport, write_matrix_report
 from gateway.report.recordings import load_run
 from gateway.run.agents import (
@@ -274,7 +275,7 @@ def _run_and_report(
         ok = ok and result.reason == TerminationReason.COMPLETED
     if brief and stand_in:
         print("note: agents marked * ran on the offline rule-based stand-in, not an LLM")
-    if brief or any(s.rung or s.meta.get("experiment") for s in specs):
+    if brief or any(s.rung or s.meta.get("experiment") or s.parent for s in specs):
         _print_matrix(recordings)
     elif charts:
         try:
@@ -338,6 +339,8 @@ def _print_matrix(recordings: Path) -> MatrixReport | None:
         return None
     for ladder in matrix.ladders:
         print(render_ladder(ladder))
+    for group in matrix.forks:  # pass^k, pass@k and the noise floor of every forked exam
+        print(render_forks(group))
     for comparison, verdict in zip(matrix.comparisons, matrix.verdicts, strict=True):
         print(render_comparison(comparison) + verdict)
     for path in matrix.run_lines:

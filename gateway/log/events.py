@@ -59,6 +59,15 @@ class Header(Event):
     # and judge (gateway/run/definition.py); {} in logs from before it was logged
     defines: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def question_count(self) -> int:
+        """How many questions the run plays. `benchmark.questions` is their count — or, in a
+        fork that plays some of them only (an isolated exam), their ids."""
+        questions = self.benchmark.get("questions", 0)
+        if isinstance(questions, list):
+            return len(questions)
+        return questions if isinstance(questions, int) and not isinstance(questions, bool) else 0
+
 
 @dataclass
 class RunStart(Event):

@@ -27,9 +27,19 @@ _CACHE: dict[Path, tuple[tuple[int, int], RunLog]] = {}
 
 
 def parent_log_path(log_path: Path, header: Header) -> Path | None:
-    """Where a fork's parent log is (None: not a fork)."""
-    run = header.parent.get("run") if header.parent else None
-    return log_path.parent.parent / str(run) / EVENTS_FILE if run else None
+    """Where a fork's parent log is (None: not a fork). A `parent` that is not what a fork's
+    header holds (a run name that is no folder name, a `seq` that is no whole number — a log
+    edited by hand or crafted) is a `LineageError`, never a traceback."""
+    if not header.parent:
+        return None
+    run, seq, name = (header.parent.get(k) for k in ("run", "seq", "checkpoint"))
+    if not isinstance(run, str) or not run or run in (".", "..") or "/" in run or "\\" in run:
+        raise LineageError(f"{log_path}: its header's parent run {run!r} is not the name of a run folder")
+    if not isinstance(seq, int) or isinstance(seq, bool) or seq < 0:
+        raise LineageError(f"{log_path}: its header's parent checkpoint position {seq!r} is not a whole number")
+    if not isinstance(name, str):
+        raise LineageError(f"{log_path}: its header's parent checkpoint name {name!r} is not a name")
+    return log_path.parent.parent / run / EVENTS_FILE
 
 
 def inherited_events(log_path: Path, header: Header, depth: int = 0) -> list[Event]:
@@ -42,8 +52,8 @@ def inherited_events(log_path: Path, header: Header, depth: int = 0) -> list[Eve
             f"{log_path}: forks of forks {MAX_DEPTH} deep — a loop in the `parent` references?"
         )
     parent = _read_cached(parent_path, header)
-    seq = int(header.parent.get("seq", -1))
-    name = str(header.parent.get("checkpoint", ""))
+    seq = int(header.parent["seq"])  # checked by parent_log_path
+    name = str(header.parent["checkpoint"])
     marker = next((e for e in parent.events if e.seq == seq), None)
     if not isinstance(marker, CheckpointSaved) or marker.name != name:
         raise LineageError(

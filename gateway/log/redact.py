@@ -58,7 +58,9 @@ def _maybe_secret(text: str) -> bool:
 
 
 MIN_SECRET_LENGTH = 8  # a shorter configured "secret" would blank ordinary words everywhere
-_ENV_ONLY = re.compile(r"^\$\{[A-Za-z_][A-Za-z0-9_]*\}$")
+# a value that only names where its secret is (`${API_SERVER_KEY}`, `Bearer ${API_SERVER_KEY}`):
+# logged as written — it holds no secret, and a fork of the run reads the environment again
+_ENV_ONLY = re.compile(r"^(?:(?:Bearer|Basic|Token)\s+)?\$\{[A-Za-z_][A-Za-z0-9_]*\}$")
 
 
 def _names_pattern(names: frozenset[str]) -> re.Pattern[str] | None:

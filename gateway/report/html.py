@@ -26,9 +26,11 @@ from gateway import __version__
 from gateway.log.events import Asked, CompactionSeen, LLMExchange, SessionChanged
 from gateway.report.budget import Ladder, render_ladder
 from gateway.report.comparison import Comparison, render_comparison
+from gateway.report.forks import ForkGroup, render_forks
 from gateway.report.markdown import mean_range, render_markdown
 from gateway.report.recordings import RecordedRun
 from gateway.report.run_cards import RunCard
+from persona.grading.exact import PASS_SCORE
 
 TEMPLATE = Path(__file__).parent / "templates" / "report.html"
 STAND_IN_NOTE = (
@@ -78,6 +80,8 @@ def _mean_bars(groups: dict[str, list[tuple[float, float]]], title: str) -> dict
         )
     )
     fig.update_yaxes(range=[0, 10], title="mean score / 10")
+    if not groups:
+        _empty(fig, "no question graded in this run (a teaching run's exam is played by its forks)")
     return _figure(fig, title)
 
 
@@ -217,6 +221,27 @@ def pass_at_b(ladder: Ladder) -> dict[str, Any]:
     return _figure(fig, title)
 
 
+def fork_pass_rates(group: ForkGroup) -> dict[str, Any]:
+    """Per question, the share of its rollouts that passed, one bar per exam mode: where a
+    question's bars differ, the exam's order changed its answer; where a bar is short of 1 or 0,
+    the agent is not consistent from one and the same state."""
+    fig = go.Figure()
+    for mode, result in sorted(group.modes.items()):
+        qids = sorted(result.grades, key=_question_order)
+        rates = [sum(1 for s in result.grades[q].values() if s >= PASS_SCORE) / len(result.grades[q]) for q in qids]
+        counts = [f"{len(result.grades[q])} rollouts" for q in qids]
+        fig.add_trace(go.Bar(x=qids, y=rates, name=mode, hovertext=counts))
+    fig.update_yaxes(range=[0, 1], title="share of rollouts passed")
+    if not fig.data:
+        _empty(fig, "no fork has been graded yet")
+    return _figure(fig, "Pass rate per question over rollouts")
+
+
+def _question_order(qid: str) -> tuple[str, int]:
+    digits = "".join(c for c in qid if c.isdigit())
+    return (qid.rstrip("0123456789"), int(digits) if digits else 0)
+
+
 def ab_plot(c: Comparison) -> dict[str, Any]:
     groups = list(c.groups)
     fig = go.Figure()
@@ -241,9 +266,11 @@ def render_html(
     problems: list[str],
     verdicts: list[str] | None = None,
     cards: Sequence[RunCard] = (),
+    forks: Sequence[ForkGroup] = (),
 ) -> str:
-    """The report page: every ladder and experiment, each run read whole charted one by one,
-    and a line for each other run (`cards`, and the ladder runs whose logs were released)."""
+    """The report page: every ladder, fork group and experiment, each run read whole charted one
+    by one, and a line for each other run — those a section above sums up (forks, ladder rungs:
+    their logs were released) apart from the older runs (`cards`)."""
     sections = [
         {"id": f"ladder{n}", "title": f"Scale ladder: {ladder.label}", "charts": [pass_at_b(ladder)],
          "markdown": render_ladder(ladder)}
@@ -252,6 +279,10 @@ def render_html(
         {"id": f"ab{n}", "title": f"Paired A/B: {c.experiment}", "charts": [ab_plot(c)],
          "markdown": render_comparison(c) + (verdicts[n] if verdicts else "")}
         for n, c in enumerate(comparisons)
+    ] + [
+        {"id": f"forks{n}", "title": f"Exams forked from {group.teacher}'s checkpoint",
+         "charts": [fork_pass_rates(group)], "markdown": render_forks(group)}
+        for n, group in enumerate(forks)
     ]  # fmt: skip
     data = {
         "sections": sections,
@@ -270,11 +301,19 @@ def render_html(
             if not r.released
         ],
         "uncharted": [
-            f"{r.summary.run_id} — {r.summary.status}, mean {r.summary.describe_mean()} ({r.run_dir / 'report.md'})"
-            for r in runs
-            if r.released
-        ]
-        + [card.line(recordings) for card in cards],
+            {
+                "title": "runs summed up in the sections above (forks, ladder rungs), not charted one by one",
+                "lines": [
+                    f"{r.summary.run_id} — {r.summary.status}, mean {r.summary.describe_mean()} ({r.run_dir / 'report.md'})"
+                    for r in runs
+                    if r.released
+                ],
+            },
+            {
+                "title": "older runs, not charted here (each run's report.md has its scores; marathon view opens any of them)",
+                "lines": [card.line(recordings) for card in cards],
+            },
+        ],
     }
     notes = []
     if any(r.summary.stand_in for r in runs) or any(c.stand_in for c in cards):

@@ -720,13 +720,7 @@ def refresh_run_report(log: RunLog, benchmark: Benchmark, run_dir: Path) -> None
 
 def write_reports(log: RunLog, benchmark: Benchmark, run_dir: Path) -> RunSummary:
     """Write `<run>/report.md` and append the same entry to `<recordings>/report.md`."""
-    summary = summarize(log, benchmark)
-    add_judge_costs(summary, run_dir)
-    text = render_markdown(summary)
-    scoped = check_scope(benchmark, log.events, state_folder(log.header.agent, run_dir))
-    if scoped is not None:  # what the agent's state folder still holds of what it was asked to forget
-        text = text.rstrip() + "\n\n" + "\n".join(render_scope(scoped))
-    text = safe_text(text)  # an agent's answers and errors: shown, never obeyed by a terminal or viewer
+    summary, text = _run_report(log, benchmark, run_dir)
     (run_dir / "report.md").write_text(f"# Run report\n\n{text}", encoding="utf-8")
     # MarathonMemBench's state.json, as its users know it (`marathon state RUN --json` prints it)
     state = json.dumps(run_state(log, benchmark).to_json(), ensure_ascii=False, indent=1)
@@ -734,3 +728,19 @@ def write_reports(log: RunLog, benchmark: Benchmark, run_dir: Path) -> RunSummar
     with (run_dir.parent / "report.md").open("a", encoding="utf-8") as f:
         f.write(f"\n{text}")
     return summary
+
+
+def render_run_report(log: RunLog, benchmark: Benchmark, run_dir: Path) -> str:
+    """`<run>/report.md` as the log renders it now (what `write_reports` writes; `marathon
+    verify` compares the file with it)."""
+    return f"# Run report\n\n{_run_report(log, benchmark, run_dir)[1]}"
+
+
+def _run_report(log: RunLog, benchmark: Benchmark, run_dir: Path) -> tuple[RunSummary, str]:
+    summary = summarize(log, benchmark)
+    add_judge_costs(summary, run_dir)
+    text = render_markdown(summary)
+    scoped = check_scope(benchmark, log.events, state_folder(log.header.agent, run_dir))
+    if scoped is not None:  # what the agent's state folder still holds of what it was asked to forget
+        text = text.rstrip() + "\n\n" + "\n".join(render_scope(scoped))
+    return summary, safe_text(text)  # an agent's answers and errors: shown, never obeyed by a terminal or viewer

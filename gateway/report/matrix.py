@@ -16,7 +16,7 @@ from gateway.display import safe_text
 from gateway.report.budget import Ladder, build_ladders, render_ladder
 from gateway.report.comparison import Comparison, compare, render_comparison, run_line, write_lines
 from gateway.report.decision import plan_decision, render_verdict
-from gateway.report.forks import build_fork_groups, render_forks, render_preparation
+from gateway.report.forks import ForkGroup, build_fork_groups, render_forks, render_preparation
 from gateway.report.recordings import load_runs
 from gateway.report.results_table import results_table
 from gateway.whole_file import write_whole
@@ -35,6 +35,7 @@ class MatrixReport:
     problems: list[str] = field(default_factory=list)
     runs: int = 0
     verdicts: list[str] = field(default_factory=list)  # per comparison: its decision rule's verdict
+    forks: list[ForkGroup] = field(default_factory=list)  # exams forked from one checkpoint each
 
 
 def _replace(path: Path, text: str) -> None:
@@ -78,5 +79,7 @@ def write_matrix_report(recordings: Path, seed: int = 0) -> MatrixReport:
     from gateway.report.html import render_html  # plotly takes a while to import; only needed here
 
     html = recordings / HTML_FILE
-    _replace(html, render_html(recordings, runs, ladders, comparisons, problems, verdicts, cards))
-    return MatrixReport(markdown, html, ladders, comparisons, written, problems, len(runs) + len(cards), verdicts)
+    _replace(html, render_html(recordings, runs, ladders, comparisons, problems, verdicts, cards, forks))
+    return MatrixReport(
+        markdown, html, ladders, comparisons, written, problems, len(runs) + len(cards), verdicts, forks
+    )

@@ -19,11 +19,12 @@ the agent's state is taken, not the conversation). `memory: "accumulating"`: see
 
 With `exam` or `rollouts`, the configured run teaches up to its checkpoint and ends there (ID);
 the exam is played by forks of that checkpoint: `ID.seq.rK` (the whole exam, in order) and
-`ID.iso.qNN.rK` (question NN alone). Each fork is a run of its own: logged, resumable, reported.
+`ID.iso.QID.rK` (question QID alone, named by its id). Each fork is a run of its own: logged, resumable, reported.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Any, ClassVar, Protocol
 
@@ -76,9 +77,16 @@ def fork_keys_problem(run: dict[str, Any]) -> str | None:
         return "`from` forks one run; `exam` and `rollouts` go on the run that teaches"
     if at == DISTRACTORS and (modes is not None or rollouts is not None or origin is not None):
         return '`checkpoint_at: "distractors"` teaches a ladder once; `exam`, `rollouts` and `from` don\'t go with it'
+    if at == END and (modes is not None or rollouts is not None):
+        return '`checkpoint_at: "end"` comes after the last question: an exam forked from it would ask nothing'
     if at == DISTRACTORS and not run.get("rung"):
         return '`checkpoint_at: "distractors"` needs the ladder\'s rungs (`rung: [...]`) to fork'
     return None
+
+
+def run_name_part(text: str) -> str:
+    """`text` as part of a run's folder name (a question id: `q11` stays `q11`)."""
+    return re.sub(r"[^A-Za-z0-9_-]", "_", text) or "_"
 
 
 def expand_forks[S: Spec](spec: S, run: dict[str, Any]) -> list[S]:
@@ -117,13 +125,13 @@ def expand_forks[S: Spec](spec: S, run: dict[str, Any]) -> list[S]:
         for mode, tag in (("isolated", "iso"), ("direct-evidence", "dir")):
             if mode not in listed:
                 continue
-            for n, q in enumerate(questions, 1):
+            for q in questions:
                 meta = {**spec.meta, "fork_of": spec.id, "exam": mode, "rollout": k, "question": q.id}
                 restate = mode == "direct-evidence"
                 forks.append(
                     replace(
                         fork,
-                        id=f"{spec.id}.{tag}.q{n:02d}.r{k}",
+                        id=f"{spec.id}.{tag}.{run_name_part(q.id)}.r{k}",
                         questions=(q.id,),
                         meta=meta,
                         restate=restate,

@@ -112,7 +112,7 @@ class RunWatch:
                 self.progress = RunProgress(
                     event.run_id or self.run_id,
                     int(event.benchmark.get("phases", 0)),
-                    int(event.benchmark.get("questions", 0)),
+                    event.question_count,
                     stand_in=bool(event.agent.get("offline_stand_in")),
                 )
                 return

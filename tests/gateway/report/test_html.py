@@ -166,8 +166,11 @@ async def test_past_the_newest_runs_a_report_keeps_a_line_not_the_log(tmp_path: 
     assert all(c.line(recordings).startswith("r0 — completed, mean 8.67/10 (") for c in cards)
     page = render_html(recordings, runs, [], [], [], None, cards)
     assert page.count('"charts": [{') == 2  # two runs charted
-    uncharted = json.loads(re.search(r'"uncharted": (\[.*?\])', page)[1])  # type: ignore[index]
-    assert [line.rsplit("/", 2)[-2] for line in uncharted] == ["r0", "r1"]
+    payload = re.search(r"const REPORT = (\{.*\});", page)
+    assert payload is not None
+    summed, older = json.loads(payload[1])["uncharted"]
+    assert summed["lines"] == [] and "older runs" in older["title"]
+    assert [line.rsplit("/", 2)[-2] for line in older["lines"]] == ["r0", "r1"]
 
     # the next report takes the cards from the index; a log that changed is read again
     index = json.loads((recordings / INDEX_FILE).read_text())

@@ -61,7 +61,7 @@ def test_an_isolated_exam_with_rollouts_forks_every_question_from_one_teaching(
         assert not [e for e in events if isinstance(e, Said) and e.purpose == "fact"]
         graded = [e for e in events if isinstance(e, Evaluation)]
         assert len(graded) == (1 if ".iso." in name else len(questions))
-    report = (rec / "m.iso.q01.r1" / "report.md").read_text()
+    report = (rec / "m.iso.q1.r1" / "report.md").read_text()
     assert "forked from m at checkpoint 'exam'" in report and "required facts told: 5/5" in report
     matrix = (rec / "matrix.md").read_text()
     assert "Exams forked from m's checkpoint" in matrix and "pass^k" in matrix
@@ -99,6 +99,8 @@ async def test_a_started_agent_is_stopped_archived_and_its_fork_remembers(
     assert teach.reason == "completed"
     (saved,) = [e for e in _events(tmp_path / "t") if isinstance(e, CheckpointSaved)]
     assert "Miso" in (tmp_path / "t" / "agent-state" / "notes.txt").read_text()
+    agent_log = (tmp_path / "t" / "agent.log").read_text()
+    assert agent_log.count("agent pid") == 1  # it ends at its checkpoint: stopped, archived, not started again
     fork = await run_spec(RunSpec("t.f1", bench, agent, checkpoint_at="exam", parent=("t", "exam")), tmp_path)
     assert fork.reason == "completed"
     events = _events(tmp_path / "t.f1")
@@ -131,6 +133,7 @@ def test_marathon_fork_names_the_checkpoints_a_run_has(tmp_path: Path, make_benc
     forked = marathon("fork", str(run), "--at", "exam", "--runs", "2", cwd=tmp_path)
     assert forked.returncode == 0, forked.stderr
     assert "[m.exam.f1]* completed" in forked.stdout and "[m.exam.f2]* completed" in forked.stdout
+    assert "Exams forked from m's checkpoint" in forked.stdout and "pass^k" in forked.stdout
     assert "Exams forked from m's checkpoint" in (tmp_path / "recordings" / "matrix.md").read_text()
 
 
@@ -230,15 +233,15 @@ def test_a_direct_evidence_fork_restates_the_answer_before_its_question_and_is_r
     )
     assert marathon("run", str(config), cwd=tmp_path).returncode == 0
     rec = tmp_path / "recordings"
-    events = _events(rec / "m.dir.q02.r1")  # q2: how old Miso is, after the update to 5
+    events = _events(rec / "m.dir.q2.r1")  # q2: how old Miso is, after the update to 5
     (said,) = [
         e for e in events if isinstance(e, Said) and e.text.startswith("Just so you have it in front of you:")
     ]
     (asked,) = [e for e in events if isinstance(e, Asked)]
     assert said.text.endswith("Miso turned 5 years old") and said.seq < asked.seq  # the live fact, not "4"
-    assert not [e for e in _events(rec / "m.iso.q02.r1") if isinstance(e, Said) and "front of you" in e.text]
+    assert not [e for e in _events(rec / "m.iso.q2.r1") if isinstance(e, Said) and "front of you" in e.text]
     assert not [
-        e for e in _events(rec / "m.dir.q03.r1") if isinstance(e, Said) and "front of you" in e.text
+        e for e in _events(rec / "m.dir.q3.r1") if isinstance(e, Said) and "front of you" in e.text
     ]  # [abstain]
     matrix = (rec / "matrix.md").read_text()
     main, _, diagnostic = matrix.partition("### Direct-evidence diagnostic (not part of the results)")
@@ -405,3 +408,42 @@ def test_a_fork_that_answered_on_another_state_is_refused_not_graded(tmp_path: P
         restore_at_start(parent, log, moved=False)
     log.events.insert(0, RunStart(state=parent.state_hash, restored=True))
     assert restore_at_start(parent, log, moved=False) is None  # started from it: the folder is its own
+
+
+def test_checkpoint_at_end_with_an_exam_to_fork_is_refused_before_the_run(tmp_path: Path) -> None:
+    from gateway.run.config import ConfigError, load_config
+
+    config = _config(tmp_path, 'agent: { adapter: "reference" }, checkpoint_at: "end", exam: "isolated"')
+    with pytest.raises(ConfigError, match='"end"` comes after the last question'):
+        load_config(config)
+
+
+def test_marathon_fork_puts_back_a_secret_its_profile_reads_from_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """hermes-http's Authorization header is `Bearer ${API_SERVER_KEY}`: redacted in the log, read
+    again from the environment by the fork, never written out; a secret written into the config
+    itself can't be put back, and the error names it."""
+    from gateway.cli.forks import fork_specs
+    from gateway.log.events import Header
+    from gateway.log.runlog import RunLogWriter
+    from gateway.run.agents import describe_agent
+
+    monkeypatch.setenv("API_SERVER_KEY", "marathon-api-key-0123456789")
+
+    def parent(run_id: str, agent: dict[str, object]) -> Path:
+        run_dir = tmp_path / run_id
+        bench = {"name": "demo-en", "path": str(DEMO), "hash": "h"}
+        header = Header(run_id=run_id, benchmark=bench, agent=describe_agent(agent), persona={"driver": "scripted"})
+        writer = RunLogWriter.create(run_dir / EVENTS_FILE, header)
+        writer.append(CheckpointSaved(name="exam", state_hash="0" * 64, archive="checkpoints/exam.tar.gz"))
+        writer.close()
+        return run_dir
+
+    hermes = parent("h", {"profile": "hermes-http"})
+    assert "marathon-api-key" not in (hermes / EVENTS_FILE).read_bytes().decode("latin-1")
+    (fork,) = fork_specs(hermes, "exam", 1)
+    assert fork.agent["headers"] == {"Authorization": "Bearer ${API_SERVER_KEY}"}
+    written = parent("w", {"profile": "hermes-http", "headers": {"Authorization": "Bearer sk-written-in-config"}})
+    with pytest.raises(ValueError, match=r"secret redacted \(agent.headers.Authorization\)"):
+        fork_specs(written, "exam", 1)

@@ -1,0 +1,112 @@
+"""`marathon verify RECORDINGS [--json]`: may these results be trusted and published?
+
+For every run folder under RECORDINGS (or one run folder) it checks the invariants every run
+keeps (gateway/report/invariants.py) — logs whole, forks started from their checkpoint's state,
+no question graded twice, every reader takes the folder, each report.md still what its log
+renders (a report edited by hand or left stale is named), checkpoint archives intact — and
+builds one manifest of what the figures depend on: per run the benchmark's hash (as logged, and
+as its files hash today), marathonbench's version, the persona's and the grader's versions,
+the agent's version, the state the agent started from (a fork: its checkpoint), and the digests
+of the log and the report. The manifest's own `digest` is a sha256 over all of it.
+
+Output: the manifest as JSON on stdout (`--json`: only it); on stderr one line per failure, or
+that all held. Exit 0 when every invariant held, 1 when one did not (each failure named), 2 when
+RECORDINGS holds no run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from gateway import __version__
+from gateway.log.events import Evaluation, RunStart
+from gateway.log.runlog import EVENTS_FILE, RunLogFormatError, read_log, run_status
+from gateway.report.invariants import Violation, check_run
+from gateway.report.recordings import run_dirs
+from gateway.run.checkpoints import file_sha256
+from persona.benchmark.errors import BenchmarkErrors
+from persona.benchmark.loader import load_benchmark
+
+MANIFEST_VERSION = 1
+
+
+def cmd_verify(recordings: Path, as_json: bool) -> int:
+    folders = [recordings] if (recordings / EVENTS_FILE).is_file() else run_dirs(recordings) if recordings.is_dir() else []
+    if not folders:
+        print(f"error: no run logs under {recordings}", file=sys.stderr)
+        return 2
+    violations: list[Violation] = []
+    runs: list[dict[str, Any]] = []
+    for n, run_dir in enumerate(folders, 1):
+        if not as_json and sys.stderr.isatty():
+            print(f"\rverifying {n}/{len(folders)}: {run_dir.name[:40]:<40}", end="", file=sys.stderr, flush=True)
+        violations += check_run(run_dir)
+        runs.append(run_manifest(run_dir))
+    if not as_json and sys.stderr.isatty():
+        print("\r" + " " * 60 + "\r", end="", file=sys.stderr)
+    manifest = {
+        "manifest": MANIFEST_VERSION,
+        "marathonbench": __version__,
+        "recordings": str(recordings.resolve()),
+        "runs": runs,
+        "failures": [{"run": v.run, "invariant": v.invariant.value, "message": v.message} for v in violations],
+    }
+    manifest["digest"] = hashlib.sha256(json.dumps(manifest["runs"], sort_keys=True).encode()).hexdigest()
+    print(json.dumps(manifest, indent=1, ensure_ascii=False))
+    if not as_json:
+        for v in violations:
+            print(f"✗ {v.line()}", file=sys.stderr)
+        verdict = (
+            f"✓ {len(folders)} run(s): every invariant held"
+            if not violations
+            else f"{len(violations)} failure(s) in {len({v.run for v in violations})} of {len(folders)} run(s)"
+        )
+        print(verdict, file=sys.stderr)
+    return 1 if violations else 0
+
+
+def run_manifest(run_dir: Path) -> dict[str, Any]:
+    """What one run's figures depend on, as digests and versions."""
+    entry: dict[str, Any] = {"run": run_dir.name}
+    try:
+        log = read_log(run_dir / EVENTS_FILE)
+    except (OSError, RunLogFormatError) as exc:
+        return entry | {"unreadable": str(exc)}
+    h = log.header
+    status = run_status(log)
+    starts = [e for e in log.events if isinstance(e, RunStart)]
+    report = run_dir / "report.md"
+    entry |= {
+        "status": status.value if status else "unfinished (no end record: resumable)",
+        "log_sha256": file_sha256(log.path),
+        "report_sha256": file_sha256(report) if report.is_file() else None,
+        "benchmark": {
+            "name": h.benchmark.get("name"),
+            "hash": h.benchmark.get("hash"),
+            "files_hash_today": _benchmark_hash_today(h.benchmark.get("path")),
+        },
+        "marathonbench": h.tool_version,
+        "persona": h.defines.get("persona", h.persona),
+        "grader": h.defines.get("grader", {}),
+        "judge": h.defines.get("judge", {}),
+        "agent_version": h.defines.get("agent_version", "not in this log"),
+        "start_state": starts[0].state if starts else None,
+        "questions_graded": sum(1 for e in log.events if isinstance(e, Evaluation)),
+    }
+    if h.parent:
+        entry["forked_from"] = {k: h.parent.get(k) for k in ("run", "checkpoint", "state_hash", "archive_sha256")}
+    return entry
+
+
+def _benchmark_hash_today(path: object) -> str | None:
+    """The benchmark's content hash from its files now (None: it can't be read here)."""
+    if not isinstance(path, str):
+        return None
+    try:
+        return load_benchmark(Path(path)).content_hash
+    except (BenchmarkErrors, OSError, ValueError):
+        return None

@@ -1,0 +1,193 @@
+"""The invariants every run keeps, whatever its kind and however it was interrupted (design §9c).
+
+Features combine — a fork is resumed, a ladder is taught once, a run is killed while a checkpoint
+is written — and each combination must still keep these. They are written once, here; the tests
+check them over run kinds × interruptions (tests/test_invariants.py, bench/interruptions.py) and
+`marathon verify` checks them on a user's recordings before results are trusted or published.
+
+- `log_whole`: the log reads to its end — no torn tail, no damage in the middle.
+- `started_as_claimed`: a fork's header names a checkpoint its parent's log holds, with the same
+  state hash and archive digest, and the fork's agent answered nothing before a start that
+  restored exactly that state (`RunStart.restored`, `state` the checkpoint's hash).
+- `graded_once`: no question is graded twice — in the run's own log, nor again after its
+  parent graded it (a fork's inherited grades are the parent's).
+- `readable`: every reader takes the folder without an error: report, compare (its run line),
+  state, inspect and the viewer's run page.
+- `report_current`: the run's report.md is what its log renders today (a report edited by
+  hand, or written before the log was cut or changed, is named).
+- `archive_intact`: every checkpoint the log records has its archive, with the logged digest.
+
+What a caller may rely on: `check_run` never raises for a bad folder; each failure is a
+`Violation` naming the run, the invariant and what was found.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import io
+from collections import Counter
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+
+from gateway.log.events import Asked, CheckpointSaved, Evaluation, Event, RunStart, Said
+from gateway.log.lineage import LineageError, inherited_events, parent_log_path
+from gateway.log.runlog import EVENTS_FILE, RunLog, RunLogFormatError, read_log
+from gateway.run.checkpoints import checkpoints_in, file_sha256
+
+
+class Invariant(StrEnum):
+    LOG_WHOLE = "log_whole"
+    STARTED_AS_CLAIMED = "started_as_claimed"
+    GRADED_ONCE = "graded_once"
+    READABLE = "readable"
+    REPORT_CURRENT = "report_current"
+    ARCHIVE_INTACT = "archive_intact"
+
+
+@dataclass(frozen=True)
+class Violation:
+    run: str
+    invariant: Invariant
+    message: str
+
+    def line(self) -> str:
+        return f"{self.run}: {self.invariant.value} — {self.message}"
+
+
+def check_run(run_dir: Path, *, readers: bool = True) -> list[Violation]:
+    """Every invariant on one run folder. `readers`: also run every reader over it (`readable`,
+    `report_current`; slower — the tests' matrix and `marathon verify` do)."""
+    name = run_dir.name
+    try:
+        log = read_log(run_dir / EVENTS_FILE)
+    except (OSError, RunLogFormatError) as exc:
+        return [Violation(name, Invariant.READABLE, f"its log can't be read: {exc}")]
+    found: list[Violation] = []
+    if log.torn:
+        found.append(Violation(name, Invariant.LOG_WHOLE, log.damage_text() or f"{log.unread_bytes:,} bytes unread"))
+    inherited: list[Event] = []
+    if log.header.parent:
+        try:
+            inherited = inherited_events(log.path, log.header)
+        except LineageError as exc:
+            found.append(Violation(name, Invariant.STARTED_AS_CLAIMED, str(exc)))
+        found += [Violation(name, Invariant.STARTED_AS_CLAIMED, m) for m in fork_start_problems(log)]
+    found += [Violation(name, Invariant.GRADED_ONCE, m) for m in grading_problems(log.events, inherited)]
+    found += [Violation(name, Invariant.ARCHIVE_INTACT, m) for m in archive_problems(log, run_dir)]
+    if readers and log.header.benchmark.get("path"):
+        found += reader_problems(run_dir, log)
+    return found
+
+
+def fork_start_problems(log: RunLog) -> list[str]:
+    """Whether a fork's header matches its parent's checkpoint record, and whether its agent
+    answered anything before a start that restored that checkpoint's state."""
+    parent = log.header.parent
+    problems: list[str] = []
+    try:
+        parent_path = parent_log_path(log.path, log.header)
+    except LineageError as exc:
+        return [str(exc)]
+    claimed = str(parent.get("state_hash", ""))
+    if parent_path is not None:
+        try:
+            parent_log = read_log(parent_path)
+        except (OSError, RunLogFormatError) as exc:
+            return [f"its parent's log {parent_path} can't be read: {exc}"]
+        marker = next((e for e in parent_log.events if e.seq == parent.get("seq")), None)
+        if isinstance(marker, CheckpointSaved) and marker.state_hash != claimed:
+            problems.append(
+                f"its header says it forked from state {claimed[:12]}…, but the parent's checkpoint "
+                f"{marker.name!r} holds {marker.state_hash[:12]}…"
+            )
+    first_message = next((e.seq for e in log.events if isinstance(e, (Said, Asked))), None)
+    restored = next(
+        (e for e in log.events if isinstance(e, RunStart) and (e.restored or e.state == claimed)), None
+    )
+    starts = [e for e in log.events if isinstance(e, RunStart)]
+    if restored is None and starts:
+        problems.append(
+            f"no start of it restored its checkpoint's state {claimed[:12]}… (its agent started on "
+            f"{starts[0].state[:12] or 'an unknown state'}…)"
+        )
+    elif restored is not None and restored.state != claimed:
+        problems.append(f"its start restored state {restored.state[:12]}…, not the checkpoint's {claimed[:12]}…")
+    elif restored is not None and first_message is not None and first_message < restored.seq:
+        problems.append(f"it sent a message (event {first_message}) before its checkpoint was restored")
+    return problems
+
+
+def grading_problems(events: list[Event], inherited: list[Event]) -> list[str]:
+    own = Counter(e.question_id for e in events if isinstance(e, Evaluation))
+    before = {e.question_id for e in inherited if isinstance(e, Evaluation)}
+    problems = [f"question {q} graded {n} times" for q, n in sorted(own.items()) if n > 1]
+    problems += [f"question {q} graded again after its parent graded it" for q in sorted(set(own) & before)]
+    return problems
+
+
+def archive_problems(log: RunLog, run_dir: Path) -> list[str]:
+    problems = []
+    for checkpoint in checkpoints_in(log.header.run_id, run_dir, log.events):
+        if not checkpoint.archive.is_file():
+            problems.append(f"checkpoint {checkpoint.name!r}: its archive {checkpoint.archive} is missing")
+        elif file_sha256(checkpoint.archive) != checkpoint.archive_sha256:
+            problems.append(f"checkpoint {checkpoint.name!r}: {checkpoint.archive} changed since it was taken")
+    return problems
+
+
+def reader_problems(run_dir: Path, log: RunLog) -> list[Violation]:
+    """Each reader over the folder, in process: a failure is named with the reader."""
+    from gateway.cli.logs import cmd_inspect
+    from gateway.report.comparison import run_line
+    from gateway.report.markdown import render_run_report
+    from gateway.report.recordings import load_run
+    from gateway.report.state import run_state
+    from gateway.viewer.watch import RunWatch
+
+    name = run_dir.name
+    found: list[Violation] = []
+
+    def reading(reader: str, call: object) -> object:
+        try:
+            assert callable(call)
+            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+                return call()
+        except Exception as exc:  # any reader's failure is the finding
+            found.append(Violation(name, Invariant.READABLE, f"{reader}: {type(exc).__name__}: {exc}"))
+            return None
+
+    run = reading("report", lambda: load_run(run_dir))
+    if run is not None:
+        reading("compare", lambda: run_line(run))  # type: ignore[arg-type]
+        reading("state", lambda: run_state(log, run.benchmark))  # type: ignore[attr-defined]
+        rendered = reading("report.md", lambda: render_run_report(log, run.benchmark, run_dir))  # type: ignore[attr-defined]
+        report = run_dir / "report.md"
+        if isinstance(rendered, str):
+            on_disk = report.read_text(encoding="utf-8") if report.is_file() else None
+            if on_disk is None:
+                found.append(Violation(name, Invariant.REPORT_CURRENT, "it has no report.md"))
+            elif on_disk != rendered:
+                found.append(Violation(name, Invariant.REPORT_CURRENT, _differs(on_disk, rendered)))
+    if reading("inspect", lambda: cmd_inspect(run_dir, 0)) not in (0, None):
+        found.append(Violation(name, Invariant.READABLE, "inspect: exited non-zero"))
+
+    async def view() -> None:
+        watch = RunWatch(run_dir)
+        await watch.refresh()
+        watch.summary()
+        watch.series()
+
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:  # its own loop, whether or not one runs here
+        reading("viewer", lambda: pool.submit(asyncio.run, view()).result())
+    return found
+
+
+def _differs(on_disk: str, rendered: str) -> str:
+    """Where report.md parts from what its log renders: the first differing line of each."""
+    for n, (a, b) in enumerate(zip(on_disk.splitlines(), rendered.splitlines(), strict=False), 1):
+        if a != b:
+            return f"report.md line {n} reads {a[:60]!r}, the log renders {b[:60]!r} (stale or edited)"
+    return "report.md is not what its log renders (lines added or missing: stale or edited)"

@@ -1,0 +1,87 @@
+"""`marathon verify RECORDINGS`: exit 0 when every invariant held, 1 naming each failure."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from gateway.log.runlog import EVENTS_FILE, RunLogWriter, read_log
+from tests.marathon_cli import marathon
+
+
+@pytest.fixture(scope="module")
+def forked(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A teaching run and a fork of its checkpoint, as `marathon run` leaves them."""
+    root = tmp_path_factory.mktemp("verify")
+    bench = Path(__file__).parents[3] / "benchmarks" / "demo-en"
+    config = root / "config.jsonc"
+    config.write_text(
+        f'{{ runs: [ {{ id: "m", benchmark: "{bench}", agent: {{ adapter: "reference" }}, '
+        'exam: "sequential", rollouts: 1 } ] }'
+    )
+    result = marathon("run", str(config), cwd=root)
+    assert result.returncode == 0, result.stderr
+    return root / "recordings"
+
+
+def _copy(forked: Path, tmp_path: Path) -> Path:
+    copy = tmp_path / "recordings"
+    shutil.copytree(forked, copy, symlinks=True)
+    return copy
+
+
+def test_verify_passes_a_folder_as_marathon_run_left_it_and_prints_its_manifest(forked: Path) -> None:
+    result = marathon("verify", str(forked), cwd=forked.parent)
+    assert result.returncode == 0, result.stderr
+    assert "every invariant held" in result.stderr
+    manifest = json.loads(result.stdout)
+    runs = {r["run"]: r for r in manifest["runs"]}
+    assert runs["m.seq.r1"]["forked_from"]["run"] == "m"
+    assert runs["m.seq.r1"]["start_state"] == runs["m.seq.r1"]["forked_from"]["state_hash"]
+    assert runs["m"]["benchmark"]["hash"] == runs["m"]["benchmark"]["files_hash_today"]
+    assert runs["m"]["agent_version"].startswith("reference agent of marathonbench")
+    assert manifest["failures"] == [] and len(manifest["digest"]) == 64
+
+
+def test_verify_names_a_report_edited_by_hand(forked: Path, tmp_path: Path) -> None:
+    copy = _copy(forked, tmp_path)
+    report = copy / "m.seq.r1" / "report.md"
+    report.write_text(report.read_text().replace("mean 8.", "mean 9.", 1).replace("/10", "/10 ", 1))
+    result = marathon("verify", str(copy), cwd=tmp_path)
+    assert result.returncode == 1
+    assert "m.seq.r1: report_current — report.md line" in result.stderr and "(stale or edited)" in result.stderr
+
+
+def test_verify_names_a_fork_whose_state_hash_was_altered(forked: Path, tmp_path: Path) -> None:
+    copy = _copy(forked, tmp_path)
+    path = copy / "m.seq.r1" / EVENTS_FILE
+    log = read_log(path)
+    altered = dataclasses.replace(log.header, parent={**log.header.parent, "state_hash": "0" * 64})
+    writer = RunLogWriter.create(path, altered)
+    for event in log.events:
+        writer.append(event)
+    writer.close()
+    result = marathon("verify", str(copy), cwd=tmp_path)
+    assert result.returncode == 1
+    assert "m.seq.r1: started_as_claimed — its header says it forked from state 000000000000…" in result.stderr
+    assert "not the checkpoint's 000000000000…" in result.stderr  # the start restored another state
+
+
+def test_verify_names_a_log_cut_short(forked: Path, tmp_path: Path) -> None:
+    copy = _copy(forked, tmp_path)
+    path = copy / "m.seq.r1" / EVENTS_FILE
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) - 40])
+    result = marathon("verify", str(copy), cwd=tmp_path)
+    assert result.returncode == 1
+    assert "m.seq.r1: log_whole" in result.stderr
+    assert "m.seq.r1: report_current" in result.stderr  # the report was written from the whole log
+
+
+def test_verify_of_a_folder_with_no_runs_says_so(tmp_path: Path) -> None:
+    result = marathon("verify", str(tmp_path), cwd=tmp_path)
+    assert result.returncode == 2 and "no run logs under" in result.stderr
