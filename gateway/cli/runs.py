@@ -42,7 +42,7 @@ from gateway.run.forking import check_can_checkpoint
 from gateway.run.personas import check_persona_settings
 from gateway.run.placement import RayExecutor, resources_for
 from gateway.run.probe import Check
-from gateway.run.runner import ResumeError, RunOutcome
+from gateway.run.run_header import ResumeError, RunOutcome
 from persona.benchmark.errors import BenchmarkErrors
 
 REPO_ROOT = Path(__file__).resolve().parents[2]

@@ -17,7 +17,8 @@ from gateway.run.agents import shared_resources
 from gateway.run.config import RunSpec
 from gateway.run.placement import RayExecutor, address_problem
 from gateway.run.progress import ProgressBoard
-from gateway.run.runner import Run, RunOutcome
+from gateway.run.run_header import RunOutcome
+from gateway.run.runner import Run
 
 
 def run_all(

@@ -1,7 +1,7 @@
 """`marathon verify RECORDINGS [--json]`: may these results be trusted and published?
 
 For every run folder under RECORDINGS (or one run folder) it checks the invariants every run
-keeps (gateway/report/invariants.py) — logs whole, forks started from their checkpoint's state,
+keeps (gateway/cli/invariants.py) — logs whole, forks started from their checkpoint's state,
 no question graded twice, every reader takes the folder, each report.md still what its log
 renders (a report edited by hand or left stale is named), checkpoint archives intact — and
 builds one manifest of what the figures depend on: per run the benchmark's hash (as logged, and
@@ -25,7 +25,7 @@ from typing import Any
 from gateway import __version__
 from gateway.log.events import Evaluation, RunStart
 from gateway.log.runlog import EVENTS_FILE, RunLogFormatError, read_log, run_status
-from gateway.report.invariants import Violation, check_run
+from gateway.cli.invariants import Violation, check_run
 from gateway.report.recordings import run_dirs
 from gateway.run.checkpoints import file_sha256
 from persona.benchmark.errors import BenchmarkErrors

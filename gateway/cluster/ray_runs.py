@@ -43,7 +43,8 @@ from gateway.run.config import RunSpec
 from gateway.run.forking import find_checkpoint
 from gateway.run.placement import RayExecutor, Resources, resources_for
 from gateway.run.progress import RunProgress
-from gateway.run.runner import Run, RunOutcome
+from gateway.run.run_header import RunOutcome
+from gateway.run.runner import Run
 from persona.benchmark.model import Benchmark
 
 CANCEL_WAIT = 60.0  # s a stopped run gets to log `interrupted` and end its agent

@@ -13,8 +13,11 @@ start is refused with the reason — never a graded exam on the wrong state.
 
 from __future__ import annotations
 
-from gateway.log.events import Asked, RunStart, Said
-from gateway.log.runlog import RunLog
+from pathlib import Path
+
+from gateway.log.events import Asked, Event, Header, RunStart, Said
+from gateway.log.lineage import inherited_events
+from gateway.log.runlog import EVENTS_FILE, RunLog
 from gateway.run.checkpoints import CheckpointError, SavedCheckpoint
 
 
@@ -36,3 +39,13 @@ def restore_at_start(parent: SavedCheckpoint | None, previous: RunLog | None, mo
             "stand and restoring now would not mend them — run it again with --fresh"
         )
     return parent
+
+
+def inherited_prefix(
+    parent: SavedCheckpoint, run_dir: Path, lineage: tuple[SavedCheckpoint, list[Event]] | None
+) -> list[Event]:
+    """A fork's prefix: its parent's events up to the checkpoint (never graded again: they are
+    the parent's) — read from the parent's log, or given (`lineage`) on a cluster node."""
+    if lineage is not None:
+        return lineage[1]
+    return inherited_events(run_dir / EVENTS_FILE, Header(run_id=run_dir.name, parent=parent.reference()))

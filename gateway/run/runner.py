@@ -11,8 +11,8 @@ answered (flagged `resent`), and continues. Every exit — finished, Ctrl-C, age
 crash in our code — ends with an `end` event naming a `TerminationReason` (when the log can
 still be written) and a report, in `finally`.
 
-Size: the run's state machine — drive, perform, the termination checks — is one concept with
-one state; split, its state would be passed around instead.
+Beside it: the header and the resume check (run_header.py), the turns of the conversation
+(turns.py), where a fork starts (fork_start.py).
 """
 
 from __future__ import annotations
@@ -22,27 +22,18 @@ import contextlib
 import os
 import sys
 import time
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from adapters.base import (
     AdapterError,
     AgentAdapter,
-    AgentReplyTooLarge,
     CompactingAdapter,
-    OffTurnAdapter,
     SessionState,
     can_compact,
 )
 from adapters.profiles import resolve
-from gateway import __version__
 from gateway.log.events import (
     AGENT_STATE_LOST,
-    FAILED_ANSWER,
-    RECORDER_BYPASSED,
-    AgentInitiated,
     Asked,
     CheckpointSaved,
     ErrorEvent,
@@ -51,33 +42,29 @@ from gateway.log.events import (
     FactEdited,
     FactsMarked,
     FactTold,
-    Header,
-    LateReply,
     PersonaSlip,
     PersonaTurn,
     PhaseEntered,
-    Replied,
     RunEnded,
     RunStart,
     Said,
     SessionChanged,
     TerminationReason,
 )
-from gateway.log.lineage import inherited_events
-from gateway.log.redact import DEFAULT_SECRET_ENV, Redactor, redact_text, secret_values
-from gateway.log.runlog import EVENTS_FILE, RunLog, RunLogWriteError, RunLogWriter, run_status
-from gateway.log.scrub import scrub_text
+from gateway.log.redact import DEFAULT_SECRET_ENV, Redactor, secret_values
+from gateway.log.runlog import RunLog, RunLogWriteError, RunLogWriter, run_status
 from gateway.run.agents import AgentHandle, describe_agent, open_agent
 from gateway.run.checkpoints import CheckpointError, SavedCheckpoint, archive_state
 from gateway.run.config import RunSpec
-from gateway.run.definition import agent_version, run_definition
-from gateway.run.fork_start import restore_at_start
+from gateway.run.fork_start import inherited_prefix, restore_at_start
 from gateway.run.forking import find_checkpoint
 from gateway.run.journal import LocalJournal, LogAppender, RunJournal
-from gateway.run.personas import build_driver, driver_name
+from gateway.run.personas import build_driver
 from gateway.run.progress import RunProgress
 from gateway.run.resume import conversation, same_action, told_but_not_logged
+from gateway.run.run_header import ResumeError, RunOutcome, resume_refusal, run_header
 from gateway.run.traffic_state import RunTraffic, open_traffic
+from gateway.run.turns import MAX_CONSECUTIVE_AGENT_ERRORS, AgentTurns
 from persona.benchmark.model import Benchmark
 from persona.drivers.actions import (
     AgentReply,
@@ -96,30 +83,8 @@ from persona.drivers.actions import (
 )
 from persona.drivers.protocol import PersonaCantPlay, PersonaDriver
 
-MAX_CONSECUTIVE_AGENT_ERRORS = 3
-
-
 # the agent made calls outside any persona turn that no background pattern of its profile matched
 BACKGROUND_UNRECOGNISED = "background_unrecognised"
-
-
-class ResumeError(RuntimeError):
-    """The log can't be continued (other benchmark, diverging replay); `--fresh` starts over."""
-
-
-@dataclass
-class RunOutcome:
-    run_id: str
-    run_dir: Path
-    reason: TerminationReason | None
-    skipped: bool = False
-    resumed: bool = False
-    resent: int = 0
-    detail: str = ""  # why it ended, when not `completed` (the last agent error, an exception)
-
-    @property
-    def report(self) -> Path:
-        return self.run_dir / "report.md"
 
 
 class Run:
@@ -166,11 +131,9 @@ class Run:
         self.traffic: RunTraffic | None = None
         self.llm_url: str | None = None
         self.agent_state = ""  # what the agent's start found in its state folder (RunStart.state)
-        self.agent_errors_in_a_row = 0
-        self.last_error: ErrorEvent | None = None  # the last agent error: how a failed run ended
+        self.turns: AgentTurns | None = None  # messages and session commands, once the agent is open
         self.limit_detail = ""  # which limit ended the run
         self.spend_unknown_logged = False
-        self.bypass_checked = False
         self.outcome = RunOutcome(spec.id, self.run_dir, None)
         self.progress = RunProgress(
             spec.id,
@@ -213,7 +176,9 @@ class Run:
         reason = TerminationReason.ERROR
         detail = ""
         try:
-            history = self._inherited() + (previous.events if previous else [])
+            forked = self.parent is not None and self.spec.parent_prefix
+            prefix = inherited_prefix(self.parent, self.run_dir, self.lineage) if forked and self.parent else []
+            history = prefix + (previous.events if previous else [])
             replay = [e.response for e in history if isinstance(e, PersonaTurn)]
             self.driver = build_driver(self.spec.persona, self.benchmark, self.log, replay)
             if (start := getattr(self.driver, "start", None)) is not None:
@@ -239,8 +204,11 @@ class Run:
                 self.handle = handle
                 self.adapter, self.llm_url = handle.adapter, handle.llm_url
                 self.agent_state = handle.state
+                turns = self.turns = AgentTurns(
+                    handle.adapter, self.traffic, self.log, self._flush, self.spec.id, self.llm_url
+                )
                 if hasattr(handle.adapter, "on_retry"):
-                    handle.adapter.on_retry = self._log_retry
+                    handle.adapter.on_retry = turns.log_retry
                 for note in handle.notes:
                     self.log(ErrorEvent(source="runner", kind="agent_start", message=note))
                 if moved and previous is not None:
@@ -249,11 +217,12 @@ class Run:
                     reason = await self._drive(previous, moved, history)
                     if reason == TerminationReason.LIMIT_REACHED:
                         detail = self.limit_detail
-                    if self.last_error is not None and reason in (
+                    last_error = turns.last_error
+                    if last_error is not None and reason in (
                         TerminationReason.AGENT_FAILED,
                         TerminationReason.AGENT_LLM_FAILED,
                     ):  # the console and the report name it
-                        detail = f"{self.last_error.source} {self.last_error.kind}: {self.last_error.message}"
+                        detail = f"{last_error.source} {last_error.kind}: {last_error.message}"
                 finally:  # the adapter closes with the agent (open_agent), after its process stopped
                     client = getattr(self.driver, "client", None)
                     if client is not None:
@@ -282,62 +251,15 @@ class Run:
         return self.outcome
 
     def _open_log(self) -> RunLog | None:
-        def header() -> Header:
-            return Header(
-                tool_version=__version__,
-                run_id=self.spec.id,
-                benchmark={
-                    "name": self.benchmark.name,
-                    "path": str(self.spec.benchmark),
-                    "hash": self.benchmark.content_hash,
-                    "language": self.benchmark.language,
-                    "questions": len(self.benchmark.questions),
-                    "phases": len(self.benchmark.phases),
-                    **(
-                        {"rung": self.benchmark.rung, "distractors": list(self.benchmark.distractors)}
-                        | ({"pool": str(self.spec.pool)} if self.spec.pool else {})
-                        if self.benchmark.rung
-                        else {}
-                    ),
-                    **({"checkpoint_at": self.spec.checkpoint_at} if self.spec.checkpoint_at else {}),
-                    **({"until": self.spec.until} if self.spec.until else {}),
-                    **({"questions": list(self.spec.questions)} if self.spec.questions is not None else {}),
-                    **({"restate": True} if self.spec.restate else {}),
-                },
-                parent=(self.parent.reference() | ({} if self.spec.parent_prefix else {"prefix": False}))
-                if self.parent
-                else {},
-                persona={**self.spec.persona, "driver": driver_name(self.spec.persona)},
-                agent=describe_agent(self.spec.agent),
-                meta=self.spec.meta,
-                defines=run_definition(self.spec.persona, self.spec.limits)
-                | {"agent_version": agent_version(self.spec.agent)},
-            )
-
-        self.writer, previous = self.journal.open(lambda: self.redactor.event(header()), self.fresh)
+        header = run_header(self.spec, self.benchmark, self.parent)
+        self.writer, previous = self.journal.open(lambda: self.redactor.event(header), self.fresh)
         if isinstance(self.writer, RunLogWriter):
             self.writer.redactor = self.redactor  # each event redacted once, by the writer
         if previous is None:
             return None
-        if previous.header.benchmark.get("hash") != self.benchmark.content_hash:
+        if (refusal := resume_refusal(previous, self.spec, self.benchmark, self.journal.location)) is not None:
             self.writer.close()
-            raise ResumeError(
-                f"{self.journal.location}: the benchmark {self.spec.benchmark} changed since this run started; "
-                "resuming would mix two benchmarks — use --fresh to start over"
-            )
-        logged, wanted = (
-            previous.header.persona,
-            {**self.spec.persona, "driver": driver_name(self.spec.persona)},
-        )
-        if logged != wanted:
-            self.writer.close()
-            differ = sorted(k for k in {*logged, *wanted} if logged.get(k) != wanted.get(k))
-            raise ResumeError(
-                f"{self.journal.location}: this run was started with the persona {_persona_words(logged)}, "
-                f"not {_persona_words(wanted)} (they differ in {', '.join(differ)}); resuming would mix two "
-                f"personas in one run — resume it with the same persona (--persona {logged.get('driver')}), "
-                "or use --fresh to start over"
-            )
+            raise ResumeError(refusal)
         return previous
 
     def _log_moved(self, previous: RunLog) -> None:
@@ -405,8 +327,8 @@ class Run:
                 self.limit_detail = reached
                 return TerminationReason.LIMIT_REACHED
             reply = await self._perform(action)
-            if self.agent_errors_in_a_row >= MAX_CONSECUTIVE_AGENT_ERRORS:
-                if self.last_error is not None and self.last_error.source == "agent-llm":
+            if self.turns is not None and self.turns.errors_in_a_row >= MAX_CONSECUTIVE_AGENT_ERRORS:
+                if self.turns.last_error is not None and self.turns.last_error.source == "agent-llm":
                     return TerminationReason.AGENT_LLM_FAILED
                 return TerminationReason.AGENT_FAILED
 
@@ -420,7 +342,8 @@ class Run:
         return reached
 
     async def _perform(self, action: PersonaAction, resent: bool = False) -> AgentReply | None:
-        assert self.adapter is not None
+        assert self.adapter is not None and self.turns is not None
+        turns = self.turns
         traffic = self.traffic
         match action:
             case EnterPhase():
@@ -444,7 +367,7 @@ class Run:
                         resent=resent,
                     )
                 )
-                reply = await self._send(action.text)
+                reply = await turns.send(action.text)
                 if reply.error is None:
                     for key in action.fact_ids:
                         file, _, fact_id = key.partition(":")
@@ -462,10 +385,10 @@ class Run:
                         resent=resent,
                     )
                 )
-                return await self._send(action.text)
+                return await turns.send(action.text)
             case NewSession():
-                session = await self._until_done("new session", self.adapter.new_session)
-                self._log_off_turn()
+                session = await turns.until_done("new session", self.adapter.new_session)
+                turns.log_off_turn()
                 if traffic:
                     traffic.session_changed()
                 answered = str(getattr(self.adapter, "session_reply", ""))  # what the agent said to /new
@@ -485,10 +408,10 @@ class Run:
                     assert isinstance(adapter, CompactingAdapter)
                     if traffic:  # the compaction command is a message: its model calls are its turn's
                         traffic.recorder.turn_started()
-                    answered = await self._until_done("compact", adapter.compact)
+                    answered = await turns.until_done("compact", adapter.compact)
                     if traffic:
                         traffic.recorder.turn_ended()
-                    self._log_off_turn()
+                    turns.log_off_turn()
                     self.log(SessionChanged(action="compact", detail="", reply=answered))
             case Checkpoint():
                 await self._checkpoint(action.name)
@@ -522,21 +445,12 @@ class Run:
                 )
         return None
 
-    def _inherited(self) -> list[Event]:
-        """A fork's prefix: its parent's events up to the checkpoint (never re-graded: they are
-        the parent's); [] for a run that is not a fork."""
-        if self.parent is None or not self.spec.parent_prefix:
-            return []
-        if self.lineage is not None:
-            return self.lineage[1]
-        return inherited_events(self.run_dir / EVENTS_FILE, Header(run_id=self.spec.id, parent=self.parent.reference()))
-
     async def _checkpoint(self, name: str) -> None:
         """Stop the agent cleanly between two settled turns, archive its state folder, start it
         again on the same session. Logged only once the archive is whole: a run killed before
         takes it again on resume."""
-        handle = self.handle
-        if handle is None or handle.state_dir is None or handle.restart_around is None:
+        handle, turns = self.handle, self.turns
+        if handle is None or turns is None or handle.state_dir is None or handle.restart_around is None:
             message = f"checkpoint {name!r}: this agent's state is not held by marathonbench; nothing archived"
             self.log(ErrorEvent(source="runner", kind="unsupported", message=message))
             return
@@ -545,118 +459,20 @@ class Run:
         state_dir, restart, rules = handle.state_dir, handle.restart_around, handle.state_rules
         saved: list[CheckpointSaved] = []
         last = self.spec.until == name  # the run ends here: its agent is not started again for nothing
-        await self._until_done(
+        await turns.until_done(
             f"checkpoint {name}",
             lambda: restart(lambda: saved.append(archive_state(state_dir, self.run_dir, name, rules)), not last),
         )
-        self._log_off_turn()
+        turns.log_off_turn()
         if self.traffic is not None:
             self.traffic.session_changed()  # a restarted agent's first call is no compaction
         self.journal.keep(self.run_dir / saved[-1].archive, saved[-1].archive)  # on a node: to the driver
         self.log(saved[-1])
         print(f"[{self.spec.id}] checkpoint {name!r}: state {saved[-1].state_hash[:12]}, {saved[-1].bytes:,} bytes", flush=True)
 
-    async def _until_done[T](self, what: str, call: Callable[[], Awaitable[T]]) -> T:
-        """A session command (new session, compact) that fails is logged and tried again, like a
-        message. After MAX_CONSECUTIVE_AGENT_ERRORS agent errors in a row the last one is raised
-        (the run ends `agent_failed`). The command's own event is logged only once it went
-        through, so a resumed run performs it again."""
-        while True:
-            try:
-                result = await call()
-            except AdapterError as exc:
-                self._agent_error(ErrorEvent(source="agent", kind=exc.kind, message=f"{what}: {exc}"))
-                if exc.fatal or self.agent_errors_in_a_row >= MAX_CONSECUTIVE_AGENT_ERRORS:
-                    raise
-                continue
-            self.agent_errors_in_a_row = 0
-            return result
-
-    def _log_retry(self, message: str) -> None:
-        self._stop_if_recorder_failed()
-        self.log(ErrorEvent(source="agent", kind="retry", message=message))
-
-    def _stop_if_recorder_failed(self) -> None:
-        """An agent error while the recorder refuses the agent's model calls (its log can't take
-        them: a full disk) is ours, not the agent's — the run stops `log_failed`, naming why,
-        and no agent error is logged for it."""
-        if self.traffic is not None and self.traffic.recorder.failure:
-            raise RunLogWriteError(f"the LLM-traffic recorder stopped: {self.traffic.recorder.failure}")
-
-    def _agent_error(self, error: ErrorEvent) -> None:
-        """An error of the agent (or of its model) counts towards the errors in a row."""
-        self.agent_errors_in_a_row += 1
-        error.message = redact_text(error.message)  # it may quote the agent's log
-        self.last_error = error
-        self.log(error)
-
-    async def _send(self, text: str) -> AgentReply:
-        """Send a message and await its settled reply. A reply that came out of a failed model
-        call (the recorder saw the turn's last call fail) is logged, then treated as an agent
-        error: its facts don't count as told and it is not graded; it is sent again."""
-        assert self.adapter is not None
-        if self.traffic is not None:
-            self.traffic.recorder.turn_started()
+    def _flush(self) -> None:
         if self.writer is not None:
-            self.writer.flush()  # what led to this message is on the log's disk before it leaves
-        started = time.monotonic()
-        try:
-            answer = await self.adapter.send(text)
-        except AgentReplyTooLarge as exc:  # cut at the limit: logged, and graded on nothing
-            self._stop_if_recorder_failed()
-            self._log_off_turn()
-            self.log(ErrorEvent(source="agent", kind=exc.kind, message=str(exc)))
-            answer = ""
-        except AdapterError as exc:
-            self._stop_if_recorder_failed()
-            self._log_off_turn()
-            self._agent_error(ErrorEvent(source="agent", kind=exc.kind, message=str(exc)))
-            if exc.fatal:  # the agent is gone or refuses us: sending again can't help
-                raise
-            return AgentReply("", error=f"{exc.kind}: {exc}")
-        self._log_off_turn()
-        answer, invalid = scrub_text(answer)
-        if invalid:
-            message = f"the reply held {invalid} lone surrogate code point(s), which are not text; replaced by U+FFFD"
-            self.log(ErrorEvent(source="agent", kind="invalid_text", message=message))
-        self.log(Replied(text=answer, elapsed=round(time.monotonic() - started, 4)))
-        if self.traffic is not None:
-            self.traffic.recorder.turn_ended()
-            self._stop_if_recorder_failed()
-            await self.traffic.settled()
-            self._check_bypass(self.traffic)
-            failed = self.traffic.recorder.turn_failure()
-            if failed is not None:
-                message = f"the agent's answer came out of a failed model call ({failed})"
-                self._agent_error(ErrorEvent(source="agent-llm", kind=FAILED_ANSWER, message=message))
-                return AgentReply("", error=f"{FAILED_ANSWER}: {message}")
-        self.agent_errors_in_a_row = 0
-        return AgentReply(answer)
-
-    def _log_off_turn(self) -> None:
-        """What the agent sent that is not the reply to the message just sent: late replies to
-        earlier messages and messages of its own — logged apart, never graded."""
-        if not isinstance(self.adapter, OffTurnAdapter):
-            return
-        for off in self.adapter.take_off_turn():
-            if off.kind == "late":
-                self.log(LateReply(text=off.text, answers=off.answers))
-            else:
-                self.log(AgentInitiated(text=off.text, why=off.why))
-
-    def _check_bypass(self, traffic: RunTraffic) -> None:
-        """Once, at the first reply: an agent whose LLM calls don't reach the recorder (its base
-        URL points straight at the provider) is told at once, not in the report hours later."""
-        if self.bypass_checked or not self.llm_url:
-            return
-        self.bypass_checked = True
-        if traffic.recorder.model_calls == 0:
-            message = (
-                f"the agent replied, but none of its LLM calls reached the recorder: point the agent's "
-                f"LLM base URL at {self.llm_url} — until then its compactions and memory calls are not observable"
-            )
-            self.log(ErrorEvent(source="runner", kind=RECORDER_BYPASSED, message=message))
-            print(f"[{self.spec.id}] warning: {message}", file=sys.stderr, flush=True)
+            self.writer.flush()
 
     def _finish(self, reason: TerminationReason, detail: str) -> None:
         if self.writer is None:
@@ -679,8 +495,3 @@ class Run:
 
 async def run_spec(spec: RunSpec, recordings: Path, *, fresh: bool = False) -> RunOutcome:
     return await Run(spec, recordings, fresh=fresh).execute()
-
-
-def _persona_words(settings: dict[str, Any]) -> str:
-    extra = ", ".join(f"{k}={v}" for k, v in sorted(settings.items()) if k != "driver")
-    return f"{settings.get('driver')}" + (f" ({extra})" if extra else "")

@@ -404,7 +404,7 @@ def test_a_fork_that_answered_on_another_state_is_refused_not_graded(tmp_path: P
     log = RunLog(tmp_path / "events.msgpack", Header(run_id="m.f1"), [empty_start])
     assert restore_at_start(parent, log, moved=False) is parent  # started, nothing said: restore
     log.events.append(Said(text="hello"))
-    with pytest.raises(CheckpointError, match="answered 1 message.*--fresh"):
+    with pytest.raises(CheckpointError, match=r"answered 1 message.*--fresh"):
         restore_at_start(parent, log, moved=False)
     log.events.insert(0, RunStart(state=parent.state_hash, restored=True))
     assert restore_at_start(parent, log, moved=False) is None  # started from it: the folder is its own

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from adapters.state_folder import StateRules, folder_hash
+from adapters.state_folder import NO_RULES, StateRules, folder_hash
 from gateway.run.checkpoints import CheckpointError, SavedCheckpoint, archive_state
 from gateway.run.restore import RestoreRefused, restore_state
 
@@ -28,7 +28,7 @@ def _crafted(tmp_path: Path, files: list[tuple[str, bytes]], **recorded: int) ->
     return SavedCheckpoint("p", "exam", 5, "x" * 64, archive, digest, archive.stat().st_size, **recorded)
 
 
-def _taken(tmp_path: Path, rules: StateRules = StateRules()) -> tuple[SavedCheckpoint, Path]:
+def _taken(tmp_path: Path, rules: StateRules = NO_RULES) -> tuple[SavedCheckpoint, Path]:
     state = tmp_path / "agent-state"
     (state / "memory").mkdir(parents=True, exist_ok=True)
     (state / "memory" / "notes.md").write_text("Miso is 5\n")
@@ -85,7 +85,7 @@ def test_a_member_1500_folders_deep_is_refused_with_a_reason_not_a_recursion_err
 
 def test_a_restore_whose_hash_differs_leaves_no_half_state_behind(tmp_path: Path) -> None:
     wrong = _crafted(tmp_path, [("memory/notes.md", b"not what was logged")])
-    with pytest.raises(RestoreRefused, match="hashes .*, not the logged"):
+    with pytest.raises(RestoreRefused, match=r"hashes .*, not the logged"):
         restore_state(wrong, tmp_path / "state")
     assert not (tmp_path / "state").exists()
 

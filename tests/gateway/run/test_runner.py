@@ -28,7 +28,8 @@ from gateway.log.events import (
 )
 from gateway.log.runlog import EVENTS_FILE, read_log
 from gateway.run.config import RunSpec
-from gateway.run.runner import ResumeError, run_spec
+from gateway.run.run_header import ResumeError
+from gateway.run.runner import run_spec
 from tests.conftest import TINY, BenchFactory
 from tests.run_logs import answered, cut_after
 

@@ -17,6 +17,9 @@ check them over run kinds × interruptions (tests/test_invariants.py, bench/inte
   hand, or written before the log was cut or changed, is named).
 - `archive_intact`: every checkpoint the log records has its archive, with the logged digest.
 
+It sits with the commands because one of its checks runs every reader over a folder, the
+viewer's included (the flow's order lets only the last layer import them all).
+
 What a caller may rely on: `check_run` never raises for a bad folder; each failure is a
 `Violation` naming the run, the invariant and what was found.
 """

@@ -1,0 +1,28 @@
+"""The invariants every run keeps (gateway/cli/invariants.py), over run kinds × interruptions:
+a sample of the matrix in CI; `bench/interruptions.py` runs all of it and prints the table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.interruption_matrix import run_kind
+
+# one or two moments per run kind, chosen where the kinds' own paths meet another feature
+SAMPLE = {
+    "plain": ("kill_teaching",),
+    "from_fork": ("sigint_first_second", "kill_restore"),
+    "isolated_rollouts": ("kill_checkpoint",),
+    "prepared_frozen": ("kill_exam",),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(SAMPLE))
+def test_an_interrupted_run_resumes_to_the_uninterrupted_grades_and_keeps_every_invariant(
+    kind: str, tmp_path: Path
+) -> None:
+    cells = run_kind(tmp_path, kind, ("none", *SAMPLE[kind]))
+    for cell in cells:
+        assert cell.held, f"{cell.kind} × {cell.interruption}: {cell.detail}"
+        assert "did not come" not in cell.detail, f"{cell.kind} × {cell.interruption}: {cell.detail}"
