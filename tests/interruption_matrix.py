@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gateway.cli.invariants import check_run
 from gateway.log.events import CheckpointSaved, Evaluation, RunStart, Said
 from gateway.log.runlog import EVENTS_FILE, RunLogFormatError, read_log
-from gateway.cli.invariants import check_run
 from tests.conftest import DEMO, REPO, TINY
 from tests.process_agent import AGENT
 

@@ -69,7 +69,7 @@ def resolve(settings: dict[str, Any]) -> dict[str, Any]:
 
 
 # placeholders the lifecycle fills itself; any other ${NAME} is the user's environment
-_FILLED = {"STATE_DIR", "RUN_DIR", "LLM_URL", "PORT", "TELEGRAM_API_ROOT", "TELEGRAM_BOT_TOKEN", "AGENT_DIR"}
+_FILLED = {"STATE_DIR", "RUN_DIR", "LLM_URL", "PORT", "TELEGRAM_API_ROOT", "TELEGRAM_BOT_TOKEN", "AGENT_DIR", "AGENT_INSTALL"}
 
 
 def describe_profile(name: str) -> list[str]:

@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from gateway import __version__
+from gateway.cli.invariants import Violation, check_run
 from gateway.log.events import Evaluation, RunStart
 from gateway.log.runlog import EVENTS_FILE, RunLogFormatError, read_log, run_status
-from gateway.cli.invariants import Violation, check_run
 from gateway.report.recordings import run_dirs
 from gateway.run.checkpoints import file_sha256
 from persona.benchmark.errors import BenchmarkErrors

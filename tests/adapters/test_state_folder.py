@@ -65,3 +65,21 @@ def test_a_folder_deeper_than_a_restore_allows_is_named_once(tmp_path: Path) -> 
     (deep / "f").write_text("x")
     problems = state_problems(state, StateRules())
     assert len(problems) == 1 and "201 folders deep" in problems[0]
+
+
+def test_a_profile_names_its_install_and_what_is_not_state(tmp_path: Path) -> None:
+    """`process.links_into: ["${AGENT_INSTALL}"]` is the folder the agent's program really is in
+    (links resolved), and `not_state` paths inside the state folder only."""
+    import sys
+
+    import pytest
+
+    from adapters.base import AdapterConfigError
+    from adapters.lifecycle import AgentProcess
+
+    settings = {"command": [sys.executable, "agent.py"], "links_into": ["${AGENT_INSTALL}"], "not_state": ["cache"]}
+    process = AgentProcess(settings, tmp_path, {})
+    assert process.rules.links_into == (Path(os.path.realpath(sys.executable)).parent,)
+    assert process.rules.excludes("cache/ui/app.js") and not process.rules.excludes("cached.md")
+    with pytest.raises(AdapterConfigError, match="not a path inside the state folder"):
+        AgentProcess({**settings, "not_state": ["../elsewhere"]}, tmp_path, {})
