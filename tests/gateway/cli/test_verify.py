@@ -85,3 +85,20 @@ def test_verify_names_a_log_cut_short(forked: Path, tmp_path: Path) -> None:
 def test_verify_of_a_folder_with_no_runs_says_so(tmp_path: Path) -> None:
     result = marathon("verify", str(tmp_path), cwd=tmp_path)
     assert result.returncode == 2 and "no run logs under" in result.stderr
+
+
+@pytest.mark.parametrize("seq", ["x", float("inf"), -3])
+def test_a_crafted_parent_field_is_named_by_report_state_and_verify_not_a_traceback(
+    forked: Path, tmp_path: Path, seq: object
+) -> None:
+    copy = _copy(forked, tmp_path)
+    path = copy / "m.seq.r1" / EVENTS_FILE
+    log = read_log(path)
+    writer = RunLogWriter.create(path, dataclasses.replace(log.header, parent={**log.header.parent, "seq": seq}))
+    for event in log.events:
+        writer.append(event)
+    writer.close()
+    for args in (("report", str(copy)), ("state", str(copy / "m.seq.r1")), ("verify", str(copy))):
+        result = marathon(*args, cwd=tmp_path)
+        assert "Traceback" not in result.stderr, (args, result.stderr)
+    assert "parent checkpoint position" in result.stderr and result.returncode == 1
