@@ -87,7 +87,7 @@ def test_verify_of_a_folder_with_no_runs_says_so(tmp_path: Path) -> None:
     assert result.returncode == 2 and "no run logs under" in result.stderr
 
 
-@pytest.mark.parametrize("seq", ["x", float("inf"), -3])
+@pytest.mark.parametrize("seq", ["x", float("inf")])
 def test_a_crafted_parent_field_is_named_by_report_state_and_verify_not_a_traceback(
     forked: Path, tmp_path: Path, seq: object
 ) -> None:
