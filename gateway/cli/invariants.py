@@ -85,6 +85,35 @@ def check_run(run_dir: Path, *, readers: bool = True) -> list[Violation]:
     return found
 
 
+ACROSS_RUNS = "(across runs)"  # the run a violation of the cross-run files names
+
+
+def check_across_runs(recordings: Path) -> list[Violation]:
+    """`report_current` for the files that sum up several runs: matrix.md and each experiment's
+    NAME.runs.jsonl, against what the logs render now (report.html is not compared: it records
+    when it was made)."""
+    from gateway.report.matrix import SUMMARY_FILE, write_matrix_report
+
+    summary = recordings / SUMMARY_FILE
+    if not summary.is_file():
+        return []
+    try:
+        rendered = write_matrix_report(recordings, write=False)
+    except Exception as exc:  # a reader's failure is the finding
+        return [Violation(ACROSS_RUNS, Invariant.READABLE, f"the cross-run report: {type(exc).__name__}: {exc}")]
+    found = []
+    printed = {summary: rendered.text, **rendered.lines}
+    for path, text in printed.items():
+        on_disk = path.read_text(encoding="utf-8") if path.is_file() else None
+        if on_disk is None:
+            found.append(Violation(ACROSS_RUNS, Invariant.REPORT_CURRENT, f"{path.name} is missing"))
+        elif on_disk != text:
+            found.append(
+                Violation(ACROSS_RUNS, Invariant.REPORT_CURRENT, f"{path.name}: " + _differs(on_disk, text).split(" ", 1)[1])
+            )
+    return found
+
+
 def fork_start_problems(log: RunLog) -> list[str]:
     """Whether a fork's header matches its parent's checkpoint record, and whether its agent
     answered anything before a start that restored that checkpoint's state."""
@@ -189,8 +218,8 @@ def reader_problems(run_dir: Path, log: RunLog) -> list[Violation]:
 
 
 def _differs(on_disk: str, rendered: str) -> str:
-    """Where report.md parts from what its log renders: the first differing line of each."""
+    """Where a printed file parts from what the logs render: the first differing line of each."""
     for n, (a, b) in enumerate(zip(on_disk.splitlines(), rendered.splitlines(), strict=False), 1):
         if a != b:
             return f"report.md line {n} reads {a[:60]!r}, the log renders {b[:60]!r} (stale or edited)"
-    return "report.md is not what its log renders (lines added or missing: stale or edited)"
+    return "report.md is not what the log renders (lines added or missing: stale or edited)"

@@ -3,7 +3,8 @@
 For every run folder under RECORDINGS (or one run folder) it checks the invariants every run
 keeps (gateway/cli/invariants.py) — logs whole, forks started from their checkpoint's state,
 no question graded twice, every reader takes the folder, each report.md still what its log
-renders (a report edited by hand or left stale is named), checkpoint archives intact — and
+renders (a report edited by hand or left stale is named; so are matrix.md and an experiment's
+run lines), checkpoint archives intact — and
 builds one manifest of what the figures depend on: per run the benchmark's hash (as logged, and
 as its files hash today), marathonbench's version, the persona's and the grader's versions,
 the agent's version, the state the agent started from (a fork: its checkpoint), and the digests
@@ -23,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from gateway import __version__
-from gateway.cli.invariants import Violation, check_run
+from gateway.cli.invariants import Violation, check_across_runs, check_run
 from gateway.log.events import Evaluation, RunStart
 from gateway.log.runlog import EVENTS_FILE, RunLogFormatError, read_log, run_status
 from gateway.report.recordings import run_dirs
@@ -46,6 +47,8 @@ def cmd_verify(recordings: Path, as_json: bool) -> int:
             print(f"\rverifying {n}/{len(folders)}: {run_dir.name[:40]:<40}", end="", file=sys.stderr, flush=True)
         violations += check_run(run_dir)
         runs.append(run_manifest(run_dir))
+    if recordings.is_dir() and not (recordings / EVENTS_FILE).is_file():
+        violations += check_across_runs(recordings)
     if not as_json and sys.stderr.isatty():
         print("\r" + " " * 60 + "\r", end="", file=sys.stderr)
     manifest = {

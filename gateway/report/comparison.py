@@ -177,12 +177,17 @@ def write_lines(lines: list[dict[str, Any]], out: Path) -> tuple[Path, Path]:
         out.with_name(out.name + ".runs.jsonl"),
         out.with_name(out.name + ".runs.csv"),
     )  # names may hold dots
-    jsonl.write_text("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines), encoding="utf-8")
+    jsonl.write_text(lines_jsonl(lines), encoding="utf-8")
     with table.open("w", newline="", encoding="utf-8") as f:
         writer = csv.DictWriter(f, fieldnames=CSV_FIELDS, extrasaction="ignore")
         writer.writeheader()
         writer.writerows(lines)
     return jsonl, table
+
+
+def lines_jsonl(lines: list[dict[str, Any]]) -> str:
+    """The text of `NAME.runs.jsonl`: one run line a line."""
+    return "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
 
 
 def read_lines(jsonl: Path) -> list[dict[str, Any]]:

@@ -14,7 +14,14 @@ from pathlib import Path
 
 from gateway.display import safe_text
 from gateway.report.budget import Ladder, build_ladders, render_ladder
-from gateway.report.comparison import Comparison, compare, render_comparison, run_line, write_lines
+from gateway.report.comparison import (
+    Comparison,
+    compare,
+    lines_jsonl,
+    render_comparison,
+    run_line,
+    write_lines,
+)
 from gateway.report.decision import plan_decision, render_verdict
 from gateway.report.forks import ForkGroup, build_fork_groups, render_forks, render_preparation
 from gateway.report.recordings import load_runs
@@ -36,6 +43,8 @@ class MatrixReport:
     runs: int = 0
     verdicts: list[str] = field(default_factory=list)  # per comparison: its decision rule's verdict
     forks: list[ForkGroup] = field(default_factory=list)  # exams forked from one checkpoint each
+    text: str = ""  # matrix.md as rendered (what `marathon verify` compares the file with)
+    lines: dict[Path, str] = field(default_factory=dict)  # each experiment's NAME.runs.jsonl as rendered
 
 
 def _replace(path: Path, text: str) -> None:
@@ -43,7 +52,9 @@ def _replace(path: Path, text: str) -> None:
     write_whole(path, safe_text(text) if path.suffix == ".md" else text)
 
 
-def write_matrix_report(recordings: Path, seed: int = 0) -> MatrixReport:
+def write_matrix_report(recordings: Path, seed: int = 0, *, write: bool = True) -> MatrixReport:
+    """`write` False: render only (matrix.md's text and the run lines), writing no report — how
+    `marathon verify` tells a stale or edited printed file from the logs."""
     runs, cards, problems = load_runs(recordings)
     ladders = build_ladders(runs)
     by_experiment: dict[str, list[dict[str, object]]] = defaultdict(list)
@@ -54,9 +65,12 @@ def write_matrix_report(recordings: Path, seed: int = 0) -> MatrixReport:
     comparisons = []
     verdicts = []
     written: list[Path] = []
+    rendered: dict[Path, str] = {}
     for name, lines in sorted(by_experiment.items()):
-        jsonl, table = write_lines(lines, recordings / name)
-        written += [jsonl, table]
+        jsonl = recordings / f"{name}.runs.jsonl"
+        rendered[jsonl] = lines_jsonl(lines)
+        if write:
+            written += write_lines(lines, recordings / name)
         comparisons.append(compare(lines, seed=seed))
         compared = [line for line in lines if line.get("split", "heldout") in comparisons[-1].splits]
         verdicts.append(
@@ -74,12 +88,13 @@ def write_matrix_report(recordings: Path, seed: int = 0) -> MatrixReport:
     if not ladders and not comparisons and not forks:
         parts.append("No scale-ladder runs and no experiment here; each run's report.md has its scores.\n")
     parts += [f"- skipped {p}" for p in problems]
-    markdown = recordings / SUMMARY_FILE
-    _replace(markdown, "\n".join(parts) + "\n")
-    from gateway.report.html import render_html  # plotly takes a while to import; only needed here
+    markdown, html = recordings / SUMMARY_FILE, recordings / HTML_FILE
+    text = safe_text("\n".join(parts) + "\n")
+    if write:
+        _replace(markdown, text)
+        from gateway.report.html import render_html  # plotly takes a while to import; only needed here
 
-    html = recordings / HTML_FILE
-    _replace(html, render_html(recordings, runs, ladders, comparisons, problems, verdicts, cards, forks))
+        _replace(html, render_html(recordings, runs, ladders, comparisons, problems, verdicts, cards, forks))
     return MatrixReport(
-        markdown, html, ladders, comparisons, written, problems, len(runs) + len(cards), verdicts, forks
+        markdown, html, ladders, comparisons, written, problems, len(runs) + len(cards), verdicts, forks, text, rendered
     )

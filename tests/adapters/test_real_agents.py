@@ -325,3 +325,57 @@ async def test_openclaw_telegram_as_shipped(
     assert outcome.reason == TerminationReason.COMPLETED, [e for e in log.events if e.type == "error"][:3]
     assert {e.question_id for e in log.events if isinstance(e, Evaluation)} == {"q1", "q2", "q3"}
     assert (tmp_path / "rec" / "oc-tg" / "agent-state" / "tmp").is_dir()
+
+
+def _openclaw_telegram_as_shipped(standin: ServedApp, monkeypatch: pytest.MonkeyPatch) -> dict[str, object]:
+    from tests.conftest import REPO
+
+    monkeypatch.setenv("OPENCLAW_GATEWAY_TOKEN", "marathon-openclaw-token")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "offline")
+    return {
+        "profile": "openclaw-telegram",
+        "port": "auto",
+        "timeout": 180,
+        "llm": {"upstream": standin.url, "port": "auto"},
+        "process": {"snapshot": str(REPO / "examples" / "openclaw-telegram-home")},
+    }
+
+
+@pytest.mark.skipif(
+    not OPENCLAW, reason="openclaw is not installed (npm openclaw with Node ≥ 24; set MARATHON_OPENCLAW_BIN)"
+)
+async def test_openclaw_is_checkpointed_and_its_fork_starts_on_the_restored_state(
+    make_benchmark: BenchFactory, tmp_path: Path, standin: ServedApp, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The shipped openclaw-telegram profile: its checkpoint leaves out what is not state (caches,
+    temp, locks), keeps its links into its own install, and a fork restores it to its hash."""
+    agent = _openclaw_telegram_as_shipped(standin, monkeypatch)
+    bench = make_benchmark()
+    rec = tmp_path / "rec"
+    teach = await run_spec(RunSpec("oc", bench, agent, checkpoint_at="exam", until="exam"), rec)
+    events = read_log(rec / "oc" / EVENTS_FILE).events
+    assert teach.reason == TerminationReason.COMPLETED, [e for e in events if e.type == "error"][:3]
+    (saved,) = [e for e in events if isinstance(e, CheckpointSaved)]
+    with tarfile.open(rec / "oc" / saved.archive) as tar:
+        names = tar.getnames()
+    assert not [n for n in names if n.split("/")[0] in ("cache", "node-compile-cache", "tmp")]
+    fork = await run_spec(RunSpec("oc.f1", bench, agent, checkpoint_at="exam", parent=("oc", "exam")), rec)
+    forked = read_log(rec / "oc.f1" / EVENTS_FILE).events
+    assert fork.reason == TerminationReason.COMPLETED, [e for e in forked if e.type == "error"][:3]
+    (start,) = [e for e in forked if isinstance(e, RunStart)]
+    assert start.restored and start.state == saved.state_hash
+    assert {e.question_id for e in forked if isinstance(e, Evaluation)} == {"q1", "q2", "q3"}
+
+
+@pytest.mark.skipif(
+    not OPENCLAW, reason="openclaw is not installed (npm openclaw with Node ≥ 24; set MARATHON_OPENCLAW_BIN)"
+)
+async def test_the_shipped_openclaw_telegram_profile_passes_its_probe(
+    tmp_path: Path, standin: ServedApp, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gateway.run.probe import probe
+
+    _, checks = await probe(_openclaw_telegram_as_shipped(standin, monkeypatch), tmp_path / "rec", lambda _: None)
+    assert not [c.line() for c in checks if c.failed], [c.line() for c in checks]
+    (round_trip,) = [c for c in checks if c.name == "a checkpoint round trip (forks)"]
+    assert round_trip.ok, round_trip.line()

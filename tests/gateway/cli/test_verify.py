@@ -102,3 +102,12 @@ def test_a_crafted_parent_field_is_named_by_report_state_and_verify_not_a_traceb
         result = marathon(*args, cwd=tmp_path)
         assert "Traceback" not in result.stderr, (args, result.stderr)
     assert "parent checkpoint position" in result.stderr and result.returncode == 1
+
+
+def test_verify_names_a_cross_run_report_edited_by_hand(forked: Path, tmp_path: Path) -> None:
+    copy = _copy(forked, tmp_path)
+    matrix = copy / "matrix.md"
+    matrix.write_text(matrix.read_text().replace("| sequential |", "| sequential (best of 5) |", 1))
+    result = marathon("verify", str(copy), cwd=tmp_path)
+    assert result.returncode == 1
+    assert "(across runs): report_current — matrix.md: line" in result.stderr

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -66,6 +67,16 @@ def test_an_isolated_exam_with_rollouts_forks_every_question_from_one_teaching(
     matrix = (rec / "matrix.md").read_text()
     assert "Exams forked from m's checkpoint" in matrix and "pass^k" in matrix
     assert "Exam contamination (sequential − isolated)" in matrix
+    page = (rec / "report.html").read_text()
+    payload = re.search(r"const REPORT = (\{.*\});", page)
+    assert payload is not None
+    report = json.loads(payload[1])
+    (section,) = [s for s in report["sections"] if s["title"] == "Exams forked from m's checkpoint"]
+    assert "pass^k" in section["markdown"] and section["charts"][0]["data"]  # pass rates per question
+    summed, _ = report["uncharted"]
+    assert len(summed["lines"]) == len(forks) and "not charted one by one" in summed["title"]
+    (teacher,) = [r for r in report["runs"] if r["label"].startswith("m —")]
+    assert "no question graded" in json.dumps(teacher["charts"][0])  # said in words, not a bare axis
     again = marathon("run", str(config), cwd=tmp_path)  # all final: nothing runs twice
     assert again.returncode == 0 and "checkpoint 'exam'" not in again.stdout
 
