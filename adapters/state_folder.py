@@ -13,10 +13,12 @@ answer here, shared by the hash, the archive and the restore:
 - **Where a link may point.** Inside the state folder (kept relative to it), or — when absolute —
   into a read-only place the profile names (`process.links_into`, e.g. `${AGENT_INSTALL}`, the
   agent's own install: OpenClaw links its plugin skills there). Anything else is refused when a
-  checkpoint is taken (`StateFolderError`), so a checkpoint that exists can be forked.
+  checkpoint is taken (`state_problems`, raised by the archive as a `CheckpointError`), so a
+  checkpoint that exists can be forked.
 
-The walk is iterative (a folder 1,500 levels deep is no `RecursionError`), never follows a link,
-and refuses what is neither a file, a folder nor a link (sockets, devices, fifos are named).
+The walk is iterative (a folder 1,500 levels deep is no `RecursionError`) and never follows a
+link. What is neither a file, a folder nor a link — a socket, a fifo, a device — is a running
+agent's, not its state: left out of the hash and the archive.
 """
 
 from __future__ import annotations
@@ -33,10 +35,6 @@ HASH_CHUNK = 1 << 20  # bytes read at a time when hashing a file
 MAX_DEPTH = 128  # path parts below the state folder a checkpoint may hold (a restore refuses more)
 
 EntryKind = Literal["file", "dir", "link"]
-
-
-class StateFolderError(ValueError):
-    """The state folder holds what a checkpoint can't keep faithfully; the message names each."""
 
 
 @dataclass(frozen=True)
@@ -93,8 +91,7 @@ class Entry:
 
 def walk_state(folder: Path, rules: StateRules = NO_RULES) -> Iterator[Entry]:
     """Every file, folder and link under `folder` (not `folder` itself) that is state, in the
-    hash's order (by path parts); links are not followed. Raises `StateFolderError` naming an
-    entry that is neither (a socket, a device, a fifo)."""
+    hash's order (by path parts); links are not followed; sockets, fifos and devices are skipped."""
     found: list[Entry] = []
     stack = [(folder, "")]
     while stack:
@@ -113,8 +110,6 @@ def walk_state(folder: Path, rules: StateRules = NO_RULES) -> Iterator[Entry]:
                     stack.append((path, rel + "/"))
                 elif stat.S_ISREG(mode):
                     found.append(Entry(rel, "file", path, size=item.stat(follow_symlinks=False).st_size))
-                else:
-                    raise StateFolderError(f"{rel} in the state folder {folder} is neither a file, a folder nor a link")
     found.sort(key=lambda e: tuple(e.rel.split("/")))
     return iter(found)
 
@@ -147,14 +142,11 @@ def state_problems(folder: Path, rules: StateRules) -> list[str]:
     than `MAX_DEPTH`); [] when it can all be archived and restored."""
     problems: list[str] = []
     deepest: Entry | None = None
-    try:
-        for entry in walk_state(folder, rules):
-            if entry.kind == "link" and (problem := rules.link_problem(entry.rel, entry.target)):
-                problems.append(problem)
-            if entry.depth > MAX_DEPTH and (deepest is None or entry.depth > deepest.depth):
-                deepest = entry
-    except StateFolderError as exc:
-        problems.append(str(exc))
+    for entry in walk_state(folder, rules):
+        if entry.kind == "link" and (problem := rules.link_problem(entry.rel, entry.target)):
+            problems.append(problem)
+        if entry.depth > MAX_DEPTH and (deepest is None or entry.depth > deepest.depth):
+            deepest = entry
     if deepest is not None:
         problems.append(f"{deepest.rel[:60]}… lies {deepest.depth} folders deep (a checkpoint keeps at most {MAX_DEPTH})")
     return problems

@@ -5,8 +5,8 @@ its end, and held to the invariants and to the uninterrupted run's grades
     .venv/bin/python bench/interruptions.py [--kinds plain,from_fork,...] [--keep DIR]
 
 Prints one row per run kind: held / NOT HELD / n/a per interruption, then each cell that did not
-hold with what was found, and the wall time. Ray is not in the matrix here: its runs resume through
-the driver's log like these (tests/gateway/cluster/test_ray_runs.py kills a node mid-run).
+hold with what was found, and the wall time. The `ray` kind runs each fork as a task on a private
+local Ray (the `[ray]` extra, installed by ./run-tests).
 """
 
 from __future__ import annotations

@@ -28,7 +28,16 @@ from gateway.log.runlog import EVENTS_FILE, RunLogFormatError, read_log
 from tests.conftest import DEMO, REPO, TINY
 from tests.process_agent import AGENT
 
-KINDS = ("plain", "from_fork", "sequential_forks", "isolated_rollouts", "ladder_once", "prepared_frozen", "accumulating")
+KINDS = (
+    "plain",
+    "from_fork",
+    "sequential_forks",
+    "isolated_rollouts",
+    "ladder_once",
+    "prepared_frozen",
+    "accumulating",
+    "ray",  # sequential exam forks, each a task on a private local Ray (`executor: {ray: {address: "local"}}`)
+)
 INTERRUPTIONS = ("none", "sigint_first_second", "kill_teaching", "kill_checkpoint", "kill_restore", "kill_exam")
 BLOB_BYTES = 16 << 20
 TIMEOUT = 240.0
@@ -85,8 +94,9 @@ def config_for(kind: str, root: Path, agent: dict[str, Any]) -> dict[str, Any]:
                 {"id": "f", "benchmark": tiny, "agent": agent, "from": {"run": "t", "checkpoint": "exam"}},
             ]
         }
-    if kind == "sequential_forks":
-        return {"runs": [{"id": "m", "benchmark": tiny, "agent": agent, "exam": "sequential", "rollouts": 2}]}
+    if kind in ("sequential_forks", "ray"):
+        forks = {"runs": [{"id": "m", "benchmark": tiny, "agent": agent, "exam": "sequential", "rollouts": 2}]}
+        return forks | ({"executor": {"ray": {"address": "local"}}} if kind == "ray" else {})
     if kind == "isolated_rollouts":
         return {"runs": [{"id": "m", "benchmark": tiny, "agent": agent, "exam": "isolated", "rollouts": 2}]}
     if kind == "ladder_once":

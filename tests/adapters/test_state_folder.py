@@ -83,3 +83,15 @@ def test_a_profile_names_its_install_and_what_is_not_state(tmp_path: Path) -> No
     assert process.rules.excludes("cache/ui/app.js") and not process.rules.excludes("cached.md")
     with pytest.raises(AdapterConfigError, match="not a path inside the state folder"):
         AgentProcess({**settings, "not_state": ["../elsewhere"]}, tmp_path, {})
+
+
+def test_a_socket_in_the_state_folder_is_a_running_agents_not_state(tmp_path: Path) -> None:
+    import socket
+
+    state = tmp_path / "s"
+    state.mkdir()
+    (state / "notes.md").write_text("x")
+    before = folder_hash(state)
+    with socket.socket(socket.AF_UNIX) as sock:
+        sock.bind(str(state / "agent.sock"))
+        assert folder_hash(state) == before and state_problems(state, StateRules()) == []
