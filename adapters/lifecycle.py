@@ -121,8 +121,8 @@ class AgentProcess:
             )
         )
         self.values = {"RUN_DIR": str(run_dir), "STATE_DIR": str(self.state_dir), **values}
-        if isinstance(command, list) and command:
-            self.values.setdefault("AGENT_INSTALL", agent_install(binary_for(fill(str(command[0]), self.values))))
+        program = binary_for(fill(str(command[0]), self.values)) if isinstance(command, list) else ""
+        self.values.setdefault("AGENT_INSTALL", agent_install(program) if program else "")  # "": none known
         self.rules = state_rules(settings, self.values)
         self.command: list[str] | str = (
             [binary_for(fill(str(command[0]), self.values))]

@@ -26,7 +26,7 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Literal
@@ -51,24 +51,64 @@ class StateRules:
     def _skips(self) -> tuple[str, ...]:
         return tuple(str(PurePosixPath(s)).strip("/") for s in self.not_state if str(PurePosixPath(s)).strip("/"))
 
-    def link_problem(self, rel: str, target: str) -> str | None:
-        """Why a link at `rel` pointing at `target` can't be kept (None: it can)."""
-        if os.path.isabs(target):
-            resolved = os.path.normpath(target)
-            for root in self.links_into:
-                if resolved == str(root) or resolved.startswith(str(root).rstrip("/") + "/"):
-                    return None
-            allowed = ", ".join(str(r) for r in self.links_into) or "none named by the profile"
+    def allows(self, absolute: str) -> bool:
+        """Whether an absolute path lies in a place the profile lets links point into."""
+        resolved = os.path.normpath(absolute)
+        return any(resolved == str(root) or resolved.startswith(str(root).rstrip("/") + "/") for root in self.links_into)
+
+    def link_problem(self, rel: str, links: Mapping[str, str]) -> str | None:
+        """Why the link at `rel` can't be kept (None: it can). `links` maps every link of the
+        folder (relative path → target as written): a relative target is resolved through the
+        folder's other links, as the kernel would, so `a → b/..` with `b → .` is seen leaving."""
+        target = links[rel]
+        allowed = ", ".join(str(r) for r in self.links_into) or "none named by the profile"
+        where = resolve_link(rel, links)
+        if where is None:
+            return f"{rel} is a link to {target}, which loops through other links"
+        inside, path = where
+        if inside is None:
+            return f"{rel} is a link to {target}, which leaves the state folder"
+        if not inside and not self.allows(path):
             return f"{rel} is a link to {target}, outside the state folder (links may point into: {allowed})"
-        parts = [*PurePosixPath(rel).parent.parts]
-        for part in PurePosixPath(target).parts:
-            if part == "..":
-                if not parts:
-                    return f"{rel} is a link to {target}, which leaves the state folder"
-                parts.pop()
-            elif part != ".":
-                parts.append(part)
         return None
+
+
+MAX_LINK_HOPS = 40  # as the kernel's limit on links followed in one path
+
+
+def resolve_link(rel: str, links: Mapping[str, str]) -> tuple[bool | None, str] | None:
+    """Where the link at `rel` leads, following the folder's own links: (True, path inside the
+    folder), (False, an absolute path outside it), (None, "") when a relative step leaves the
+    folder; None when the links loop. Absolute places outside are not followed further (the
+    profile names them read-only; their own links are theirs)."""
+    current = list(PurePosixPath(rel).parent.parts)
+    pending = list(PurePosixPath(links[rel]).parts)
+    absolute = False
+    if pending and pending[0] == "/":
+        absolute, current, pending = True, [], pending[1:]
+    hops = 0
+    while pending:
+        part = pending.pop(0)
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if not current and not absolute:
+                return None, ""
+            if current:
+                current.pop()
+            continue
+        current.append(part)
+        joined = "/".join(current)
+        if not absolute and joined in links:
+            hops += 1
+            if hops > MAX_LINK_HOPS:
+                return None
+            target = list(PurePosixPath(links[joined]).parts)
+            current.pop()
+            if target and target[0] == "/":
+                absolute, current, target = True, [], target[1:]
+            pending = target + pending
+    return (not absolute), ("/" + "/".join(current) if absolute else "/".join(current))
 
 
 NO_RULES = StateRules()  # a state folder that is all state and holds no links out (the reference agent's)
@@ -142,8 +182,10 @@ def state_problems(folder: Path, rules: StateRules) -> list[str]:
     than `MAX_DEPTH`); [] when it can all be archived and restored."""
     problems: list[str] = []
     deepest: Entry | None = None
-    for entry in walk_state(folder, rules):
-        if entry.kind == "link" and (problem := rules.link_problem(entry.rel, entry.target)):
+    entries = list(walk_state(folder, rules))
+    links = {e.rel: e.target for e in entries if e.kind == "link"}
+    for entry in entries:
+        if entry.kind == "link" and (problem := rules.link_problem(entry.rel, links)):
             problems.append(problem)
         if entry.depth > MAX_DEPTH and (deepest is None or entry.depth > deepest.depth):
             deepest = entry

@@ -130,11 +130,19 @@ def fork_start_problems(log: RunLog) -> list[str]:
         except (OSError, RunLogFormatError) as exc:
             return [f"its parent's log {parent_path} can't be read: {exc}"]
         marker = next((e for e in parent_log.events if e.seq == parent.get("seq")), None)
-        if isinstance(marker, CheckpointSaved) and marker.state_hash != claimed:
+        name = parent.get("checkpoint")
+        if not isinstance(marker, CheckpointSaved) or marker.name != name:
+            problems.append(
+                f"its parent {parent.get('run')} holds no checkpoint {name!r} at event {parent.get('seq')} "
+                "(was the parent started over?)"
+            )
+        elif marker.state_hash != claimed:
             problems.append(
                 f"its header says it forked from state {claimed[:12]}…, but the parent's checkpoint "
                 f"{marker.name!r} holds {marker.state_hash[:12]}…"
             )
+        elif parent.get("archive_sha256") not in (None, marker.archive_sha256):
+            problems.append(f"the parent's checkpoint {marker.name!r} is not the archive this run was forked from")
     first_message = next((e.seq for e in log.events if isinstance(e, (Said, Asked))), None)
     restored = next(
         (e for e in log.events if isinstance(e, RunStart) and (e.restored or e.state == claimed)), None

@@ -43,13 +43,14 @@ class SavedCheckpoint:
     bytes: int
     state_bytes: int = 0  # what restoring it writes (0: not recorded, an older log)
     members: int = 0
+    left_out: tuple[str, ...] = ()  # what its profile said was not state when it was taken
 
     @classmethod
     def logged(cls, run_id: str, run_dir: Path, event: CheckpointSaved) -> SavedCheckpoint:
         """The checkpoint a logged `checkpoint` event of run `run_id` (in `run_dir`) records."""
         return cls(
             run_id, event.name, event.seq, event.state_hash, run_dir / event.archive, event.archive_sha256,
-            event.bytes, event.state_bytes, event.members,
+            event.bytes, event.state_bytes, event.members, tuple(event.left_out),
         )
 
     def reference(self) -> dict[str, object]:

@@ -13,8 +13,11 @@ the state folder, recurse without end, or leave what it wrote behind. So a resto
 3. writes the members, counting the bytes again as they land;
 4. compares the folder's hash with the checkpoint's.
 
-Any refusal raises one `RestoreRefused` naming every problem found, and removes what the restore
-wrote: the state folder is then absent, never half a checkpoint.
+Any refusal raises one `RestoreRefused` naming every problem found. Refused before a byte was
+written (1, 2), the state folder is left as it was; refused while writing or by its hash (3, 4),
+what the restore wrote is removed and the folder is absent — never half a checkpoint. A fork's
+next start restores again either way. The folder is hashed with what the checkpoint left out when
+it was taken (`left_out`), so a profile that later names more caches still restores old ones.
 """
 
 from __future__ import annotations
@@ -65,8 +68,8 @@ class RestoreBounds:
 
 def restore_state(checkpoint: SavedCheckpoint, state_dir: Path, rules: StateRules = NO_RULES) -> str:
     """Replace `state_dir` by the checkpoint's archive; returns the restored folder's hash, which
-    equals the checkpoint's `state_hash`. Raises `RestoreRefused` (a `CheckpointError`) otherwise,
-    with `state_dir` removed."""
+    equals the checkpoint's `state_hash`. Raises `RestoreRefused` (a `CheckpointError`) otherwise
+    (see the module docstring for what is left)."""
     if not checkpoint.archive.is_file():
         raise RestoreRefused(checkpoint, [f"{checkpoint.archive} is missing"])
     if (digest := file_sha256(checkpoint.archive)) != checkpoint.archive_sha256:
@@ -81,9 +84,10 @@ def restore_state(checkpoint: SavedCheckpoint, state_dir: Path, rules: StateRule
         raise RestoreRefused(checkpoint, [f"the archive can't be read: {exc}"]) from None
     shutil.rmtree(state_dir, ignore_errors=True)
     state_dir.mkdir(parents=True)
+    taken = StateRules(not_state=checkpoint.left_out, links_into=rules.links_into)  # hashed as it was taken
     try:
         _extract(checkpoint.archive, members, state_dir, bounds)
-        restored = folder_hash(state_dir, rules)
+        restored = folder_hash(state_dir, taken)
     except (tarfile.TarError, OSError, EOFError, _OverBound) as exc:
         shutil.rmtree(state_dir, ignore_errors=True)
         raise RestoreRefused(checkpoint, [f"writing it failed: {exc}"]) from None
@@ -104,13 +108,13 @@ def _checked_members(checkpoint: SavedCheckpoint, rules: StateRules, bounds: Res
     Reading stops at the first bound passed (a crafted archive is not decompressed to its end)."""
     problems: list[str] = []
     members: dict[str, tarfile.TarInfo] = {}
-    links: set[str] = set()
+    links: dict[str, str] = {}
     total = 0
     with tarfile.open(checkpoint.archive, "r:gz") as tar:
         for member in tar:
             rel = member.name
             path = PurePosixPath(rel)
-            if path.is_absolute() or ".." in path.parts or not path.parts or str(path) != rel.rstrip("/"):
+            if path.is_absolute() or ".." in path.parts or not path.parts or str(path) != rel:
                 problems.append(f"{rel[:80]} is not a path inside the state folder")
                 continue
             if len(path.parts) > bounds.depth:
@@ -120,9 +124,7 @@ def _checked_members(checkpoint: SavedCheckpoint, rules: StateRules, bounds: Res
                 problems.append(f"{rel[:80]} lies behind a link")
                 continue
             if member.issym():
-                if problem := rules.link_problem(rel, member.linkname):
-                    problems.append(problem)
-                links.add(rel)
+                links[rel] = member.linkname
             elif member.islnk() or not (member.isfile() or member.isdir()):
                 problems.append(f"{rel[:80]} is neither a file, a folder nor a link")
                 continue
@@ -134,6 +136,7 @@ def _checked_members(checkpoint: SavedCheckpoint, rules: StateRules, bounds: Res
             if len(members) > bounds.members:
                 problems.append(f"it holds more than the {bounds.members:,} files its checkpoint recorded")
                 break
+    problems += [p for rel in links if (p := rules.link_problem(rel, links))]  # through each other, as the kernel
     if problems:
         raise RestoreRefused(checkpoint, problems)
     return members
@@ -143,13 +146,21 @@ def _extract(archive: Path, members: dict[str, tarfile.TarInfo], state_dir: Path
     """Write the checked members (folders first by order in the archive; a file's parent is made
     when missing), counting bytes as they land."""
     written = 0
+    root = os.path.realpath(state_dir)
     with tarfile.open(archive, "r:gz") as tar:
         for member in tar:
             checked = members.get(member.name)
-            if checked is None or checked.offset != member.offset:
-                raise _OverBound(f"{member.name[:80]} was not in the archive when it was read")
+            if checked is None or (checked.offset, checked.type, checked.linkname, checked.size) != (
+                member.offset,
+                member.type,
+                member.linkname,
+                member.size,
+            ):
+                raise _OverBound(f"{member.name[:80]} is not what the archive held when it was checked")
             target = state_dir / member.name
             target.parent.mkdir(parents=True, exist_ok=True)
+            if not os.path.realpath(target.parent).startswith(root + os.sep) and os.path.realpath(target.parent) != root:
+                raise _OverBound(f"{member.name[:80]} would be written outside the state folder")
             if member.isdir():
                 target.mkdir(exist_ok=True)
             elif member.issym():
@@ -157,7 +168,7 @@ def _extract(archive: Path, members: dict[str, tarfile.TarInfo], state_dir: Path
             else:
                 source = tar.extractfile(member)
                 assert source is not None
-                with open(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as out:
+                with open(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600), "wb") as out:
                     while chunk := source.read(COPY_CHUNK):
                         written += len(chunk)
                         if written > bounds.bytes:

@@ -111,3 +111,19 @@ def test_verify_names_a_cross_run_report_edited_by_hand(forked: Path, tmp_path: 
     result = marathon("verify", str(copy), cwd=tmp_path)
     assert result.returncode == 1
     assert "(across runs): report_current — matrix.md: line" in result.stderr
+
+
+def test_verify_names_a_prepared_memory_fork_whose_parent_was_started_over(forked: Path, tmp_path: Path) -> None:
+    """A task run that took only its parent's state (`prefix: False`) reads no prefix, so only
+    verify sees that the parent's log no longer holds its checkpoint where the header says."""
+    copy = _copy(forked, tmp_path)
+    path = copy / "m.seq.r1" / EVENTS_FILE
+    log = read_log(path)
+    parent = {**log.header.parent, "prefix": False, "seq": 1}
+    writer = RunLogWriter.create(path, dataclasses.replace(log.header, parent=parent))
+    for event in log.events:
+        writer.append(event)
+    writer.close()
+    result = marathon("verify", str(copy), cwd=tmp_path)
+    assert result.returncode == 1
+    assert "m.seq.r1: started_as_claimed — its parent m holds no checkpoint 'exam' at event 1" in result.stderr

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import io
 import os
+import re
 import stat
 import tarfile
 from pathlib import Path
@@ -129,3 +130,58 @@ def test_what_is_not_state_is_left_out_of_the_archive(tmp_path: Path) -> None:
     fork = tmp_path / "fork"
     assert restore_state(checkpoint, fork, rules) == checkpoint.state_hash
     assert not (fork / "cache").exists()
+
+
+def _with_links(tmp_path: Path, members: list[tuple[str, str | bytes]]) -> SavedCheckpoint:
+    """An archive of links (a str: the target) and files (bytes), in order."""
+    archive = tmp_path / "links.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        for name, value in members:
+            info = tarfile.TarInfo(name)
+            if isinstance(value, str):
+                info.type, info.linkname = tarfile.SYMTYPE, value
+                tar.addfile(info)
+            else:
+                info.size = len(value)
+                tar.addfile(info, io.BytesIO(value))
+    digest = hashlib.sha256(archive.read_bytes()).hexdigest()
+    return SavedCheckpoint("p", "exam", 5, "x" * 64, archive, digest, archive.stat().st_size)
+
+
+@pytest.mark.parametrize(
+    "members",
+    [
+        [("b", "."), ("d/", "b/.."), ("d/pwned", b"owned")],  # a link named with a slash, then a file through it
+        [("b", "."), ("a", "b/.."), ("a/pwned", b"owned")],  # a relative link leaving through another link
+        [("b", "."), ("a", "b/..")],  # the same link, no file: the agent would reach out through it
+        [("x", "y"), ("y", "x")],  # links that loop
+    ],
+    ids=["slash-named-link", "link-through-link", "escaping-link", "loop"],
+)
+def test_links_that_leave_the_state_folder_through_each_other_are_refused(
+    tmp_path: Path, members: list[tuple[str, str | bytes]]
+) -> None:
+    run = tmp_path / "run"
+    run.mkdir()
+    with pytest.raises(RestoreRefused):
+        restore_state(_with_links(tmp_path, members), run / "state")
+    assert not (run / "pwned").exists() and not (tmp_path / "pwned").exists()
+
+
+def test_a_link_leaving_through_another_is_refused_when_the_checkpoint_is_taken(tmp_path: Path) -> None:
+    state = tmp_path / "agent-state"
+    state.mkdir()
+    os.symlink(".", state / "b")
+    os.symlink("b/..", state / "a")
+    with pytest.raises(CheckpointError, match=re.escape("a is a link to b/.., which leaves the state folder")):
+        archive_state(state, tmp_path, "exam")
+
+
+def test_a_checkpoint_restores_after_its_profile_named_more_caches(tmp_path: Path) -> None:
+    """Hashed as it was taken: a checkpoint from before `not_state` named `cache` still restores."""
+    state = tmp_path / "agent-state"
+    (state / "cache").mkdir(parents=True)
+    (state / "cache" / "ui.js").write_text("x")
+    (state / "notes.md").write_text("Miso")
+    checkpoint = SavedCheckpoint.logged("p", tmp_path, archive_state(state, tmp_path, "exam"))
+    assert restore_state(checkpoint, tmp_path / "fork", StateRules(not_state=("cache",))) == checkpoint.state_hash
