@@ -16,6 +16,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -178,9 +179,9 @@ def _trigger(interruption: str, recordings: Path, started: float) -> Callable[[]
                 and not any(isinstance(e, CheckpointSaved) for e in events)
                 for _, events, _ in found
             )
-        if interruption == "kill_restore":
+        if interruption == "kill_restore":  # a fork's log, no start yet, its state folder being written
             return any(
-                parent and not any(isinstance(e, RunStart) for e in events) and (path.parent / "agent-state").exists()
+                parent and not any(isinstance(e, RunStart) for e in events) and _restoring(path.parent)
                 for path, events, parent in found
             )
         if interruption == "kill_exam":
@@ -188,6 +189,13 @@ def _trigger(interruption: str, recordings: Path, started: float) -> Callable[[]
         return False
 
     return due
+
+
+def _restoring(run_dir: Path) -> bool:
+    """The run's state folder exists: here, or on a Ray node of this machine (its temp dir)."""
+    if (run_dir / "agent-state").exists():
+        return True
+    return any((Path(tempfile.gettempdir()) / "marathonbench-runs").glob(f"*/*/{run_dir.name}/agent-state"))
 
 
 def _marathon(cwd: Path) -> subprocess.Popen[str]:

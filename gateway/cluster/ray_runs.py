@@ -36,7 +36,7 @@ from gateway.log.events import Event, Header, RunStart, TerminationReason
 from gateway.log.lineage import inherited_events
 from gateway.log.lock import RunLock
 from gateway.log.runlog import EVENTS_FILE, LogFollower, RunLogFormatError, read_log, run_status
-from gateway.report.markdown import write_reports
+from gateway.report.markdown import reports_behind, write_reports
 from gateway.run.agents import describe_agent
 from gateway.run.checkpoints import SavedCheckpoint
 from gateway.run.config import RunSpec
@@ -305,6 +305,9 @@ class RemoteRun:
             status = run_status(log)
             if status is not None and status.final:
                 outcome.skipped, outcome.reason = True, status
+                if reports_behind(self.run_dir):  # the driver stopped between its end record and its report
+                    with contextlib.suppress(OSError, RunLogFormatError):
+                        write_reports(log, self.benchmark, self.run_dir)
                 return outcome
             # back to the node that has its agent's state, if that node is still there
             ran_on = next((e.node for e in reversed(log.events) if isinstance(e, RunStart) and e.node), "")

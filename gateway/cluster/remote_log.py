@@ -17,6 +17,7 @@ from then on the appender fails at once instead of waiting for the relay again.
 from __future__ import annotations
 
 import errno
+import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -25,7 +26,7 @@ from typing import Any
 import ray
 from ray.exceptions import GetTimeoutError, RayError, RayTaskError
 
-from gateway.log.events import Event, Header
+from gateway.log.events import Event, Header, RunStart
 from gateway.log.runlog import RunLog, RunLogWriteError, pack_record
 from gateway.run.journal import LogAppender
 from persona.benchmark.model import Benchmark
@@ -139,7 +140,24 @@ class RelayJournal:
         lease, next_seq, previous = relay_call(
             self.relay.open.remote(self.run_id, header(), fresh, self.node)
         )
+        if previous is not None and self.moved and not fresh:
+            self._adopt(previous)
         return RelayAppender(self.relay, self.run_id, lease, next_seq), previous
+
+    def _adopt(self, previous: RunLog) -> None:
+        """A run last started on another Ray node of this same machine (a private local Ray
+        started again after its driver was stopped, a node restarted): its folder — the agent's
+        process files and state as that start left them — is still here. Moved into this node's
+        place, the run resumes with its agent's memory instead of losing it."""
+        last = next((e for e in reversed(previous.events) if isinstance(e, RunStart) and e.node), None)
+        if last is None:
+            return
+        nodes = self.work_dir.parent.parent.parent  # <temp>/marathonbench-runs/<node>/<recordings>/<run>
+        earlier = nodes / last.node.rpartition("/")[2][:12] / self.work_dir.parent.name / self.work_dir.name
+        if earlier != self.work_dir and earlier.is_dir():
+            self.work_dir.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(earlier, self.work_dir)
+            self.moved = False
 
     def keep(self, path: Path, relative: str) -> None:
         """A checkpoint's archive, sent to the driver's run folder (through Ray's object store)

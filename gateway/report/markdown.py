@@ -730,6 +730,15 @@ def write_reports(log: RunLog, benchmark: Benchmark, run_dir: Path) -> RunSummar
     return summary
 
 
+def reports_behind(run_dir: Path) -> bool:
+    """A run's report.md is missing or older than its log: its process was stopped between the
+    log's last record and the report (a finished run skipped on the next command writes it then)."""
+    try:
+        return (run_dir / "report.md").stat().st_mtime < (run_dir / "events.msgpack").stat().st_mtime
+    except FileNotFoundError:
+        return True
+
+
 def render_run_report(log: RunLog, benchmark: Benchmark, run_dir: Path) -> str:
     """`<run>/report.md` as the log renders it now (what `write_reports` writes; `marathon
     verify` compares the file with it)."""

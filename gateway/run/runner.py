@@ -11,8 +11,7 @@ answered (flagged `resent`), and continues. Every exit — finished, Ctrl-C, age
 crash in our code — ends with an `end` event naming a `TerminationReason` (when the log can
 still be written) and a report, in `finally`.
 
-Beside it: the header and the resume check (run_header.py), the turns of the conversation
-(turns.py), where a fork starts (fork_start.py).
+Beside it: run_header.py (header, resume check), turns.py (the turns), fork_start.py (forks).
 """
 
 from __future__ import annotations
@@ -53,6 +52,7 @@ from gateway.log.events import (
 )
 from gateway.log.redact import DEFAULT_SECRET_ENV, Redactor, secret_values
 from gateway.log.runlog import RunLog, RunLogWriteError, RunLogWriter, run_status
+from gateway.report.markdown import reports_behind
 from gateway.run.agents import AgentHandle, describe_agent, open_agent
 from gateway.run.checkpoints import CheckpointError, SavedCheckpoint, archive_state
 from gateway.run.config import RunSpec
@@ -172,6 +172,9 @@ class Run:
             self.outcome.reason = status
             assert self.writer is not None
             self.writer.close()
+            if reports_behind(self.run_dir):  # stopped between its end record and its report
+                with contextlib.suppress(OSError):
+                    self.journal.finish(self.benchmark)
             return self.outcome
         reason = TerminationReason.ERROR
         detail = ""

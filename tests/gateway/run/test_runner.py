@@ -298,3 +298,17 @@ async def test_every_fresh_run_starts_from_the_same_state_and_says_which(
     await run_spec(RunSpec("u", bench, bare), tmp_path, fresh=True)
     started = next(e for e in read_log(tmp_path / "u" / EVENTS_FILE).events if isinstance(e, RunStart))
     assert started.state.startswith("unknown (an agent we don't start")
+
+
+async def test_a_finished_run_stopped_before_its_report_gets_it_on_the_next_command(
+    tmp_path: Path, make_benchmark: BenchFactory
+) -> None:
+    """Killed between its `end` record and report.md (or a Ray driver stopped before writing it):
+    the next command skips the finished run, and writes its report — never a run without one."""
+    spec = RunSpec("r", make_benchmark(), {"adapter": "reference"})
+    assert (await run_spec(spec, tmp_path)).reason == "completed"
+    report = tmp_path / "r" / "report.md"
+    written = report.read_text()
+    report.unlink()
+    again = await run_spec(spec, tmp_path)
+    assert again.skipped and report.read_text() == written
