@@ -279,7 +279,11 @@ def test_a_killed_driver_stops_the_cluster_s_runs_and_the_same_command_resumes_t
 
 def test_a_worker_node_that_dies_mid_run_loses_no_run(cluster: Cluster, tmp_path: Path) -> None:
     """Last in this module: it adds a node and removes it."""
-    doomed = cluster.add_node(num_cpus=2, resources={"agent_slot": 2})
+    # its own temp folder, as another machine's disk: a surviving node finds no folder to take over
+    # (on one machine it would, and the run would keep its agent's state: test_remote_log.py)
+    elsewhere = tmp_path / "doomed-host-tmp"
+    elsewhere.mkdir()
+    doomed = cluster.add_node(num_cpus=2, resources={"agent_slot": 2}, env_vars={"TMPDIR": str(elsewhere)})
     cluster.wait_for_nodes()
     doomed_id = doomed.node_id
     path = process_agents(tmp_path, runs=4, delay=0.05)
