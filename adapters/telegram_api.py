@@ -74,6 +74,19 @@ def plain_text(text: str, parse_mode: str) -> str:
     return text
 
 
+ID_EPOCH = 1_704_067_200  # 2024-01-01 UTC: update and message ids count microseconds from here
+
+
+def fresh_id_base() -> int:
+    """Where a new emulator's update and message ids start: the microseconds since 2024. A bot
+    keeps the ids it has handled in its state, and its state outlives our emulator — a resumed
+    run, a fork restored from a checkpoint — so ids that started at 1 again were taken for updates
+    already handled and dropped (OpenClaw 2026.9.6 keeps each update id it completed in its
+    SQLite store: a fork over Telegram never answered). Ids from the clock only grow, run after
+    run; they stay below 2^53, which a JavaScript number holds exactly."""
+    return int((time.time() - ID_EPOCH) * 1_000_000)
+
+
 @dataclass
 class TelegramEmulator:
     """The Bot API server's state. One private chat; the user id doubles as the chat id."""
@@ -84,8 +97,8 @@ class TelegramEmulator:
     bot_id: int = 777000111
     bot_username: str = "marathon_agent_bot"
     updates: list[dict[str, Any]] = field(default_factory=list)
-    next_update_id: int = 1
-    next_message_id: int = 1
+    next_update_id: int = field(default_factory=fresh_id_base)
+    next_message_id: int = field(default_factory=fresh_id_base)
     webhook: str = ""
     delivered: int = 0  # the last user message (message_id) the bot has received, polled or pushed
     user_messages: dict[int, str] = field(default_factory=dict)  # message_id → text

@@ -326,3 +326,18 @@ async def test_a_reply_refused_for_its_size_is_reply_too_large_not_a_timeout() -
         assert await task == 413 and time.monotonic() - started < 10
     finally:
         await telegram.close()
+
+
+async def test_a_new_emulator_s_update_ids_follow_every_earlier_one_s() -> None:
+    """A bot's state outlives the emulator (a resumed run, a fork from a checkpoint): a new
+    emulator's first update id is past every id an earlier one gave, so no new message is
+    taken for one the bot already handled."""
+    from adapters.telegram_api import TelegramEmulator
+
+    first = TelegramEmulator(token="1:a")
+    for n in range(50):
+        await first.post_user_message(f"message {n}")
+    seen = max(u["update_id"] for u in first.updates)
+    second = TelegramEmulator(token="1:a")
+    assert second.next_update_id > seen and second.next_message_id > first.next_message_id - 1
+    assert second.next_update_id < 2**53  # a JavaScript number holds it exactly
