@@ -28,6 +28,7 @@ import os
 import stat
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
@@ -46,10 +47,13 @@ class StateRules:
 
     def excludes(self, rel: str) -> bool:
         """Whether `rel` (a posix path relative to the state folder) is left out."""
-        return any(rel == skip or rel.startswith(skip + "/") for skip in self._skips())
+        return any(rel == skip or rel.startswith(skip + "/") for skip in self._skips)
 
+    @cached_property
     def _skips(self) -> tuple[str, ...]:
-        return tuple(str(PurePosixPath(s)).strip("/") for s in self.not_state if str(PurePosixPath(s)).strip("/"))
+        """`not_state` as the walk compares it (normalised once: asked of every path walked)."""
+        normal = (str(PurePosixPath(s)).strip("/") for s in self.not_state)
+        return tuple(s for s in normal if s and s != ".")
 
     def allows(self, absolute: str) -> bool:
         """Whether an absolute path lies in a place the profile lets links point into."""

@@ -27,7 +27,7 @@ from gateway.cli.invariants import check_run
 from gateway.log.events import CheckpointSaved, Evaluation, RunStart, Said
 from gateway.log.runlog import EVENTS_FILE, RunLogFormatError, read_log
 from tests.conftest import DEMO, REPO, TINY
-from tests.process_agent import AGENT
+from tests.process_agent import http_process_agent
 
 KINDS = (
     "plain",
@@ -64,26 +64,13 @@ def prepare_world(root: Path) -> dict[str, Any]:
     bench.mkdir(parents=True, exist_ok=True)
     for name, text in TINY.items():
         (bench / name).write_text(text, encoding="utf-8")
-    script = root / "agent_server.py"
-    script.write_text(AGENT)
     snapshot = root / "snapshot"
     if not (snapshot / "blob.bin").exists():
         snapshot.mkdir(exist_ok=True)
         (snapshot / "blob.bin").write_bytes(os.urandom(BLOB_BYTES))
-    return {
-        "adapter": "http",
-        "port": "auto",
-        "url": "http://127.0.0.1:${PORT}/chat",
-        "timeout": 30,
-        "process": {
-            "command": [sys.executable, str(script), "${PORT}"],
-            "env": {"NOTES": "${STATE_DIR}/notes.txt"},
-            "health": {"url": "http://127.0.0.1:${PORT}/health"},
-            "ready_timeout": 30,
-            "stop_timeout": 2,
-            "snapshot": str(snapshot),
-        },
-    }
+    agent = http_process_agent(root, NOTES="${STATE_DIR}/notes.txt")
+    agent["process"]["snapshot"] = str(snapshot)  # type: ignore[index]
+    return agent
 
 
 def config_for(kind: str, root: Path, agent: dict[str, Any]) -> dict[str, Any]:

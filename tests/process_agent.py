@@ -53,18 +53,21 @@ AGENT = textwrap.dedent(
 )
 
 
-def http_process_agent(tmp_path: Path, port: int, **env: str) -> dict[str, object]:
-    """Agent settings that start AGENT as a process of the run's (HTTP on `port`)."""
+def http_process_agent(tmp_path: Path, port: int | None = None, **env: str) -> dict[str, object]:
+    """Agent settings that start AGENT as a process of the run's (HTTP on `port`; None: a free
+    port each start, `port: "auto"`)."""
     script = tmp_path / "agent_server.py"
     script.write_text(AGENT)
+    at = "${PORT}" if port is None else str(port)
     return {
         "adapter": "http",
-        "url": f"http://127.0.0.1:{port}/chat",
+        **({"port": "auto"} if port is None else {}),
+        "url": f"http://127.0.0.1:{at}/chat",
         "timeout": 30,
         "process": {
-            "command": [sys.executable, str(script), str(port)],
+            "command": [sys.executable, str(script), at],
             "env": env,
-            "health": {"url": f"http://127.0.0.1:{port}/health"},
+            "health": {"url": f"http://127.0.0.1:{at}/health"},
             "ready_timeout": 30,
             "stop_timeout": 2,
         },

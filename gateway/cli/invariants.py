@@ -39,6 +39,7 @@ from gateway.log.events import Asked, CheckpointSaved, Evaluation, Event, RunSta
 from gateway.log.lineage import LineageError, inherited_events, parent_log_path
 from gateway.log.runlog import EVENTS_FILE, RunLog, RunLogFormatError, read_log
 from gateway.run.checkpoints import checkpoints_in, file_sha256
+from gateway.run.fork_start import restored_start
 
 
 class Invariant(StrEnum):
@@ -144,9 +145,7 @@ def fork_start_problems(log: RunLog) -> list[str]:
         elif parent.get("archive_sha256") not in (None, marker.archive_sha256):
             problems.append(f"the parent's checkpoint {marker.name!r} is not the archive this run was forked from")
     first_message = next((e.seq for e in log.events if isinstance(e, (Said, Asked))), None)
-    restored = next(
-        (e for e in log.events if isinstance(e, RunStart) and (e.restored or e.state == claimed)), None
-    )
+    restored = restored_start(log.events, claimed)
     starts = [e for e in log.events if isinstance(e, RunStart)]
     if restored is None and starts:
         problems.append(

@@ -21,6 +21,12 @@ from gateway.log.runlog import EVENTS_FILE, RunLog
 from gateway.run.checkpoints import CheckpointError, SavedCheckpoint
 
 
+def restored_start(events: list[Event], state_hash: str) -> RunStart | None:
+    """The fork's first start that restored its checkpoint (`state_hash`); in logs older than
+    `RunStart.restored`, the first that found that state."""
+    return next((e for e in events if isinstance(e, RunStart) and (e.restored or e.state == state_hash)), None)
+
+
 def restore_at_start(parent: SavedCheckpoint | None, previous: RunLog | None, moved: bool) -> SavedCheckpoint | None:
     """The checkpoint this start restores (None: keep the state folder as it is). `moved`: the
     run resumes where its agent's state is not (another cluster node)."""
@@ -29,7 +35,7 @@ def restore_at_start(parent: SavedCheckpoint | None, previous: RunLog | None, mo
     if previous is None or moved:
         return parent
     starts = [e for e in previous.events if isinstance(e, RunStart)]
-    if any(s.restored or s.state == parent.state_hash for s in starts):
+    if restored_start(previous.events, parent.state_hash) is not None:
         return None  # it started from the checkpoint; what the agent did since is the fork's own
     sent = [e for e in previous.events if isinstance(e, (Said, Asked))]
     if starts and sent:

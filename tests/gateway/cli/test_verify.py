@@ -34,6 +34,16 @@ def _copy(forked: Path, tmp_path: Path) -> Path:
     return copy
 
 
+def _with_parent(path: Path, **changes: object) -> None:
+    """Write the run log at `path` again with its header's `parent` changed, as a hand or a
+    crafted file would."""
+    log = read_log(path)
+    writer = RunLogWriter.create(path, dataclasses.replace(log.header, parent={**log.header.parent, **changes}))
+    for event in log.events:
+        writer.append(event)
+    writer.close()
+
+
 def test_verify_passes_a_folder_as_marathon_run_left_it_and_prints_its_manifest(forked: Path) -> None:
     result = marathon("verify", str(forked), cwd=forked.parent)
     assert result.returncode == 0, result.stderr
@@ -58,13 +68,7 @@ def test_verify_names_a_report_edited_by_hand(forked: Path, tmp_path: Path) -> N
 
 def test_verify_names_a_fork_whose_state_hash_was_altered(forked: Path, tmp_path: Path) -> None:
     copy = _copy(forked, tmp_path)
-    path = copy / "m.seq.r1" / EVENTS_FILE
-    log = read_log(path)
-    altered = dataclasses.replace(log.header, parent={**log.header.parent, "state_hash": "0" * 64})
-    writer = RunLogWriter.create(path, altered)
-    for event in log.events:
-        writer.append(event)
-    writer.close()
+    _with_parent(copy / "m.seq.r1" / EVENTS_FILE, state_hash="0" * 64)
     result = marathon("verify", str(copy), cwd=tmp_path)
     assert result.returncode == 1
     assert "m.seq.r1: started_as_claimed — its header says it forked from state 000000000000…" in result.stderr
@@ -92,12 +96,7 @@ def test_a_crafted_parent_field_is_named_by_report_state_and_verify_not_a_traceb
     forked: Path, tmp_path: Path, seq: object
 ) -> None:
     copy = _copy(forked, tmp_path)
-    path = copy / "m.seq.r1" / EVENTS_FILE
-    log = read_log(path)
-    writer = RunLogWriter.create(path, dataclasses.replace(log.header, parent={**log.header.parent, "seq": seq}))
-    for event in log.events:
-        writer.append(event)
-    writer.close()
+    _with_parent(copy / "m.seq.r1" / EVENTS_FILE, seq=seq)
     for args in (("report", str(copy)), ("state", str(copy / "m.seq.r1")), ("verify", str(copy))):
         result = marathon(*args, cwd=tmp_path)
         assert "Traceback" not in result.stderr, (args, result.stderr)
@@ -117,13 +116,7 @@ def test_verify_names_a_prepared_memory_fork_whose_parent_was_started_over(forke
     """A task run that took only its parent's state (`prefix: False`) reads no prefix, so only
     verify sees that the parent's log no longer holds its checkpoint where the header says."""
     copy = _copy(forked, tmp_path)
-    path = copy / "m.seq.r1" / EVENTS_FILE
-    log = read_log(path)
-    parent = {**log.header.parent, "prefix": False, "seq": 1}
-    writer = RunLogWriter.create(path, dataclasses.replace(log.header, parent=parent))
-    for event in log.events:
-        writer.append(event)
-    writer.close()
+    _with_parent(copy / "m.seq.r1" / EVENTS_FILE, prefix=False, seq=1)
     result = marathon("verify", str(copy), cwd=tmp_path)
     assert result.returncode == 1
     assert "m.seq.r1: started_as_claimed — its parent m holds no checkpoint 'exam' at event 1" in result.stderr

@@ -40,7 +40,7 @@ from gateway.log.events import (
 from gateway.log.runlog import EVENTS_FILE, read_log
 from tests.conftest import REPO, BenchFactory
 from tests.marathon_cli import count_records, spawn_marathon
-from tests.process_agent import AGENT
+from tests.process_agent import http_process_agent
 
 SLOT = {"num_cpus": 0.5, "custom": {"agent_slot": 1}}
 DEMO_QUESTIONS = 15
@@ -83,21 +83,7 @@ def example(tmp_path: Path, recordings: str) -> Path:
 def process_agents(tmp_path: Path, runs: int, delay: float) -> Path:
     """A config of `runs` demo marathons, each against its own slow agent process."""
     (tmp_path / "pids").mkdir(exist_ok=True)
-    script = tmp_path / "agent_server.py"
-    script.write_text(AGENT)
-    agent = {
-        "adapter": "http",
-        "port": "auto",
-        "url": "http://127.0.0.1:${PORT}/chat",
-        "timeout": 30,
-        "process": {
-            "command": [sys.executable, str(script), "${PORT}"],
-            "env": {"DELAY": str(delay), "PIDS": str(tmp_path / "pids")},
-            "health": {"tcp": "127.0.0.1:${PORT}"},
-            "ready_timeout": 30,
-            "stop_timeout": 2,
-        },
-    }
+    agent = http_process_agent(tmp_path, DELAY=str(delay), PIDS=str(tmp_path / "pids"))
     run = {"id": "slow", "benchmark": str(REPO / "benchmarks" / "demo-en"), "agent": agent, "repeats": runs}
     return config(
         tmp_path, "slow.jsonc", json.dumps({"recordings": "rec", "runs": [{**run, "resources": SLOT}]})
