@@ -25,8 +25,12 @@ sys.path.insert(0, str(ROOT))
 
 async def one_k(k: int) -> dict[str, float]:
     import adapters.reference.agent  # noqa: F401 - the anthropic SDK's import (~2 s) is not a run's cost
-    from gateway.log.events import LLMExchange, Replied, TerminationReason
+    from gateway.log.events import (
+        LLMExchange,
+        Replied,
+    )
     from gateway.log.runlog import EVENTS_FILE, read_log
+    from gateway.log.vocabulary import TerminationReason
     from gateway.run.config import RunSpec
     from gateway.run.runner import Run
 

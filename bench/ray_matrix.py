@@ -58,8 +58,11 @@ def tree_rss_mib(root: int) -> float:
 def one(mode: str, k: int) -> dict[str, float]:
     import adapters.reference.agent  # noqa: F401 - the anthropic SDK's import is not a run's cost
     from gateway.cli.scheduling import run_all
-    from gateway.log.events import Replied, TerminationReason
+    from gateway.log.events import (
+        Replied,
+    )
     from gateway.log.runlog import EVENTS_FILE, read_log
+    from gateway.log.vocabulary import TerminationReason
     from gateway.run.config import RunSpec
     from gateway.run.placement import RayExecutor, Resources
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from gateway.log.events import TerminationReason
 from gateway.log.runlog import EVENTS_FILE, read_log
+from gateway.log.vocabulary import TerminationReason
 from gateway.report.markdown import summarize
 from gateway.run.config import RunSpec
 from gateway.run.runner import run_spec

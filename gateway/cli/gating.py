@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
 from gateway.log.runlog import RunLogFormatError
 from gateway.report.comparison import compare, read_lines, render_comparison
@@ -18,9 +17,10 @@ from gateway.report.decision import plan_decision, render_verdict
 from gateway.report.gate import gate, junit_xml, lines_of_runs, render_gate, write_baseline
 from gateway.report.matrix import write_matrix_report
 from gateway.report.results_table import results_table
+from gateway.report.run_line import RunLine
 
 
-def _lines(source: Path) -> list[dict[str, Any]]:
+def _lines(source: Path) -> list[RunLine]:
     if source.is_dir():
         return lines_of_runs(source.resolve())
     return read_lines(source)
@@ -84,7 +84,7 @@ def cmd_compare(source: Path, seed: int, splits: tuple[str, ...] = ("heldout",))
             print(f"error: {path}: can't read the run lines: {exc}", file=sys.stderr)
             return 1
         comparison = compare(lines, seed=seed, splits=splits)
-        compared = [line for line in lines if line.get("split", "heldout") in comparison.splits]
+        compared = [line for line in lines if line.split in comparison.splits]
         print(
             render_comparison(comparison)
             + results_table(compared, comparison.names)

@@ -22,9 +22,9 @@ from gateway.cli.scheduling import choose_executor, run_all
 from gateway.cli.stopping import run_until_stopped
 from gateway.cluster.ray_runs import ExecutorUnavailable
 from gateway.display import safe_text
-from gateway.log.events import TerminationReason
 from gateway.log.lock import RunInUse
 from gateway.log.runlog import EVENTS_FILE, RunLogFormatError, read_log, run_status
+from gateway.log.vocabulary import TerminationReason
 from gateway.report.budget import render_ladder
 from gateway.report.comparison import render_comparison
 from gateway.report.forks import render_forks

@@ -32,10 +32,15 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from gateway.log.events import Event, Header, RunStart, TerminationReason
+from gateway.log.events import (
+    Event,
+    Header,
+    RunStart,
+)
 from gateway.log.lineage import inherited_events
 from gateway.log.lock import RunLock
 from gateway.log.runlog import EVENTS_FILE, LogFollower, RunLogFormatError, read_log, run_status
+from gateway.log.vocabulary import TerminationReason
 from gateway.report.markdown import reports_behind, write_reports
 from gateway.run.agents import describe_agent
 from gateway.run.checkpoints import SavedCheckpoint

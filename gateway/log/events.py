@@ -16,13 +16,23 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Any, ClassVar
 
-from gateway.log.field_types import field_checks, problem
+from gateway.log.field_types import enum_fields, field_checks, problem
+from gateway.log.vocabulary import (
+    CallKind,
+    ErrorKind,
+    ErrorSource,
+    Purpose,
+    SessionAction,
+    SlipKind,
+    TerminationReason,
+)
+from persona.outcome import most
 
 MAGIC = "marathonbench.events"
-FORMAT_VERSION = 2  # 2: each record framed with a CRC (gateway/log/frames.py)
+# 2: each record framed with a CRC (gateway/log/frames.py); 3: a slip names its fact and question
+FORMAT_VERSION = 3
 
 
 @dataclass
@@ -97,14 +107,14 @@ class PhaseEntered(Event):
 
 @dataclass
 class Said(Event):
-    """A persona message sent to the agent. `purpose`: fact | line | update | nudge | distractor (a scale-ladder session).
+    """A persona message sent to the agent, and why (`purpose`).
 
     `resent` marks a message re-sent on resume because no reply was logged before a crash.
     """
 
     type: ClassVar[str] = "say"
     text: str = ""
-    purpose: str = "line"
+    purpose: Purpose = Purpose.LINE
     fact_ids: list[str] = field(default_factory=list)
     question_id: str | None = None
     resent: bool = False
@@ -155,7 +165,7 @@ class SessionChanged(Event):
     agent answered the session command (a Telegram bot's answer to `/new`), when it answers."""
 
     type: ClassVar[str] = "session"
-    action: str = "new_session"
+    action: SessionAction = SessionAction.NEW_SESSION
     detail: str = ""
     reply: str = ""
 
@@ -203,20 +213,20 @@ class Evaluation(Event):
         """The grade itself when certain; else the least and most it can be."""
         if self.certain:
             return (self.score, self.score)
-        most = 10.0 * (0.5 if self.attempts > 1 else 1.0)
-        return (0.0 if self.low is None else self.low, most if self.high is None else self.high)
+        top = most(self.attempts)
+        return (0.0 if self.low is None else self.low, top if self.high is None else self.high)
 
 
 @dataclass
 class ErrorEvent(Event):
-    """Something went wrong. `source`: agent | agent-llm | runner | benchmark. `agent-llm`: a
-    call of the agent to its own model failed (the recorder saw it: no answer, a 5xx, 429/529,
-    a cut stream), or an answer came out of such a call. Agent and agent-llm errors are reported
-    apart from memory failures."""
+    """Something went wrong: whose failure (`source`), what kind, and the words. `agent-llm`:
+    a call of the agent to its own model failed (the recorder saw it: no answer, a 5xx,
+    429/529, a cut stream), or an answer came out of such a call. Agent and agent-llm errors
+    are reported apart from memory failures."""
 
     type: ClassVar[str] = "error"
-    source: str = "runner"
-    kind: str = ""
+    source: ErrorSource = ErrorSource.RUNNER
+    kind: ErrorKind = ErrorKind.ADAPTER_ERROR
     message: str = ""
 
 
@@ -242,37 +252,13 @@ class LateReply(Event):
     answers: str = ""
 
 
-FAILED_ANSWER = "failed_answer"  # an `agent-llm` error: the reply came out of a failed model call
-RECORDER_BYPASSED = "recorder_bypassed"  # a `runner` error: no LLM call reached the recorder
-AGENT_STATE_LOST = "agent_state_lost"  # a `runner` error: resumed where the agent had no state
-
-
-class TerminationReason(StrEnum):
-    """How a run's start ended (tau2's termination reason, kept beside the event that stores
-    it). `completed` and `limit_reached` are final; every other ending is resumed by running
-    the run again."""
-
-    COMPLETED = "completed"
-    INTERRUPTED = "interrupted"  # Ctrl-C / cancelled: resumable
-    AGENT_FAILED = "agent_failed"  # the agent kept failing: resumable once it is fixed
-    AGENT_LLM_FAILED = "agent_llm_failed"  # the agent's own model kept failing: resumable once it is back
-    LOG_FAILED = "log_failed"  # the run log could not be written: stopped, fail closed
-    ERROR = "error"  # a bug or bad state on our side; resumable once fixed
-    LIMIT_REACHED = "limit_reached"  # a run limit (time, turns, spend) was reached: final, a failure
-    PERSONA_FAILED = "persona_failed"  # the persona's model could not play it: resumable once changed or fixed
-
-    @property
-    def final(self) -> bool:
-        """A run that ended so is not run again: it completed, or used up its limits."""
-        return self in (TerminationReason.COMPLETED, TerminationReason.LIMIT_REACHED)
-
-
 @dataclass
 class RunEnded(Event):
-    """`reason` is a `TerminationReason` value; `interrupted` runs are resumable."""
+    """How a start ended (`reason`) and its detail in words ("agent_turns: 30 messages sent,
+    the limit is 30") — two fields: a reader compares the reason, shows the detail."""
 
     type: ClassVar[str] = "end"
-    reason: str = ""
+    reason: TerminationReason = TerminationReason.COMPLETED
     detail: str = ""
 
 
@@ -289,9 +275,8 @@ class Blob(Event):
 @dataclass
 class LLMExchange(Event):
     """One call of the agent to its LLM, seen by the recorder. Bodies are blob refs; headers are
-    redacted. `kind`: ordinary | summary | memory_flush | probe (a model listing or health
-    check) | background (a call the agent made on its own — a heartbeat, a title — matched by
-    the profile's `background` patterns: never counted against a question)."""
+    redacted. `kind`: what the call was (`CallKind`: a background call — a heartbeat, a title,
+    matched by the profile's `background` patterns — is never counted against a question)."""
 
     type: ClassVar[str] = "llm_exchange"
     api: str = ""
@@ -300,7 +285,7 @@ class LLMExchange(Event):
     status: int = 0
     model: str = ""
     stream: bool = False
-    kind: str = "ordinary"
+    kind: CallKind = CallKind.ORDINARY
     system_ref: str = ""
     # the request's messages: the first `base_len` of exchange `base`'s, then `message_refs`
     # (a conversation that grows by a turn per call stores two refs per call, not all of them)
@@ -421,11 +406,15 @@ class PersonaTurn(Event):
 
 @dataclass
 class PersonaSlip(Event):
-    """The LLM persona broke a rule the engine checks (e.g. marked a fact told it never said)."""
+    """The LLM persona broke a rule the engine checks (e.g. marked a fact told it never said).
+    `fact` (`file:id`) and `question_id` name what it is about, where it is about one (logs of
+    format 2 have them read out of `detail` by the migration)."""
 
     type: ClassVar[str] = "persona_slip"
-    kind: str = ""
+    kind: SlipKind = SlipKind.OUT_OF_CHARACTER
     detail: str = ""
+    fact: str = ""
+    question_id: str = ""
 
 
 @dataclass
@@ -484,10 +473,10 @@ _FIELDS: dict[type[Event], frozenset[str]] = {
 }
 
 
-_REASONS = frozenset(r.value for r in TerminationReason)
-
-# each type's field checks, built once from the declared types
+# each type's field checks, built once from the declared types (an enum field: one of its values)
 _CHECKS = {cls: field_checks(cls, _FIELDS[cls]) for cls in EVENT_TYPES.values()}
+# each type's enum fields: their values become members as a record is read
+_ENUMS = {cls: enum_fields(cls, _FIELDS[cls]) for cls in EVENT_TYPES.values()}
 
 
 # a time any clock can show (1970 … 5138): `1e308` would overflow every date conversion
@@ -495,16 +484,14 @@ LATEST_TIME = 1e11
 
 
 def _value_problem(cls: type[Event], record: dict[str, Any]) -> str:
-    """A value of the right type that still can't be: a time past any calendar, an end reason
-    that is none. Said in words, as a type problem is."""
+    """A value of the right type that still can't be: a time past any calendar. Said in words,
+    as a type problem is."""
     for name in ("ts", "created"):
         value = record.get(name)
         if not isinstance(value, (int, float)) or isinstance(value, bool):
             continue  # absent, or of another type: the type checks say so
         if not (math.isfinite(value) and 0 <= value < LATEST_TIME):
             return f"field {name!r} is {value!r}, not a time (seconds since 1970, below {LATEST_TIME:g})"
-    if cls is RunEnded and record.get("reason") not in _REASONS:
-        return f"field 'reason' is {record.get('reason')!r}, expected one of {', '.join(sorted(_REASONS))}"
     return ""
 
 
@@ -525,8 +512,10 @@ def event_from_record(record: dict[str, Any]) -> Event:
             seq=seq if isinstance(seq, int) and not isinstance(seq, bool) else -1,
             problem=f"a {tag!r} record: {wrong}",
         )
+    enums = _ENUMS[cls]
+    values: dict[str, Any] = {k: enums[k](v) if k in enums else v for k, v in record.items() if k in names}
     try:
-        return cls(**{k: v for k, v in record.items() if k in names})
+        return cls(**values)
     except TypeError:
         return UnknownEvent(
             tag=str(tag),

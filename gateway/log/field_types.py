@@ -4,7 +4,9 @@ A log is read from disk, and a disk holds whatever was written (or damaged, or c
 `score: "ten"` once made the viewer answer 500 and `report` and resume trace back. What a
 caller may rely on: `field_checks(cls)` is built once per event class from its annotations;
 `problem(checks, record)` names the first field whose value has the wrong type, or is "".
-Simple fields (str, int, float, bool, bytes, `X | None`) cost one set lookup per value.
+Simple fields (str, int, float, bool, bytes, `X | None`) cost one set lookup per value. A field
+typed with a `StrEnum` (a kind, a reason) holds one of its values, and `enum_fields(cls)` names
+the enum that turns the value read into its member.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import types
 import typing
 from collections.abc import Callable
+from enum import StrEnum
 from typing import Any
 
 type Check = frozenset[type] | Callable[[Any], bool]
@@ -46,6 +49,9 @@ def _check_for(hint: Any) -> Callable[[Any], bool]:
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if hint is Any:
         return lambda v: True
+    if isinstance(hint, type) and issubclass(hint, StrEnum):
+        values = frozenset(member.value for member in hint)
+        return lambda v: isinstance(v, str) and v in values
     if origin in (types.UnionType, typing.Union):
         checks = [_check_for(a) for a in args]
         return lambda v: any(c(v) for c in checks)
@@ -69,6 +75,8 @@ def _check_for(hint: Any) -> Callable[[Any], bool]:
 
 
 def _type_name(hint: Any) -> str:
+    if isinstance(hint, type) and issubclass(hint, StrEnum):
+        return "one of " + ", ".join(repr(member.value) for member in hint)
     return hint.__name__ if isinstance(hint, type) else str(hint).replace("typing.", "")
 
 
@@ -89,5 +97,16 @@ def problem(checks: dict[str, tuple[Check, str]], record: dict[str, Any]) -> str
             continue
         check, expected = entry
         if not (type(value) in check if isinstance(check, frozenset) else check(value)):
-            return f"field {name!r} is {type(value).__name__}, expected {expected}"
+            # a kind off its list: its value; else the type that is wrong
+            shown = repr(value[:40]) if isinstance(value, str) and expected.startswith("one of") else type(value).__name__
+            return f"field {name!r} is {shown}, expected {expected}"
     return ""
+
+
+def enum_fields(cls: type, fields: frozenset[str]) -> dict[str, type[StrEnum]]:
+    """Each of `fields` declared as a `StrEnum`, with its enum: what a value read becomes."""
+    return {
+        name: hint
+        for name, hint in typing.get_type_hints(cls).items()
+        if name in fields and isinstance(hint, type) and issubclass(hint, StrEnum)
+    }

@@ -37,22 +37,40 @@ from gateway.log.events import (
     InvalidEvent,
     RunEnded,
     RunStart,
-    TerminationReason,
     event_from_record,
 )
 from gateway.log.frames import FRAME_HEAD, Damage, find_damage, frame, is_framed, records
 from gateway.log.lock import RunLock
 from gateway.log.redact import DEFAULT, Redactor
 from gateway.log.scrub import scrub
+from gateway.log.vocabulary import TerminationReason
 
 EVENTS_FILE = "events.msgpack"
 
 FIRST_FRAMED_FORMAT = 2
 MIN_FREE_BYTES = 4 << 20  # room a streamed LLM answer's records need, with a margin
 
+
+def _slip_names_its_subject(record: dict[str, Any]) -> dict[str, Any]:
+    """Format 2 → 3: a `persona_slip` names its fact (`file:id`) and question in fields of their
+    own; format 2 had them only in its words — a fact as the detail's first word
+    (`fact_not_said`), a question as the `id:` before it (`answer_leaked`, `grade_disputed`).
+    Idempotent: a resumed format-2 log holds format-3 records, which pass unchanged."""
+    if record.get("t") != "persona_slip" or "fact" in record or not isinstance(record.get("detail"), str):
+        return record
+    first = record["detail"].split(" ", 1)[0]
+    kind = record.get("kind")
+    fact = first if kind == "fact_not_said" and ":" in first else ""
+    question = first[:-1] if kind in ("answer_leaked", "grade_disputed") and first.endswith(":") else ""
+    return {**record, "fact": fact, "question_id": question}
+
+
 # format N → N+1 converters for a record; applied in a chain up to FORMAT_VERSION.
 # 1 → 2 changed only the framing (a CRC per record), not the records.
-MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: lambda record: record}
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    1: lambda record: record,
+    2: _slip_names_its_subject,
+}
 
 
 # what the recorder answers an agent's model call it could not log (a 503): an agent error

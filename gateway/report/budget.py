@@ -32,7 +32,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from gateway.report.recordings import RecordedRun
-from persona.benchmark.scale import is_correct
+from persona.outcome import is_correct
 
 Z95 = 1.959964
 BOOTSTRAP_RESAMPLES = 2000

@@ -20,25 +20,25 @@ import random
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from adapters.base import AdapterConfigError
 from adapters.lifecycle import fill
 from adapters.state_folder import folder_hash
 from gateway import __version__
-from gateway.log.events import Asked, Replied, RunStart, Said
+from gateway.log.events import Asked, Evaluation, Replied, RunStart, Said
 from gateway.report.budget import percentile
 from gateway.report.deletion_checks import deleted_before, deletion_checks
 from gateway.report.deletion_scope import state_folder
 from gateway.report.diagnosis import Diagnoser
 from gateway.report.recordings import RecordedRun
+from gateway.report.run_line import QuestionOutcome, RunLine, RunLineError
 from gateway.report.stale_facts import misapplied_old_facts
-from persona.benchmark.scale import is_correct
 from persona.grading.leak import states_deleted
+from persona.outcome import PassRule, is_correct
 
 BOOTSTRAP_SAMPLES = 2000
 MIN_CLUSTERS = 5  # fewer independent tasks give no interval worth printing
-CORRECT_RULE = "first_try"  # what counts as correct in the A/B table: score 10 without a nudge
+CORRECT_RULE = PassRule.FIRST_TRY  # what counts as correct in the A/B table: score 10 without a nudge
 CSV_FIELDS = (
     "experiment", "task", "cluster", "group", "split", "pair", "repeat", "variant", "variant_name", "position",
     "run_id", "status", "mean_score",
@@ -80,7 +80,7 @@ def _times(run: RecordedRun) -> tuple[float, float]:
     return round(agent, 2), round(persona, 2)
 
 
-def run_line(run: RecordedRun) -> dict[str, Any]:
+def run_line(run: RecordedRun) -> RunLine:
     s, meta, header = run.summary, run.meta, run.header
     diagnoser = Diagnoser(run)
     expected = {q.id: q for q in s.planned}
@@ -88,78 +88,74 @@ def run_line(run: RecordedRun) -> dict[str, Any]:
     agent_cost = s.costs.get("agent")
     priced = all(not c.unpriced for c in s.costs.values())
     snapshot, state = _agent_folders(run)
-    correct = sum(is_correct(CORRECT_RULE, ev.score, ev.attempts) for ev in s.evaluations.values())
     deleted = deleted_before(run, {q.id for q in s.planned if q.deleted})
-    return {
-        "experiment": meta.get("experiment", ""),
-        "task": meta.get("task", ""),
-        "cluster": meta.get("cluster", meta.get("task", "")),
-        "group": meta.get("group", "all"),
-        "split": meta.get("split", "heldout"),
-        "pair": meta.get("pair", ""),
-        "repeat": meta.get("repeat", 1),
-        "variant": meta.get("variant", ""),
-        "variant_name": meta.get("variant_name", meta.get("variant", "")),
-        "position": meta.get("position", 0),
-        "run_id": s.run_id,
-        "status": s.status,
-        "mean_score": None if s.mean is None else round(s.mean, 3),
-        "correct": correct,
-        "graded": len(s.evaluations),
-        "planned": len(s.planned),
-        "memory_calls": len(s.memory_calls) if run.observed else None,
-        "misapplied_old_facts": len(misapplied := misapplied_old_facts(run)),
-        "misapplied_examples": misapplied[:2],  # question ids, for 001's results table
-        "canary_hits": len(s.canary_hits),
-        "active_seconds": round(s.active_seconds, 2),
-        "agent_seconds": agent_seconds,
-        "persona_seconds": persona_seconds,
-        "retrieved": sorted({m.target or m.tool for m in s.memory_calls if m.operation == "read"})
+
+    def outcome(qid: str, ev: Evaluation) -> QuestionOutcome:
+        right = is_correct(CORRECT_RULE, ev.score, ev.attempts)
+        return QuestionOutcome(
+            score=ev.score,
+            certain=ev.certain,
+            correct=right,
+            tags=tuple(expected[qid].tags) if qid in expected else (),
+            memory_calls=s.memory_calls_for(qid),
+            broken_link=""
+            if right or qid not in expected or expected[qid].abstain
+            else diagnoser.broken_link(qid, expected[qid].expected, expected[qid].tags),
+            # [deleted]: the deleted facts' names and numbers the answer states — a failed
+            # deletion; any other wrong answer ("you never told me" misread, no reply) is not
+            recalled=tuple(states_deleted(deleted.get(qid, ()), ev.answer)) if qid in deleted else None,
+        )
+
+    questions = {qid: outcome(qid, ev) for qid, ev in s.evaluations.items()}
+    misapplied = misapplied_old_facts(run)
+    return RunLine(
+        run_id=s.run_id,
+        status=s.ending,
+        status_detail=s.ending_detail,
+        experiment=str(meta.get("experiment", "")),
+        task=str(meta.get("task", "")),
+        cluster=str(meta.get("cluster", meta.get("task", ""))),
+        group=str(meta.get("group", "all")),
+        split=str(meta.get("split", "heldout")),
+        pair=str(meta.get("pair", "")),
+        repeat=int(str(meta.get("repeat", 1))),
+        variant=str(meta.get("variant", "")),
+        variant_name=str(meta.get("variant_name", meta.get("variant", ""))),
+        position=int(str(meta.get("position", 0))),
+        mean_score=None if s.mean is None else round(s.mean, 3),
+        correct=sum(q.correct for q in questions.values()),
+        graded=len(s.evaluations),
+        planned=len(s.planned),
+        memory_calls=len(s.memory_calls) if run.observed else None,
+        misapplied_old_facts=len(misapplied),
+        misapplied_examples=tuple(misapplied[:2]),  # question ids, for 001's results table
+        canary_hits=len(s.canary_hits),
+        active_seconds=round(s.active_seconds, 2),
+        agent_seconds=agent_seconds,
+        persona_seconds=persona_seconds,
+        retrieved=tuple(sorted({m.target or m.tool for m in s.memory_calls if m.operation == "read"}))
         if run.observed
         else None,
-        "deletion_checks": deletion_checks(run),
-        "cost_usd": round(sum(c.dollars for c in s.costs.values()), 6) if priced else None,
-        "tool_version": header.tool_version or __version__,
-        "benchmark_hash": header.benchmark.get("hash", ""),
+        deletion_checks=tuple(deletion_checks(run)),
+        cost_usd=round(sum(c.dollars for c in s.costs.values()), 6) if priced else None,
+        tool_version=header.tool_version or __version__,
+        benchmark_hash=str(header.benchmark.get("hash", "")),
         # limits, correctness rule, persona (driver, model, prompt hash), grader and judge
-        "defines": header.defines
-        or {"correct_rule": CORRECT_RULE, "logged": "not in this log (written before it was)"},
-        "agent": json.dumps(header.agent, sort_keys=True),
-        "memory_snapshot": _initial_state(run, snapshot),
+        defines=header.defines
+        or {"correct_rule": CORRECT_RULE.value, "logged": "not in this log (written before it was)"},
+        agent=json.dumps(header.agent, sort_keys=True),
+        memory_snapshot=_initial_state(run, snapshot),
         # the checkpoint its initial state was restored from (an experiment's `prepare:`), if any
-        "initial_state_from": f"{header.parent['run']}:{header.parent['checkpoint']}"
-        if header.parent
-        else "",
-        "step": meta.get("step", 0),  # `memory: "accumulating"`: the task's place in its sequence
-        "memory_after": folder_hash(state),
-        "recording": str(run.run_dir),
-        "questions": {
-            qid: {
-                "score": ev.score,
-                "certain": ev.certain,  # False: unresolved (the grader was not sure): never paired
-                "correct": is_correct(CORRECT_RULE, ev.score, ev.attempts),
-                "tags": list(next((q.tags for q in s.planned if q.id == qid), ())),
-                "memory_calls": s.memory_calls_for(qid),
-                "broken_link": ""
-                if is_correct(CORRECT_RULE, ev.score, ev.attempts)
-                or qid not in expected
-                or expected[qid].abstain
-                else diagnoser.broken_link(qid, expected[qid].expected, expected[qid].tags),
-                # [deleted]: the deleted facts' names and numbers the answer states — a failed
-                # deletion; any other wrong answer ("you never told me" misread, no reply) is not
-                **({"recalled": states_deleted(deleted.get(qid, ()), ev.answer)} if qid in deleted else {}),
-            }
-            for qid, ev in s.evaluations.items()
-        },
-        "agent_calls": agent_cost.calls if agent_cost else 0,
+        initial_state_from=f"{header.parent['run']}:{header.parent['checkpoint']}" if header.parent else "",
+        step=int(str(meta.get("step", 0))),  # `memory: "accumulating"`: the task's place in its sequence
+        memory_after=folder_hash(state),
+        recording=str(run.run_dir),
+        questions=questions,
+        agent_calls=agent_cost.calls if agent_cost else 0,
         # what the first turns' memory reads returned to the model, over the graded questions
-        "returned_items": sum(s.memory_for(q).returned_items for q in s.evaluations)
-        if run.observed
-        else None,
-        "returned_chars": sum(s.memory_for(q).returned_chars for q in s.evaluations)
-        if run.observed
-        else None,
-    }
+        returned_items=sum(s.memory_for(q).returned_items for q in s.evaluations) if run.observed else None,
+        returned_chars=sum(s.memory_for(q).returned_chars for q in s.evaluations) if run.observed else None,
+    )
 
 
 def _initial_state(run: RecordedRun, snapshot: Path | None) -> str:
@@ -171,7 +167,7 @@ def _initial_state(run: RecordedRun, snapshot: Path | None) -> str:
     return folder_hash(snapshot) if snapshot else "none (empty state folder)"
 
 
-def write_lines(lines: list[dict[str, Any]], out: Path) -> tuple[Path, Path]:
+def write_lines(lines: list[RunLine], out: Path) -> tuple[Path, Path]:
     """`<out>.runs.jsonl` (everything, questions included) and `<out>.runs.csv` (flat)."""
     jsonl, table = (
         out.with_name(out.name + ".runs.jsonl"),
@@ -181,17 +177,27 @@ def write_lines(lines: list[dict[str, Any]], out: Path) -> tuple[Path, Path]:
     with table.open("w", newline="", encoding="utf-8") as f:
         writer = csv.DictWriter(f, fieldnames=CSV_FIELDS, extrasaction="ignore")
         writer.writeheader()
-        writer.writerows(lines)
+        writer.writerows({**line.to_json(), "status": line.status_text} for line in lines)
     return jsonl, table
 
 
-def lines_jsonl(lines: list[dict[str, Any]]) -> str:
+def lines_jsonl(lines: list[RunLine]) -> str:
     """The text of `NAME.runs.jsonl`: one run line a line."""
-    return "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
+    return "".join(json.dumps(line.to_json(), ensure_ascii=False) + "\n" for line in lines)
 
 
-def read_lines(jsonl: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in jsonl.read_text(encoding="utf-8").splitlines() if line.strip()]
+def read_lines(jsonl: Path) -> list[RunLine]:
+    """The run lines of a `.runs.jsonl` file (or a gate's baseline); `RunLineError` names the
+    line (file:line) that is not one."""
+    out = []
+    for number, text in enumerate(jsonl.read_text(encoding="utf-8").splitlines(), 1):
+        if not text.strip():
+            continue
+        try:
+            out.append(RunLine.from_json(json.loads(text)))
+        except (ValueError, RunLineError) as exc:
+            raise RunLineError(f"{jsonl}:{number}: not a run line ({exc})") from None
+    return out
 
 
 @dataclass
@@ -251,43 +257,49 @@ class Comparison:
     exposure: dict[str, float | None] = field(default_factory=dict)
 
 
-Item = tuple[str, str, str, str, bool, bool, tuple[str, ...]]  # pair, cluster, group, question, A, B, tags
+@dataclass(frozen=True)
+class Item:
+    """One question both sides of a pair were graded on (or one a limit-reached side missed)."""
+
+    pair: str
+    cluster: str
+    group: str
+    question: str
+    a: bool  # A answered it correctly
+    b: bool
+    tags: tuple[str, ...]
 
 
-def paired_items(
-    lines: list[dict[str, Any]], unresolved: list[str] | None = None
-) -> tuple[list[Item], list[str]]:
+def paired_items(lines: list[RunLine], unresolved: list[str] | None = None) -> tuple[list[Item], list[str]]:
     """One item for every question both runs of a pair graded."""
-    pairs: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
+    pairs: dict[str, dict[str, RunLine]] = defaultdict(dict)
     for line in lines:
-        pairs[line["pair"]][line["variant"]] = line
+        pairs[line.pair_id][line.variant] = line
     items: list[Item] = []
     incomplete = []
     for pair, sides in sorted(pairs.items()):
-        if set(sides) != {"A", "B"} or any(
-            s["status"] not in ("completed", "limit_reached") for s in sides.values()
-        ):
+        if set(sides) != {"A", "B"} or not all(side.evaluated for side in sides.values()):
             incomplete.append(pair)
             continue
         a, b = sides["A"], sides["B"]
-        qa, qb = a["questions"], b["questions"]
+        qa, qb = a.questions, b.questions
         # a side that used up its limits is a failure, not a gap: what it didn't reach counts as wrong
-        limited = any(side["status"] == "limit_reached" for side in (a, b))
+        limited = a.limit_reached or b.limit_reached
         for qid in sorted(set(qa) | set(qb) if limited else set(qa) & set(qb)):
-            if qa.get(qid, {}).get("certain", True) is False or qb.get(qid, {}).get("certain", True) is False:
+            if any(q is not None and not q.certain for q in (qa.get(qid), qb.get(qid))):
                 if unresolved is not None:  # a win or a loss on a guess is none: left out, and said
                     unresolved.append(f"{pair}:{qid}")
                 continue
-            tags = tuple((qa.get(qid) or qb[qid])["tags"]) or ("untagged",)
+            either = qa.get(qid) or qb[qid]
             items.append(
-                (
+                Item(
                     pair,
-                    str(a.get("cluster") or a["task"]),
-                    str(a.get("group", "all")),
+                    a.cluster_id,
+                    a.group,
                     qid,
-                    bool(qa.get(qid, {}).get("correct", False)),
-                    bool(qb.get(qid, {}).get("correct", False)),
-                    tags,
+                    qid in qa and qa[qid].correct,
+                    qid in qb and qb[qid].correct,
+                    either.tags or ("untagged",),
                 )
             )
     return items, incomplete
@@ -298,33 +310,33 @@ def _spread(values: list[float]) -> tuple[float, float, float]:
 
 
 def _diff(items: list[Item]) -> float | None:
-    return (sum(i[5] for i in items) - sum(i[4] for i in items)) / len(items) if items else None
+    return (sum(i.b for i in items) - sum(i.a for i in items)) / len(items) if items else None
 
 
-def compare(lines: list[dict[str, Any]], seed: int = 0, splits: tuple[str, ...] = ("heldout",)) -> Comparison:
+def compare(lines: list[RunLine], seed: int = 0, splits: tuple[str, ...] = ("heldout",)) -> Comparison:
     """B − A (with the added memory − without it) per question tag and task group, over the
     tasks of `splits` (held-out only, by default: tuning tasks shaped the variant). Intervals
     resample whole clusters (tasks; repeats and rungs of one benchmark are one) and need at
     least MIN_CLUSTERS of them."""
-    everything = [line for line in lines if line.get("variant") in ("A", "B")]
-    lines = [line for line in everything if line.get("split", "heldout") in splits]
+    everything = [line for line in lines if line.variant in ("A", "B")]
+    lines = [line for line in everything if line.split in splits]
     unresolved: list[str] = []
     items, incomplete = paired_items(lines, unresolved)
     groups: dict[str, GroupTally] = defaultdict(GroupTally)
     for item in items:
-        groups["all"].add(item[4], item[5])
-        for tag in item[6]:
-            groups[tag].add(item[4], item[5])
+        groups["all"].add(item.a, item.b)
+        for tag in item.tags:
+            groups[tag].add(item.a, item.b)
     by_cluster: dict[str, list[Item]] = defaultdict(list)
     for item in items:
-        by_cluster[item[1]].append(item)
+        by_cluster[item.cluster].append(item)
     clusters = sorted(by_cluster)
     rng = random.Random(seed)
     intervals: dict[str, tuple[float, float, float] | None] = {}
     for group in groups:
 
         def of(sample: list[str], group: str = group) -> float | None:
-            return _diff([i for c in sample for i in by_cluster[c] if group == "all" or group in i[6]])
+            return _diff([i for c in sample for i in by_cluster[c] if group == "all" or group in i.tags])
 
         point = of(clusters)
         if point is None or len(clusters) < MIN_CLUSTERS:
@@ -337,45 +349,41 @@ def compare(lines: list[dict[str, Any]], seed: int = 0, splits: tuple[str, ...] 
         ]
         intervals[group] = (point, percentile(draws, 2.5), percentile(draws, 97.5))
     by_task: dict[str, TaskDiff] = {}
-    line_of = {line["pair"]: line for line in lines if line["variant"] == "A"}
-    for pair in sorted({i[0] for i in items}):
+    line_of = {line.pair_id: line for line in lines if line.variant == "A"}
+    for pair in sorted({i.pair for i in items}):
         line = line_of[pair]
-        task = by_task.setdefault(
-            line["task"],
-            TaskDiff(
-                line["task"], str(line.get("cluster") or line["task"]), str(line.get("group", "all")), []
-            ),
-        )
-        task.repeats.append(_diff([i for i in items if i[0] == pair]) or 0.0)
+        task = by_task.setdefault(line.task, TaskDiff(line.task, line.cluster_id, line.group, []))
+        task.repeats.append(_diff([i for i in items if i.pair == pair]) or 0.0)
     task_groups = {
         g: (_diff(mine) or 0.0, len(mine))
-        for g in sorted({i[2] for i in items})
-        if (mine := [i for i in items if i[2] == g])
+        for g in sorted({i.group for i in items})
+        if (mine := [i for i in items if i.group == g])
     }
     time: dict[str, tuple[float, float, float]] = {}
     cost: dict[str, tuple[float, float, float] | None] = {}
     for variant in ("A", "B"):
-        mine_lines = [line for line in lines if line["variant"] == variant]
+        mine_lines = [line for line in lines if line.variant == variant]
         if mine_lines:
-            time[variant] = _spread([float(line["active_seconds"]) for line in mine_lines])
-            costs = [line["cost_usd"] for line in mine_lines]
-            cost[variant] = None if any(c is None for c in costs) else _spread([float(c) for c in costs])
+            time[variant] = _spread([line.active_seconds for line in mine_lines])
+            costs = [line.cost_usd for line in mine_lines]
+            known = [c for c in costs if c is not None]
+            cost[variant] = _spread(known) if len(known) == len(costs) else None
     chain: dict[str, int] = defaultdict(int)
     for line in lines:
-        if line["variant"] == "B":
-            for q in line.get("questions", {}).values():
-                if not q.get("correct") and q.get("broken_link"):
-                    chain[q["broken_link"]] += 1
+        if line.variant == "B":
+            for q in line.questions.values():
+                if not q.correct and q.broken_link:
+                    chain[q.broken_link] += 1
     names = {
-        role: str(next((line.get("variant_name") for line in everything if line["variant"] == role), role))
+        role: next((line.variant_name or role for line in everything if line.variant == role), role)
         for role in ("A", "B")
     }
     return Comparison(
-        str(everything[0].get("experiment", "")) if everything else "",
+        everything[0].experiment if everything else "",
         names,
         splits,
         len(clusters),
-        len({line["pair"] for line in lines}),
+        len({line.pair_id for line in lines}),
         incomplete,
         dict(sorted(groups.items(), key=lambda kv: (kv[0] != "all", kv[0]))),
         intervals,
@@ -393,12 +401,12 @@ def compare(lines: list[dict[str, Any]], seed: int = 0, splits: tuple[str, ...] 
 EXPOSURE_RATIO = 1.25  # arms whose reads returned more than this apart are flagged
 
 
-def _exposure(lines: list[dict[str, Any]]) -> dict[str, float | None]:
+def _exposure(lines: list[RunLine]) -> dict[str, float | None]:
     out: dict[str, float | None] = {}
     for role in ("A", "B"):
-        mine = [line for line in lines if line.get("variant") == role]
-        chars = [c for c in (line.get("returned_chars") for line in mine) if isinstance(c, int)]
-        graded = sum(int(line.get("graded") or 0) for line in mine)
+        mine = [line for line in lines if line.variant == role]
+        chars = [c for c in (line.returned_chars for line in mine) if c is not None]
+        graded = sum(line.graded for line in mine)
         out[role] = sum(chars) / graded if mine and len(chars) == len(mine) and graded else None
     return out
 

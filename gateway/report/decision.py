@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from gateway.report.comparison import Comparison
+from gateway.report.run_line import RunLine
 
 # blocker → (what it counts in B's runs, how to read a run line for it)
 BLOCKERS = {
@@ -90,28 +91,28 @@ def parse_decision(value: Any) -> tuple[Decision | None, str]:
     return Decision(float(least), tuple(blockers), **bounds), ""
 
 
-def _blocker_count(name: str, lines: list[dict[str, Any]]) -> int:
-    b_runs = [line for line in lines if line.get("variant") == "B"]
+def _blocker_count(name: str, lines: list[RunLine]) -> int:
+    b_runs = [line for line in lines if line.variant == "B"]
     if name == "canary_leak":
-        return sum(int(line.get("canary_hits") or 0) for line in b_runs)
+        return sum(line.canary_hits for line in b_runs)
     if name == "limit_reached":
-        return sum(1 for line in b_runs if line.get("status") == "limit_reached")
+        return sum(1 for line in b_runs if line.limit_reached)
     return sum(
         1
         for line in b_runs
-        for q in line.get("questions", {}).values()
-        if "deleted" in q.get("tags", [])
+        for q in line.questions.values()
+        if "deleted" in q.tags
         # what the answer stated of the deleted facts; a line without it (an older log) counts
         # every wrong [deleted] answer, as before
-        and (bool(q["recalled"]) if "recalled" in q else not q.get("correct"))
+        and (bool(q.recalled) if q.recalled is not None else not q.correct)
     )
 
 
-def verdict(decision: Decision, comparison: Comparison, lines: list[dict[str, Any]]) -> list[str]:
+def verdict(decision: Decision, comparison: Comparison, lines: list[RunLine]) -> list[str]:
     """Markdown lines: the verdict, then each clause with its evidence."""
     tally = comparison.groups.get("all")
     clauses: list[tuple[bool | None, str]] = []
-    lines = [line for line in lines if line.get("split", "heldout") in comparison.splits]  # as B − A
+    lines = [line for line in lines if line.split in comparison.splits]  # as B − A
     if comparison.incomplete:  # a B that fails on the hard tasks must not win on the easy ones
         clauses.append(
             (None, f"pairs with a side missing or not completed: {', '.join(comparison.incomplete)}")
@@ -201,7 +202,7 @@ def plan_decision(runs_jsonl: Path) -> Decision | None:
     return decision
 
 
-def render_verdict(decision: Decision | None, comparison: Comparison, lines: list[dict[str, Any]]) -> str:
+def render_verdict(decision: Decision | None, comparison: Comparison, lines: list[RunLine]) -> str:
     if decision is None:
         return "\n- no decision rule was fixed before the runs (`experiment.decision`), so no verdict\n"
     return "\n" + "\n".join(verdict(decision, comparison, lines)) + "\n"

@@ -10,6 +10,7 @@ from gateway.log.events import Asked, FactEdited
 from gateway.report.deletion_scope import check_scope, state_folder
 from gateway.report.recordings import RecordedRun
 from persona.benchmark.model import DELETED_MARKERS
+from persona.outcome import is_full
 
 
 def deleted_before(run: RecordedRun, question_ids: set[str]) -> dict[str, list[str]]:
@@ -33,7 +34,7 @@ def deletion_checks(run: RecordedRun) -> list[dict[str, Any]]:
     for q in run.summary.planned:
         if "deleted" in q.tags and q.id in run.summary.evaluations:
             ev = run.summary.evaluations[q.id]
-            checks.append({"place": "question", "id": q.id, "at": asked.get(q.id), "passed": ev.score >= 10})
+            checks.append({"place": "question", "id": q.id, "at": asked.get(q.id), "passed": is_full(ev.score)})
     for marker in run.benchmark.settings.get("canaries", []) or []:
         hits = [h for h in run.summary.canary_hits if h.marker == marker]
         checks.append({"place": "model input", "marker": marker, "hits": len(hits), "observed": run.observed})

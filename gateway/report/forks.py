@@ -4,7 +4,7 @@ noise floor, and the exam's contamination (docs/experiments.md, "Checkpoints and
 A group is every fork whose `meta.fork_of` names one teaching run. Per mode (`sequential`:
 each fork plays the whole exam in order; `isolated`: each fork asks one question), a question's
 rollouts are its grades across forks. What a caller may rely on:
-- a grade counts as a pass at `PASS_SCORE` (as everywhere else); an unresolved grade (the
+- a grade counts as a pass by `persona.outcome.passed` (as everywhere else); an unresolved grade (the
   grader was not sure) is left out of every figure and counted apart;
 - pass@k = mean over questions of 1 − C(n−c, k)/C(n, k) and pass^k = mean of C(c, k)/C(n, k)
   (n rollouts of a question, c passes): the unbiased estimators, for k ≤ the fewest rollouts;
@@ -23,9 +23,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from math import comb
 
+from gateway.log.vocabulary import TerminationReason
 from gateway.report.budget import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, percentile
 from gateway.report.recordings import RecordedRun
-from persona.grading.exact import PASS_SCORE
+from persona.outcome import passed
 
 MODES = ("sequential", "isolated")
 DIRECT = "direct-evidence"  # a diagnostic: shown apart, never in the results above it
@@ -54,7 +55,7 @@ class ModeResult:
         assert callable(estimate)
         values = []
         for grades in self.grades.values():
-            n, c = len(grades), sum(1 for s in grades.values() if s >= PASS_SCORE)
+            n, c = len(grades), sum(1 for s in grades.values() if passed(s))
             if n >= k:
                 values.append(float(estimate(n, c)))
         return sum(values) / len(values) if values else None
@@ -65,7 +66,7 @@ class ModeResult:
 
     def pass_rate(self, question_id: str) -> float:
         grades = self.grades[question_id]
-        return sum(1 for s in grades.values() if s >= PASS_SCORE) / len(grades)
+        return sum(1 for s in grades.values() if passed(s)) / len(grades)
 
     def rollout_means(self) -> list[float]:
         by_rollout: dict[str, list[float]] = defaultdict(list)
@@ -130,7 +131,7 @@ def build_fork_groups(runs: Sequence[RecordedRun]) -> list[ForkGroup]:
         group = groups.setdefault(teacher, ForkGroup(teacher, {}, {}, []))
         result = group.modes.setdefault(str(mode), ModeResult(str(mode)))
         result.forks += 1
-        if not run.summary.status.startswith("completed"):
+        if run.summary.ending is not TerminationReason.COMPLETED:
             group.incomplete.append(run.summary.run_id)
             continue
         rollout = f"{meta.get('id', teacher)}#{meta.get('rollout', 1)}"

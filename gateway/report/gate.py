@@ -14,15 +14,15 @@ Each group is one JUnit test case (failed: a regression, its questions in the me
 
 from __future__ import annotations
 
-import json
 import xml.etree.ElementTree as ET
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from gateway.report.comparison import Comparison, compare, paired_items, run_line
+from gateway.report.comparison import Comparison, compare, lines_jsonl, paired_items, run_line
 from gateway.report.recordings import load_runs
+from gateway.report.run_line import RunLine
 
 ACCEPT, REGRESSION, NO_DECISION = "accept", "regression", "no decision"
 EXIT = {ACCEPT: 0, REGRESSION: 1, NO_DECISION: 3}
@@ -81,30 +81,29 @@ class GateResult:
         }
 
 
-def lines_of_runs(recordings: Path) -> list[dict[str, Any]]:
+def lines_of_runs(recordings: Path) -> list[RunLine]:
     """A run line for every run with a benchmark in `recordings`, read whole (`--write-baseline`
     and the candidate's side): task = the config's run id, repeat = its repeat."""
     runs, _cards, _problems = load_runs(recordings, charted=10**9)
-    lines = []
-    for run in runs:
-        line = run_line(run)
-        line["task"] = str(run.meta.get("task") or run.meta.get("id") or run.summary.run_id)
-        line["repeat"] = int(str(run.meta.get("repeat", 1)))
-        lines.append(line)
-    return lines
+    return [
+        replace(
+            run_line(run),
+            task=str(run.meta.get("task") or run.meta.get("id") or run.summary.run_id),
+            repeat=int(str(run.meta.get("repeat", 1))),
+        )
+        for run in runs
+    ]
 
 
-def as_pairs(
-    baseline: list[dict[str, Any]], candidate: list[dict[str, Any]]
-) -> tuple[list[dict[str, Any]], list[str]]:
+def as_pairs(baseline: list[RunLine], candidate: list[RunLine]) -> tuple[list[RunLine], list[str]]:
     """Both sides as one A/B experiment's lines, paired by (task, repeat); the keys on one side only."""
 
-    def keyed(lines: list[dict[str, Any]]) -> dict[tuple[str, int], dict[str, Any]]:
-        sides: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    def keyed(lines: list[RunLine]) -> dict[tuple[str, int], RunLine]:
+        sides: dict[str, list[RunLine]] = defaultdict(list)
         for line in lines:
-            sides[str(line.get("variant", ""))].append(line)
+            sides[line.variant].append(line)
         chosen = sides.get("B") or next(iter(sides.values()), [])  # an A/B file: its B is what was tested
-        return {(str(line["task"]), int(line.get("repeat", 1))): line for line in chosen}
+        return {(line.task, line.repeat): line for line in chosen}
 
     a, b = keyed(baseline), keyed(candidate)
     out = []
@@ -112,34 +111,27 @@ def as_pairs(
         pair = f"gate.{key[0]}.r{key[1]}"
         for role, line, name in (("A", a[key], "baseline"), ("B", b[key], "candidate")):
             out.append(
-                {
-                    **line,
-                    "experiment": "gate",
-                    "pair": pair,
-                    "variant": role,
-                    "variant_name": name,
-                    "split": "heldout",
-                }
+                replace(line, experiment="gate", pair=pair, variant=role, variant_name=name, split="heldout")
             )
     unmatched = [f"{t}.r{r} (baseline only)" for t, r in sorted(set(a) - set(b))]
     unmatched += [f"{t}.r{r} (candidate only)" for t, r in sorted(set(b) - set(a))]
     return out, unmatched
 
 
-def gate(baseline: list[dict[str, Any]], candidate: list[dict[str, Any]], tolerance: int = 0) -> GateResult:
+def gate(baseline: list[RunLine], candidate: list[RunLine], tolerance: int = 0) -> GateResult:
     lines, unmatched = as_pairs(baseline, candidate)
     comparison = compare(lines)
     unresolved: list[str] = []
     items, incomplete = paired_items(lines, unresolved)
     groups: dict[str, GroupGate] = defaultdict(GroupGate)
-    for pair, _cluster, _group, qid, a, b, tags in items:
-        where = f"{pair.removeprefix('gate.')}:{qid}"
-        for tag in ("all", *tags):
+    for item in items:
+        where = f"{item.pair.removeprefix('gate.')}:{item.question}"
+        for tag in ("all", *item.tags):
             g = groups[tag]
             g.compared += 1
-            if a and not b:
+            if item.a and not item.b:
                 g.regressed.append(where)
-            elif b and not a:
+            elif item.b and not item.a:
                 g.improved.append(where)
     for entry in unresolved:
         groups["all"].unresolved.append(entry.removeprefix("gate."))
@@ -202,8 +194,8 @@ def junit_xml(result: GateResult, tolerance: int) -> str:
     return ET.tostring(suite, encoding="unicode") + "\n"
 
 
-def write_baseline(lines: list[dict[str, Any]], path: Path) -> None:
-    path.write_text("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines), encoding="utf-8")
+def write_baseline(lines: list[RunLine], path: Path) -> None:
+    path.write_text(lines_jsonl(lines), encoding="utf-8")
 
 
 def render_gate(result: GateResult) -> str:

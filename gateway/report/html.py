@@ -30,7 +30,7 @@ from gateway.report.forks import ForkGroup, render_forks
 from gateway.report.markdown import mean_range, render_markdown
 from gateway.report.recordings import RecordedRun
 from gateway.report.run_cards import RunCard
-from persona.grading.exact import PASS_SCORE
+from persona.outcome import passed
 
 TEMPLATE = Path(__file__).parent / "templates" / "report.html"
 STAND_IN_NOTE = (
@@ -104,7 +104,7 @@ def context_over_time(run: RecordedRun) -> dict[str, Any]:
     time of day (24-hour, as in the transcript: a short run's axis is seconds, not 0.045 min);
     each new session is a dotted line, so the drop in context size after it is explained."""
     events = run.log.events
-    calls = [e for e in events if isinstance(e, LLMExchange) and e.kind != "probe"]
+    calls = [e for e in events if isinstance(e, LLMExchange) and e.kind.conversational]
     fig = go.Figure(
         go.Scatter(
             x=[_clock(e.ts) for e in calls],
@@ -228,7 +228,7 @@ def fork_pass_rates(group: ForkGroup) -> dict[str, Any]:
     fig = go.Figure()
     for mode, result in sorted(group.modes.items()):
         qids = sorted(result.grades, key=_question_order)
-        rates = [sum(1 for s in result.grades[q].values() if s >= PASS_SCORE) / len(result.grades[q]) for q in qids]
+        rates = [sum(1 for s in result.grades[q].values() if passed(s)) / len(result.grades[q]) for q in qids]
         counts = [f"{len(result.grades[q])} rollouts" for q in qids]
         fig.add_trace(go.Bar(x=qids, y=rates, name=mode, hovertext=counts))
     fig.update_yaxes(range=[0, 1], title="share of rollouts passed")

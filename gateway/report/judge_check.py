@@ -37,9 +37,10 @@ from typing import Any
 from persona.benchmark.errors import BenchmarkErrors
 from persona.benchmark.loader import load_benchmark
 from persona.benchmark.model import Benchmark, FactUpdate, Question
-from persona.grading.exact import PASS_SCORE, with_evidence
+from persona.grading.exact import with_evidence
 from persona.grading.judge import ExamItem, Judge, superseded_values
 from persona.grading.stall import is_stall
+from persona.outcome import is_full, passed
 
 CALIBRATION = Path(__file__).resolve().parents[2] / "persona" / "grading" / "calibration"
 
@@ -332,8 +333,8 @@ async def _count_answer(result: SetResult, judge: Judge, path: Path, item: Answe
             t.uncertain += 1
         return
     right = round(verdict.score) == round(item.gold)
-    false_pass = item.gold < PASS_SCORE <= verdict.score
-    false_fail = item.gold >= 10 and verdict.score < 10
+    false_pass = not passed(item.gold) and passed(verdict.score)
+    false_fail = is_full(item.gold) and not is_full(verdict.score)
     for t in tallies:
         t.certain += 1
         t.right += right

@@ -21,7 +21,6 @@ from typing import Any
 
 from gateway.display import safe_text
 from gateway.log.events import (
-    AGENT_STATE_LOST,
     AgentInitiated,
     Asked,
     CanaryHit,
@@ -48,11 +47,13 @@ from gateway.log.events import (
 )
 from gateway.log.lineage import LineageError, inherited_events
 from gateway.log.runlog import REFUSED_TRAFFIC, RunLog
+from gateway.log.vocabulary import CallKind, ErrorKind, ErrorSource, Purpose, TerminationReason
 from gateway.report.cost import RoleCost
 from gateway.report.deletion_scope import check_scope, render_scope, state_folder
 from gateway.report.state import run_state
 from persona.benchmark.model import DELETED_MARKERS, Benchmark, Question
 from persona.grading.exact import contains_expected
+from persona.outcome import PassRule, is_correct, is_full, passed
 
 
 @dataclass(frozen=True)
@@ -71,7 +72,7 @@ class RunSummary:
     agent_model: str
     stand_in: bool
     persona: str
-    status: str
+    ending: TerminationReason | None  # how its last start ended; None: running, or killed
     started: float
     active_seconds: float
     phases_entered: int
@@ -113,6 +114,16 @@ class RunSummary:
     first_answers: dict[str, str] = field(
         default_factory=dict
     )  # question id → the reply to it (before a nudge)
+
+    ending_detail: str = ""  # the end record's words, on one line ("agent_turns: 30 messages sent, …")
+
+    @property
+    def status(self) -> str:
+        """How the run stands, for a person: the ending and its detail, on one line. Code
+        compares `ending`, never this."""
+        if self.ending is None:
+            return "running or killed"
+        return self.ending.value + (f" ({self.ending_detail})" if self.ending_detail else "")
 
     def memory_calls_for(self, question_id: str) -> int:
         return sum(1 for m in self.memory_calls if m.question_id == question_id)
@@ -257,7 +268,8 @@ def summarize(log: RunLog, benchmark: Benchmark) -> RunSummary:
     told: set[str] = set()
     agent_errors: list[ErrorEvent] = []
     runner_errors: list[ErrorEvent] = []
-    status = "running or killed"
+    ending: TerminationReason | None = None
+    ending_detail = ""
     resent = starts = phases = 0
     active = 0.0
     exchanges = 0
@@ -299,7 +311,7 @@ def summarize(log: RunLog, benchmark: Benchmark) -> RunSummary:
         e
         for e in inherited
         if isinstance(e, (Evaluation, MemoryCallSeen, MemoryCallFailed, EvidenceCheck))
-        or (isinstance(e, Said) and e.purpose == "nudge" and not e.resent)
+        or (isinstance(e, Said) and e.purpose is Purpose.NUDGE and not e.resent)
     ]
     for event in [*graded_before, *log.events]:
         match event:
@@ -309,11 +321,9 @@ def summarize(log: RunLog, benchmark: Benchmark) -> RunSummary:
                     active += last_ts - segment_start
                 segment_start = event.ts
                 starts += 1
-                status = "running or killed"
+                ending, ending_detail = None, ""
             case RunEnded():
-                status = event.reason + (
-                    f" ({' '.join(event.detail.split())})" if event.detail else ""
-                )  # one line
+                ending, ending_detail = event.reason, " ".join(event.detail.split())  # one line
             case PhaseEntered():
                 phases = max(phases, event.index + 1)
                 for name in event.require_all_facts:
@@ -329,16 +339,16 @@ def summarize(log: RunLog, benchmark: Benchmark) -> RunSummary:
                     twice.append(event.question_id)
                 else:
                     evaluations[event.question_id] = event
-            case ErrorEvent() if event.source in ("agent", "agent-llm") and REFUSED_TRAFFIC in event.message:
+            case ErrorEvent() if event.source.agents and REFUSED_TRAFFIC in event.message:
                 # the agent's model call was refused by our recorder (its log was full): ours
-                runner_errors.append(replace(event, source="runner", kind="recorder_refused"))
+                runner_errors.append(replace(event, source=ErrorSource.RUNNER, kind=ErrorKind.RECORDER_REFUSED))
             case ErrorEvent():
-                (agent_errors if event.source in ("agent", "agent-llm") else runner_errors).append(event)
+                (agent_errors if event.source.agents else runner_errors).append(event)
             case Said() | Asked() if event.resent:
                 resent += 1
-                if isinstance(event, Said) and event.purpose == "nudge" and event.question_id:
+                if isinstance(event, Said) and event.purpose is Purpose.NUDGE and event.question_id:
                     nudged.add(event.question_id)
-            case Said() if event.purpose == "nudge" and event.question_id:
+            case Said() if event.purpose is Purpose.NUDGE and event.question_id:
                 nudged.add(event.question_id)
             case PersonaTurn():
                 costs["persona"].add(
@@ -353,13 +363,13 @@ def summarize(log: RunLog, benchmark: Benchmark) -> RunSummary:
                 late_replies.append(event)
             case AgentInitiated():
                 initiated.append(event)
-            case LLMExchange() if event.kind != "probe":
+            case LLMExchange() if event.kind.conversational:
                 recorded = True
                 if event.model:
                     models[event.model] += 1
                 exchanges += 1
-                flushes += event.kind == "memory_flush"
-                background += event.kind == "background"
+                flushes += event.kind is CallKind.MEMORY_FLUSH
+                background += event.kind is CallKind.BACKGROUND
                 costs["agent"].add("standin" if agent.get("offline_stand_in") else event.model, event.usage)
                 for key in tokens:
                     tokens[key] += int(event.usage.get(key, 0))
@@ -392,7 +402,8 @@ def summarize(log: RunLog, benchmark: Benchmark) -> RunSummary:
         agent_model=_agent_model(agent, models),
         stand_in=bool(agent.get("offline_stand_in")),
         persona=str(log.header.persona.get("driver", "?")),
-        status=status,
+        ending=ending,
+        ending_detail=ending_detail,
         started=log.header.created,
         active_seconds=active,
         phases_entered=phases,
@@ -506,12 +517,12 @@ def render_markdown(s: RunSummary) -> str:
             "LLM: these scores exercise the platform end to end and say nothing about any real model.",
             "",
         ]
-    for lost in [e for e in s.runner_errors if e.kind == AGENT_STATE_LOST][:1]:
+    for lost in [e for e in s.runner_errors if e.kind == ErrorKind.AGENT_STATE_LOST][:1]:
         out += [f"> **The agent's state was lost mid-run.** {_short(lost.message, 400)}", ""]
     sure = [e for e in s.evaluations.values() if e.certain]  # an unresolved grade's score is a guess
-    first_try = [e for e in sure if e.attempts == 1 and e.score >= 10]
+    first_try = [e for e in sure if is_correct(PassRule.FIRST_TRY, e.score, e.attempts)]
     nudged = [e for e in sure if e.attempts == 2]
-    after_nudge = sum(1 for e in nudged if e.score >= 5)
+    after_nudge = sum(1 for e in nudged if passed(e.score))
     if s.inherited:
         out += [f"- {s.inherited}"]
     out += [
@@ -599,7 +610,7 @@ def render_markdown(s: RunSummary) -> str:
     imperfect = [
         (q, s.evaluations[q.id])
         for q in s.planned
-        if q.id in s.evaluations and s.evaluations[q.id].score < 10
+        if q.id in s.evaluations and not is_full(s.evaluations[q.id].score)
     ]
     if imperfect:
         out += ["", "### Imperfect answers", ""]

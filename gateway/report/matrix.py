@@ -26,6 +26,7 @@ from gateway.report.decision import plan_decision, render_verdict
 from gateway.report.forks import ForkGroup, build_fork_groups, render_forks, render_preparation
 from gateway.report.recordings import load_runs
 from gateway.report.results_table import results_table
+from gateway.report.run_line import RunLine
 from gateway.whole_file import write_whole
 
 SUMMARY_FILE = "matrix.md"
@@ -57,7 +58,7 @@ def write_matrix_report(recordings: Path, seed: int = 0, *, write: bool = True) 
     `marathon verify` tells a stale or edited printed file from the logs."""
     runs, cards, problems = load_runs(recordings)
     ladders = build_ladders(runs)
-    by_experiment: dict[str, list[dict[str, object]]] = defaultdict(list)
+    by_experiment: dict[str, list[RunLine]] = defaultdict(list)
     for run in runs:
         name = run.meta.get("experiment")
         if name:
@@ -72,7 +73,7 @@ def write_matrix_report(recordings: Path, seed: int = 0, *, write: bool = True) 
         if write:
             written += write_lines(lines, recordings / name)
         comparisons.append(compare(lines, seed=seed))
-        compared = [line for line in lines if line.get("split", "heldout") in comparisons[-1].splits]
+        compared = [line for line in lines if line.split in comparisons[-1].splits]
         verdicts.append(
             results_table(compared, comparisons[-1].names)
             + render_verdict(plan_decision(jsonl), comparisons[-1], lines)

@@ -67,7 +67,7 @@ class RecordedRun:
     def observed(self) -> bool:
         """Did any model call of the agent reach the recorder, so that memory calls could be seen at
         all? A recorder that listened but saw nothing (the agent bypassed it) observed nothing."""
-        return any(isinstance(e, LLMExchange) and e.kind != "probe" for e in self.log.events)
+        return any(isinstance(e, LLMExchange) and e.kind.conversational for e in self.log.events)
 
     @cached_property
     def evidence_hash(self) -> str:

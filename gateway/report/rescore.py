@@ -22,15 +22,13 @@ import json5
 
 from gateway.log.events import Asked, Evaluation, FactEdited, Replied, Said
 from gateway.log.runlog import EVENTS_FILE, read_log
+from gateway.log.vocabulary import Purpose
 from gateway.report.cost import RoleCost
 from gateway.report.markdown import refresh_run_report
 from gateway.report.recordings import benchmark_of
 from persona.benchmark.model import Question
-from persona.grading.exact import PASS_SCORE
 from persona.grading.judge import CALIBRATION, ExamItem, Judge, Verdict, superseded_values
-
-RETRY_WEIGHT = 0.5
-CORRECT_AT = PASS_SCORE
+from persona.outcome import PASS_SCORE, passed, weighted
 
 
 @dataclass
@@ -61,9 +59,9 @@ def exam_items(run_dir: Path) -> tuple[list[ExamItem], dict[str, float]]:
                 q = questions[event.question_id]
                 items[q.id] = ExamItem(q, q.expected, [], superseded_values(q.expected, earlier, current))
                 awaiting = q.id
-            case Said() if event.purpose == "nudge" and event.question_id in items:
+            case Said() if event.purpose is Purpose.NUDGE and event.question_id in items:
                 awaiting = event.question_id
-            case Said() if event.purpose == "go_ahead" and event.question_id in items:
+            case Said() if event.purpose is Purpose.GO_AHEAD and event.question_id in items:
                 if items[event.question_id].answers:  # the stall ("let me check") is no answer
                     items[event.question_id].answers.pop()
                 awaiting = event.question_id
@@ -107,7 +105,7 @@ async def rescore(run_dir: Path, judge: Judge) -> tuple[list[Rescored], Path]:
         calls += 1
         score = verdict.score
         if score is not None and len(item.answers) > 1:
-            score = round(score * RETRY_WEIGHT, 2)
+            score = round(weighted(score, 2), 2)
         if unsure is not None and unsure.score != score:  # which try counts is open: no figure
             read += f"first try {_shown(unsure.score)}, nudged try {_shown(score)} — unresolved; "
             score = None
@@ -145,7 +143,7 @@ def _shown(score: float | None) -> str:
 
 def agreement(results: list[Rescored]) -> tuple[list[tuple[bool, bool]], int]:
     pairs = [
-        (r.persona_score >= CORRECT_AT, r.judge_score >= CORRECT_AT)
+        (passed(r.persona_score), passed(r.judge_score))
         for r in results
         if r.persona_score is not None and r.judge_score is not None
     ]
@@ -166,7 +164,7 @@ def render(name: str, results: list[Rescored], cost: RoleCost) -> str:
         if scored
         else "- judge mean: — (nothing scored)",
         f"- unscored (judge output unusable, or which try counts unresolved): {unscored}",
-        f"- agreement with the persona's grades (correct = score ≥ {CORRECT_AT:g}): "
+        f"- agreement with the persona's grades (correct = score ≥ {PASS_SCORE:g}): "
         + (
             f"{rate:.0%} of {len(pairs)}, Cohen's kappa {k:.2f}"
             if rate is not None and k is not None
@@ -218,7 +216,7 @@ async def judge_check(judge: Judge, calibration: Path | None = None) -> CheckRes
             unscored += 1
             reasons.append(f"item {n} ({entry['answer'][:60]!r}): {verdict.reason}")
             continue
-        said_correct = verdict.score >= CORRECT_AT
+        said_correct = passed(verdict.score)
         if entry["correct"]:
             positives += 1
             true_pos += said_correct

@@ -13,9 +13,8 @@ from __future__ import annotations
 
 import statistics
 from collections import defaultdict
-from typing import Any
 
-EVALUATED = ("completed", "limit_reached")
+from gateway.report.run_line import RunLine
 
 
 def _median(values: list[float]) -> str:
@@ -27,25 +26,25 @@ def _median(values: list[float]) -> str:
     return f"{statistics.median(values):.1f} s ({q[0]:.1f}–{q[2]:.1f})"
 
 
-def results_table(lines: list[dict[str, Any]], names: dict[str, str]) -> str:
-    by_pair: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
+def results_table(lines: list[RunLine], names: dict[str, str]) -> str:
+    by_pair: dict[str, dict[str, RunLine]] = defaultdict(dict)
     for line in lines:
-        by_pair[str(line.get("pair"))][str(line.get("variant"))] = line
+        by_pair[line.pair_id][line.variant] = line
     wins: dict[tuple[str, str], int] = defaultdict(int)  # (variant, group) → questions only it got right
     for sides in by_pair.values():
         if set(sides) != {"A", "B"}:
             continue
-        qa, qb = sides["A"].get("questions", {}), sides["B"].get("questions", {})
-        group = str(sides["A"].get("group", "all"))
+        qa, qb = sides["A"].questions, sides["B"].questions
+        group = sides["A"].group
         for qid in set(qa) & set(qb):
-            a, b = bool(qa[qid].get("correct")), bool(qb[qid].get("correct"))
+            a, b = qa[qid].correct, qb[qid].correct
             for g in {group, "all"}:
                 if a and not b:
                     wins[("A", g)] += 1
                 elif b and not a:
                     wins[("B", g)] += 1
     groups = sorted(
-        {str(line.get("group", "all")) for line in lines} | {"all"}, key=lambda g: (g != "all", g)
+        {line.group for line in lines} | {"all"}, key=lambda g: (g != "all", g)
     )
     out = [
         "",
@@ -61,45 +60,30 @@ def results_table(lines: list[dict[str, Any]], names: dict[str, str]) -> str:
             mine = [
                 line
                 for line in lines
-                if line.get("variant") == role and (group == "all" or str(line.get("group", "all")) == group)
+                if line.variant == role and (group == "all" or line.group == group)
             ]
             if not mine:
                 continue
-            evaluated = [
-                line for line in mine if line.get("status") in EVALUATED and int(line.get("graded") or 0)
-            ]
-            successful = [
-                line for line in evaluated if int(line.get("correct") or 0) == int(line.get("graded") or 0)
-            ]
-            misapplied = sum(int(line.get("misapplied_old_facts") or 0) for line in mine)
-            examples = [
-                f"{line.get('task')}:{q}" for line in mine for q in line.get("misapplied_examples", [])
-            ][:2]
-            abstain = [
-                q
-                for line in evaluated
-                for q in line.get("questions", {}).values()
-                if "abstain" in q.get("tags", [])
-            ]
-            violations = sum(int(line.get("canary_hits") or 0) for line in mine) + sum(
-                1 for line in mine for q in line.get("questions", {}).values() if q.get("recalled")
+            evaluated = [line for line in mine if line.evaluated and line.graded]
+            successful = [line for line in evaluated if line.correct == line.graded]
+            misapplied = sum(line.misapplied_old_facts for line in mine)
+            examples = [f"{line.task}:{q}" for line in mine for q in line.misapplied_examples][:2]
+            abstain = [q for line in evaluated for q in line.questions.values() if "abstain" in q.tags]
+            violations = sum(line.canary_hits for line in mine) + sum(
+                1 for line in mine for q in line.questions.values() if q.recalled
             )
-            costs = [
-                float(c) for c in (line.get("cost_usd") for line in evaluated) if isinstance(c, (int, float))
-            ]
+            costs = [c for c in (line.cost_usd for line in evaluated) if c is not None]
             cost = f"${statistics.median(costs):.4f}" if costs and len(costs) == len(evaluated) else "—"
-            unevaluated = [
-                line for line in mine if line.get("status") in EVALUATED and not int(line.get("graded") or 0)
-            ]
-            failed = [line for line in mine if line.get("status") not in EVALUATED]
+            unevaluated = [line for line in mine if line.evaluated and not line.graded]
+            failed = [line for line in mine if not line.evaluated]
             out.append(
                 f"| {role} ({names.get(role, role)}) | {group} | {len(successful)} / {len(evaluated)} | "
                 f"{wins[(role, group)]} | {misapplied}{' (e.g. ' + ', '.join(examples) + ')' if examples else ''} | "
-                f"{sum(1 for q in abstain if q.get('correct'))} / {len(abstain)} | {violations} | "
-                f"{_median([float(line.get('agent_seconds') or 0) for line in evaluated])} | "
-                f"{_median([float(line.get('persona_seconds') or 0) for line in evaluated])} | {cost} | "
+                f"{sum(1 for q in abstain if q.correct)} / {len(abstain)} | {violations} | "
+                f"{_median([line.agent_seconds for line in evaluated])} | "
+                f"{_median([line.persona_seconds for line in evaluated])} | {cost} | "
                 f"{len(unevaluated)} | {len(failed)}"
-                + (f" ({', '.join(sorted({str(line.get('status')) for line in failed}))})" if failed else "")
+                + (f" ({', '.join(sorted({line.status_text for line in failed}))})" if failed else "")
                 + " |"
             )
     out.append(

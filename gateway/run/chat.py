@@ -20,6 +20,7 @@ from adapters.profiles import resolve
 from gateway import __version__
 from gateway.log.events import ErrorEvent, Header, Replied, RunEnded, RunStart, Said, SessionChanged
 from gateway.log.runlog import EVENTS_FILE, RunLogWriter
+from gateway.log.vocabulary import ErrorKind, ErrorSource, Purpose, SessionAction, TerminationReason
 from gateway.run.agents import describe_agent, open_agent, recording_wanted, traffic_profile
 from gateway.traffic.recorder import RunRecorder
 
@@ -49,7 +50,7 @@ async def chat(settings: dict[str, Any], recordings: Path, lines: TextIO, out: C
                 out("(the agent runs on the offline rule-based model stand-in, not an LLM)")
             name = settings.get("profile") or header.agent.get("adapter", "the agent")
             out(f"chatting with {name} — empty line to stop, /new-session for a new session")
-            ended = "completed"
+            ended = TerminationReason.COMPLETED
             incoming = _lines_of(lines)
             try:
                 while True:
@@ -58,23 +59,23 @@ async def chat(settings: dict[str, Any], recordings: Path, lines: TextIO, out: C
                         break
                     if text.strip() == "/new-session":
                         session = await handle.adapter.new_session()
-                        writer.append(SessionChanged(action="new_session", detail=session))
+                        writer.append(SessionChanged(action=SessionAction.NEW_SESSION, detail=session))
                         if recorder is not None:  # a smaller input next is the new session, no compaction
                             recorder.session_changed()
                         out(f"(new session {session})")
                         continue
-                    writer.append(Said(text=text, purpose="human"))
+                    writer.append(Said(text=text, purpose=Purpose.HUMAN))
                     started = time.monotonic()
                     try:
                         reply = await handle.adapter.send(text)
                     except AdapterError as exc:
-                        writer.append(ErrorEvent(source="agent", kind=exc.kind, message=str(exc)))
+                        writer.append(ErrorEvent(source=ErrorSource.AGENT, kind=ErrorKind(exc.kind), message=str(exc)))
                         out(f"(agent error: {exc})")
                         continue
                     writer.append(Replied(text=reply, elapsed=round(time.monotonic() - started, 3)))
                     out(f"agent> {reply}")
             except asyncio.CancelledError:
-                ended = "interrupted"
+                ended = TerminationReason.INTERRUPTED
                 raise
             finally:  # the adapter closes with the agent (open_agent), after its process stopped
                 writer.append(RunEnded(reason=ended, detail="chat ended"))

@@ -39,6 +39,7 @@ from gateway.log.events import (
     SessionChanged,
 )
 from gateway.log.runlog import EVENTS_FILE, RunLogWriter, read_log
+from gateway.log.vocabulary import ErrorKind, ErrorSource, Purpose, SessionAction, TerminationReason
 from gateway.run.agents import AgentHandle, describe_agent, open_agent, recording_wanted, traffic_profile
 from gateway.run.checkpoints import CheckpointError, SavedCheckpoint, archive_state
 from gateway.run.definition import agent_version
@@ -102,7 +103,7 @@ async def probe(
                 Check("the agent starts", False, f"{type(exc).__name__}: {exc}", _start_fix(resolved))
             )
         finally:
-            writer.append(RunEnded(reason="completed", detail="probe"))
+            writer.append(RunEnded(reason=TerminationReason.COMPLETED, detail="probe"))
     checks += _traffic_checks(run_dir, resolved, profile, recorder is not None)
     return run_dir, checks
 
@@ -145,7 +146,7 @@ async def _run_checks(
     )
     new = await adapter.new_session()
     writer.append(
-        SessionChanged(action="new_session", detail=new, reply=str(getattr(adapter, "session_reply", "")))
+        SessionChanged(action=SessionAction.NEW_SESSION, detail=new, reply=str(getattr(adapter, "session_reply", "")))
     )
     if recorder is not None:
         recorder.session_changed()
@@ -222,12 +223,12 @@ async def _checkpoint_check(
 async def _turn(
     adapter: Any, writer: RunLogWriter, text: str, out: Callable[[str], None]
 ) -> tuple[str, float] | None:
-    writer.append(Said(text=text, purpose="probe"))
+    writer.append(Said(text=text, purpose=Purpose.PROBE))
     started = time.monotonic()
     try:
         reply = str(await adapter.send(text))
     except AdapterError as exc:
-        writer.append(ErrorEvent(source="agent", kind=exc.kind, message=str(exc)))
+        writer.append(ErrorEvent(source=ErrorSource.AGENT, kind=ErrorKind(exc.kind), message=str(exc)))
         out(f"(agent error: {exc})")
         return None
     elapsed = time.monotonic() - started
@@ -268,7 +269,7 @@ def _traffic_checks(
     run_dir: Path, settings: dict[str, Any], profile: TrafficProfile, recorded: bool
 ) -> list[Check]:
     events = read_log(run_dir / EVENTS_FILE).events
-    calls = [e for e in events if isinstance(e, LLMExchange) and e.kind != "probe"]
+    calls = [e for e in events if isinstance(e, LLMExchange) and e.kind.conversational]
     if not recorded:
         return [
             Check(

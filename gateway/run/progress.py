@@ -86,7 +86,7 @@ class RunProgress:
                 self.told.add((event.file, event.fact_id))
             case Evaluation():
                 self.graded += 1
-            case LLMExchange() if event.kind != "probe":
+            case LLMExchange() if event.kind.conversational:
                 self.agent.add("standin" if self.stand_in else event.model, event.usage)
             case PersonaTurn():
                 self.persona.add(

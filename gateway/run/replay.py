@@ -35,6 +35,7 @@ from gateway.log.events import (
     SessionChanged,
 )
 from gateway.log.runlog import EVENTS_FILE, read_log
+from gateway.log.vocabulary import ErrorSource, Purpose, SessionAction, TerminationReason
 from persona.benchmark.model import Benchmark, insert_index
 from persona.drivers.actions import (
     AgentReply,
@@ -67,7 +68,7 @@ def _errored(events: list[Event], index: int) -> bool:
     for event in events[index + 1 :]:
         if isinstance(event, Replied):
             return False
-        if isinstance(event, ErrorEvent) and event.source == "agent":
+        if isinstance(event, ErrorEvent) and event.source is ErrorSource.AGENT:
             return True
         if isinstance(event, Said | Asked):
             return True  # never answered
@@ -118,7 +119,6 @@ class ReplayDriver:
                 f"{self.source}: recorded on another version of {benchmark.name} (its files changed "
                 "since); a replay would ask other questions than the recording answers"
             )
-        from gateway.log.events import TerminationReason
         from gateway.log.runlog import run_status  # the runner builds this driver
 
         status = run_status(log)
@@ -145,9 +145,9 @@ class ReplayDriver:
         answer = "" if reply is None or reply.error is not None else reply.text
         if isinstance(self._last, Ask):
             self._first[self._last.question_id] = answer
-        elif isinstance(self._last, Say) and self._last.purpose == "nudge" and self._last.question_id:
+        elif isinstance(self._last, Say) and self._last.purpose is Purpose.NUDGE and self._last.question_id:
             self._nudged[self._last.question_id] = answer
-        elif isinstance(self._last, Say) and self._last.purpose == "go_ahead" and self._last.question_id:
+        elif isinstance(self._last, Say) and self._last.purpose is Purpose.GO_AHEAD and self._last.question_id:
             self._first[self._last.question_id] = answer  # after a stall, what follows is the answer
         while self._position < len(self.events):
             event = self.events[self._position]
@@ -168,7 +168,7 @@ class ReplayDriver:
             case Asked():
                 return Ask(event.question_id, event.text, event.expected, tuple(event.tags))
             case SessionChanged():
-                return NewSession() if event.action == "new_session" else Compact()
+                return NewSession() if event.action is SessionAction.NEW_SESSION else Compact()
             case FactEdited():
                 return EditFact(event.file, event.fact_id, event.old, event.new)
             case FactsMarked():

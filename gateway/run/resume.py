@@ -10,7 +10,6 @@ the run paused on an agent error — so it is sent again, flagged `resent`.
 from __future__ import annotations
 
 from gateway.log.events import (
-    FAILED_ANSWER,
     Asked,
     CheckpointSaved,
     ErrorEvent,
@@ -26,6 +25,7 @@ from gateway.log.events import (
     Said,
     SessionChanged,
 )
+from gateway.log.vocabulary import ErrorKind, ErrorSource, SessionAction
 from persona.drivers.actions import (
     AgentReply,
     Ask,
@@ -64,9 +64,9 @@ def same_action(action: PersonaAction, event: Event) -> bool:
         case Ask(), Asked():
             return action.question_id == event.question_id and action.text == event.text
         case NewSession(), SessionChanged():
-            return event.action == "new_session"
+            return event.action is SessionAction.NEW_SESSION
         case Compact(), SessionChanged():
-            return event.action == "compact"
+            return event.action is SessionAction.COMPACT
         case Checkpoint(), CheckpointSaved():
             return action.name == event.name
         case EditFact(), FactEdited():
@@ -94,7 +94,7 @@ def conversation(
     for event in events:
         if isinstance(event, RunStart) and event.session_id and session_id is None:
             session_id = event.session_id
-        if isinstance(event, SessionChanged) and event.action == "new_session":
+        if isinstance(event, SessionChanged) and event.action is SessionAction.NEW_SESSION:
             session_id, turns = event.detail, []
         if isinstance(event, ACTION_EVENTS):
             if isinstance(event, (Said, Asked)) and event.resent and pairs and _resends(event, pairs[-1][0]):
@@ -107,14 +107,14 @@ def conversation(
             turns.append((sent.text, event.text))
         elif (
             isinstance(event, ErrorEvent)
-            and event.source == "agent-llm"
-            and event.kind == FAILED_ANSWER
+            and event.source is ErrorSource.AGENT_LLM
+            and event.kind == ErrorKind.FAILED_ANSWER
             and pairs
             and isinstance(pairs[-1][0], (Said, Asked))
         ) or (
             (
                 isinstance(event, ErrorEvent)
-                and event.source == "agent"
+                and event.source is ErrorSource.AGENT
                 and pairs
                 and isinstance(pairs[-1][0], (Said, Asked))
             )

@@ -11,8 +11,11 @@ from pathlib import Path
 from typing import Any
 
 from gateway import __version__
-from gateway.log.events import Header, TerminationReason
+from gateway.log.events import (
+    Header,
+)
 from gateway.log.runlog import RunLog
+from gateway.log.vocabulary import TerminationReason
 from gateway.run.agents import describe_agent
 from gateway.run.checkpoints import SavedCheckpoint
 from gateway.run.config import RunSpec

@@ -32,7 +32,6 @@ from adapters.base import (
 )
 from adapters.profiles import resolve
 from gateway.log.events import (
-    AGENT_STATE_LOST,
     Asked,
     CheckpointSaved,
     ErrorEvent,
@@ -48,10 +47,10 @@ from gateway.log.events import (
     RunStart,
     Said,
     SessionChanged,
-    TerminationReason,
 )
 from gateway.log.redact import DEFAULT_SECRET_ENV, Redactor, secret_values
 from gateway.log.runlog import RunLog, RunLogWriteError, RunLogWriter, run_status
+from gateway.log.vocabulary import ErrorKind, ErrorSource, SessionAction, TerminationReason
 from gateway.report.markdown import reports_behind
 from gateway.run.agents import AgentHandle, describe_agent, open_agent
 from gateway.run.checkpoints import CheckpointError, SavedCheckpoint, archive_state
@@ -82,9 +81,6 @@ from persona.drivers.actions import (
     Slip,
 )
 from persona.drivers.protocol import PersonaCantPlay, PersonaDriver
-
-# the agent made calls outside any persona turn that no background pattern of its profile matched
-BACKGROUND_UNRECOGNISED = "background_unrecognised"
 
 
 class Run:
@@ -213,7 +209,7 @@ class Run:
                 if hasattr(handle.adapter, "on_retry"):
                     handle.adapter.on_retry = turns.log_retry
                 for note in handle.notes:
-                    self.log(ErrorEvent(source="runner", kind="agent_start", message=note))
+                    self.log(ErrorEvent(source=ErrorSource.RUNNER, kind=ErrorKind.AGENT_START, message=note))
                 if moved and previous is not None:
                     self._log_moved(previous)
                 try:
@@ -273,7 +269,7 @@ class Run:
             "new session, so what it remembered before is gone — answers after this point test a "
             "restarted agent, not its memory"
         )
-        self.log(ErrorEvent(source="runner", kind=AGENT_STATE_LOST, message=message))
+        self.log(ErrorEvent(source=ErrorSource.RUNNER, kind=ErrorKind.AGENT_STATE_LOST, message=message))
         print(f"[{self.spec.id}] warning: {message}", file=sys.stderr, flush=True)
 
     async def _drive(
@@ -331,7 +327,7 @@ class Run:
                 return TerminationReason.LIMIT_REACHED
             reply = await self._perform(action)
             if self.turns is not None and self.turns.errors_in_a_row >= MAX_CONSECUTIVE_AGENT_ERRORS:
-                if self.turns.last_error is not None and self.turns.last_error.source == "agent-llm":
+                if self.turns.last_error is not None and self.turns.last_error.source is ErrorSource.AGENT_LLM:
                     return TerminationReason.AGENT_LLM_FAILED
                 return TerminationReason.AGENT_FAILED
 
@@ -341,7 +337,7 @@ class Run:
         if spend_unknown and not self.spend_unknown_logged:  # said once; the other limits still hold
             self.spend_unknown_logged = True
             message = "spend_usd can't be enforced: a model's price is unknown"
-            self.log(ErrorEvent(source="runner", kind="limit", message=message))
+            self.log(ErrorEvent(source=ErrorSource.RUNNER, kind=ErrorKind.LIMIT, message=message))
         return reached
 
     async def _perform(self, action: PersonaAction, resent: bool = False) -> AgentReply | None:
@@ -395,18 +391,18 @@ class Run:
                 if traffic:
                     traffic.session_changed()
                 answered = str(getattr(self.adapter, "session_reply", ""))  # what the agent said to /new
-                self.log(SessionChanged(action="new_session", detail=session, reply=answered))
+                self.log(SessionChanged(action=SessionAction.NEW_SESSION, detail=session, reply=answered))
             case Compact():
                 adapter = self.adapter
                 if not can_compact(adapter):  # refused before the run; a replay may still get here
                     self.log(
                         ErrorEvent(
-                            source="runner",
-                            kind="unsupported",
+                            source=ErrorSource.RUNNER,
+                            kind=ErrorKind.UNSUPPORTED,
                             message="bench.compact(): this agent's adapter can't ask it to compact",
                         )
                     )
-                    self.log(SessionChanged(action="compact", detail="unsupported"))
+                    self.log(SessionChanged(action=SessionAction.COMPACT, detail="unsupported"))
                 else:
                     assert isinstance(adapter, CompactingAdapter)
                     if traffic:  # the compaction command is a message: its model calls are its turn's
@@ -415,7 +411,7 @@ class Run:
                     if traffic:
                         traffic.recorder.turn_ended()
                     turns.log_off_turn()
-                    self.log(SessionChanged(action="compact", detail="", reply=answered))
+                    self.log(SessionChanged(action=SessionAction.COMPACT, detail="", reply=answered))
             case Checkpoint():
                 await self._checkpoint(action.name)
             case MarkTold():
@@ -455,7 +451,7 @@ class Run:
         handle, turns = self.handle, self.turns
         if handle is None or turns is None or handle.state_dir is None or handle.restart_around is None:
             message = f"checkpoint {name!r}: this agent's state is not held by marathonbench; nothing archived"
-            self.log(ErrorEvent(source="runner", kind="unsupported", message=message))
+            self.log(ErrorEvent(source=ErrorSource.RUNNER, kind=ErrorKind.UNSUPPORTED, message=message))
             return
         if self.writer is not None:
             self.writer.flush()
@@ -484,9 +480,9 @@ class Run:
         self.outcome.detail = detail
         try:
             if self.traffic is not None and (note := self.traffic.recorder.background_note()):
-                self.log(ErrorEvent(source="runner", kind=BACKGROUND_UNRECOGNISED, message=note))
+                self.log(ErrorEvent(source=ErrorSource.RUNNER, kind=ErrorKind.BACKGROUND_UNRECOGNISED, message=note))
                 print(f"[{self.spec.id}] warning: {note}", file=sys.stderr, flush=True)
-            self.log(RunEnded(reason=reason.value, detail=detail))
+            self.log(RunEnded(reason=reason, detail=detail))
         except RunLogWriteError:
             pass  # the log is what failed; the report below still says what we have
         finally:

@@ -23,6 +23,7 @@ from gateway.log.events import (
     PhaseEntered,
     SessionChanged,
 )
+from gateway.log.vocabulary import SessionAction
 from gateway.run.agents import recording_wanted, traffic_profile
 from gateway.traffic.recorder import RunRecorder
 from persona.benchmark.directives import SetVar
@@ -56,9 +57,9 @@ class RunTraffic:
                     self.question_started(event.question_id, event.text, event.expected, event.tags)
                 case Evaluation():
                     self.question_finished()
-                case SessionChanged() if event.action == "new_session":
+                case SessionChanged() if event.action is SessionAction.NEW_SESSION:
                     self.session_changed()
-                case LLMExchange() if event.kind != "probe":
+                case LLMExchange() if event.kind.conversational:
                     self.recorder.model_calls += 1
 
     async def settled(self, timeout: float = 2.0) -> None:

@@ -16,8 +16,6 @@ from collections.abc import Awaitable, Callable
 
 from adapters.base import AdapterError, AgentAdapter, AgentReplyTooLarge, OffTurnAdapter
 from gateway.log.events import (
-    FAILED_ANSWER,
-    RECORDER_BYPASSED,
     AgentInitiated,
     ErrorEvent,
     Event,
@@ -27,6 +25,7 @@ from gateway.log.events import (
 from gateway.log.redact import redact_text
 from gateway.log.runlog import RunLogWriteError
 from gateway.log.scrub import scrub_text
+from gateway.log.vocabulary import ErrorKind, ErrorSource
 from gateway.run.traffic_state import RunTraffic
 from persona.drivers.actions import AgentReply
 
@@ -64,7 +63,7 @@ class AgentTurns:
             try:
                 result = await call()
             except AdapterError as exc:
-                self.agent_error(ErrorEvent(source="agent", kind=exc.kind, message=f"{what}: {exc}"))
+                self.agent_error(ErrorEvent(source=ErrorSource.AGENT, kind=ErrorKind(exc.kind), message=f"{what}: {exc}"))
                 if exc.fatal or self.errors_in_a_row >= MAX_CONSECUTIVE_AGENT_ERRORS:
                     raise
                 continue
@@ -73,7 +72,7 @@ class AgentTurns:
 
     def log_retry(self, message: str) -> None:
         self.stop_if_recorder_failed()
-        self.log(ErrorEvent(source="agent", kind="retry", message=message))
+        self.log(ErrorEvent(source=ErrorSource.AGENT, kind=ErrorKind.RETRY, message=message))
 
     def stop_if_recorder_failed(self) -> None:
         """An agent error while the recorder refuses the agent's model calls (its log can't take
@@ -103,12 +102,12 @@ class AgentTurns:
         except AgentReplyTooLarge as exc:  # cut at the limit: logged, and graded on nothing
             self.stop_if_recorder_failed()
             self.log_off_turn()
-            self.log(ErrorEvent(source="agent", kind=exc.kind, message=str(exc)))
+            self.log(ErrorEvent(source=ErrorSource.AGENT, kind=ErrorKind(exc.kind), message=str(exc)))
             answer = ""
         except AdapterError as exc:
             self.stop_if_recorder_failed()
             self.log_off_turn()
-            self.agent_error(ErrorEvent(source="agent", kind=exc.kind, message=str(exc)))
+            self.agent_error(ErrorEvent(source=ErrorSource.AGENT, kind=ErrorKind(exc.kind), message=str(exc)))
             if exc.fatal:  # the agent is gone or refuses us: sending again can't help
                 raise
             return AgentReply("", error=f"{exc.kind}: {exc}")
@@ -116,7 +115,7 @@ class AgentTurns:
         answer, invalid = scrub_text(answer)
         if invalid:
             message = f"the reply held {invalid} lone surrogate code point(s), which are not text; replaced by U+FFFD"
-            self.log(ErrorEvent(source="agent", kind="invalid_text", message=message))
+            self.log(ErrorEvent(source=ErrorSource.AGENT, kind=ErrorKind.INVALID_TEXT, message=message))
         self.log(Replied(text=answer, elapsed=round(time.monotonic() - started, 4)))
         if self.traffic is not None:
             self.traffic.recorder.turn_ended()
@@ -126,8 +125,8 @@ class AgentTurns:
             failed = self.traffic.recorder.turn_failure()
             if failed is not None:
                 message = f"the agent's answer came out of a failed model call ({failed})"
-                self.agent_error(ErrorEvent(source="agent-llm", kind=FAILED_ANSWER, message=message))
-                return AgentReply("", error=f"{FAILED_ANSWER}: {message}")
+                self.agent_error(ErrorEvent(source=ErrorSource.AGENT_LLM, kind=ErrorKind.FAILED_ANSWER, message=message))
+                return AgentReply("", error=f"{ErrorKind.FAILED_ANSWER}: {message}")
         self.errors_in_a_row = 0
         return AgentReply(answer)
 
@@ -153,5 +152,5 @@ class AgentTurns:
                 f"the agent replied, but none of its LLM calls reached the recorder: point the agent's "
                 f"LLM base URL at {self.llm_url} — until then its compactions and memory calls are not observable"
             )
-            self.log(ErrorEvent(source="runner", kind=RECORDER_BYPASSED, message=message))
+            self.log(ErrorEvent(source=ErrorSource.RUNNER, kind=ErrorKind.RECORDER_BYPASSED, message=message))
             print(f"[{self.run_id}] warning: {message}", file=sys.stderr, flush=True)

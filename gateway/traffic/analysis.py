@@ -20,10 +20,11 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from gateway.log.vocabulary import CallKind
 from gateway.traffic.profile import MemoryCallInfo, TrafficProfile
 from gateway.traffic.wire import LLMCall, text_of
 
-ORDINARY, SUMMARY, FLUSH = "ordinary", "summary", "memory_flush"
+ORDINARY, SUMMARY, FLUSH = CallKind.ORDINARY, CallKind.SUMMARY, CallKind.MEMORY_FLUSH
 RECENT_CALLS = 8  # ordinary calls remembered to tell a compaction from a jump between conversations
 
 
@@ -36,7 +37,7 @@ class CompactionFinding:
 
 @dataclass
 class CallAnalysis:
-    kind: str  # ordinary | summary | memory_flush
+    kind: CallKind  # ordinary | summary | memory_flush (probe, background: read no further)
     memory_calls: list[MemoryCallInfo] = field(default_factory=list)
     compactions: list[CompactionFinding] = field(default_factory=list)
     canary_hits: list[str] = field(default_factory=list)
@@ -113,7 +114,7 @@ class TrafficAnalyzer:
     def classify(self, call: LLMCall) -> str:
         return self._classify(call)[0]
 
-    def _classify(self, call: LLMCall) -> tuple[str, str | None]:
+    def _classify(self, call: LLMCall) -> tuple[CallKind, str | None]:
         """The call's kind, and the signature that named it."""
         edges = _edges(call)
         if marker := _has(edges, self.profile.summary):
@@ -135,8 +136,8 @@ class TrafficAnalyzer:
         kind, marker = self._classify(call)
         result = CallAnalysis(kind=kind, input_tokens=input_tokens(call), memory_calls=self.memory_calls(call))
         if call.server_compactions:
-            kind = "anthropic-server" if call.api == "anthropic-messages" else "openai-responses"
-            result.compactions.append(CompactionFinding(kind, result.input_tokens, 0))
+            server = "anthropic-server" if call.api == "anthropic-messages" else "openai-responses"
+            result.compactions.append(CompactionFinding(server, result.input_tokens, 0))
         if call.applied_edits:
             result.compactions.append(
                 CompactionFinding("anthropic-context-edit", result.input_tokens, result.input_tokens)

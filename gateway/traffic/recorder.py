@@ -34,6 +34,7 @@ from gateway.log.events import (
 from gateway.log.redact import DEFAULT, Redactor
 from gateway.log.runlog import RunLogWriteError
 from gateway.log.scrub import scrub
+from gateway.log.vocabulary import CallKind, ErrorKind, ErrorSource
 from gateway.traffic.analysis import CallAnalysis, TrafficAnalyzer, history_before
 from gateway.traffic.profile import TrafficProfile
 from gateway.traffic.tool_results import result_items, tool_results
@@ -81,20 +82,20 @@ def is_probe(raw: RawExchange) -> bool:
     return raw.method == "GET" or path.endswith(PROBE_PATHS) or "/models/" in path
 
 
-def failure_of(raw: RawExchange) -> tuple[str, str] | None:
+def failure_of(raw: RawExchange) -> tuple[ErrorKind, str] | None:
     """(kind, what happened) when a model call failed — the agent got no model answer from it:
     no connection or a cut stream, a refusal (4xx), rate limiting (429), an overloaded or broken
     provider (529, 5xx). None for a call that was answered."""
     if raw.error:
-        return ("stream_cut" if raw.status else "no_connection"), raw.error
+        return (ErrorKind.STREAM_CUT if raw.status else ErrorKind.NO_CONNECTION), raw.error
     if raw.status == 429:
-        return "rate_limited", "HTTP 429 (rate limited)"
+        return ErrorKind.RATE_LIMITED, "HTTP 429 (rate limited)"
     if raw.status == 529:
-        return "overloaded", "HTTP 529 (overloaded)"
+        return ErrorKind.OVERLOADED, "HTTP 529 (overloaded)"
     if raw.status >= 500:
-        return "server_error", f"HTTP {raw.status}"
+        return ErrorKind.SERVER_ERROR, f"HTTP {raw.status}"
     if raw.status >= 400:
-        return "refused", f"HTTP {raw.status}"
+        return ErrorKind.REFUSED, f"HTTP {raw.status}"
     return None
 
 
@@ -286,8 +287,8 @@ class RunRecorder:
         )
         probe = is_probe(raw)
         background = not probe and self.profile.is_background(call.system, current_turn_text(call))
-        skipped = "probe" if probe else "background" if background else ""  # not the conversation
-        if skipped:  # no compaction read from it; a background call's memory work is its own
+        skipped = CallKind.PROBE if probe else CallKind.BACKGROUND if background else None  # not the conversation
+        if skipped is not None:  # no compaction read from it; a background call's memory work is its own
             analysis = CallAnalysis(kind=skipped, memory_calls=[] if probe else self.analyzer.memory_calls(call))
         else:
             analysis = self.analyzer.observe(call)
@@ -426,7 +427,7 @@ class RunRecorder:
         kind, what = failed
         self.turn.failures.append(what)
         where = f"LLM call #{seq} ({raw.method} {self.redactor.text(raw.path)})"
-        self._log(ErrorEvent(source="agent-llm", kind=kind, message=f"{where}: {what}"))
+        self._log(ErrorEvent(source=ErrorSource.AGENT_LLM, kind=kind, message=f"{where}: {what}"))
         self._say(f"the agent's LLM call failed: {what}")
 
     def _say(self, line: str) -> None:

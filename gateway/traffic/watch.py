@@ -16,6 +16,7 @@ from gateway import __version__
 from gateway.log.events import Header, RunEnded
 from gateway.log.redact import redact_text
 from gateway.log.runlog import EVENTS_FILE, RunLogWriter
+from gateway.log.vocabulary import TerminationReason
 from gateway.traffic.hub import RecorderHub
 from gateway.traffic.profile import load_profile
 from gateway.traffic.recorder import RunRecorder
@@ -56,6 +57,7 @@ async def watch(
         finally:
             await hub.close(listener)
             # a proxy stopped on purpose is finished, not a run to resume
-            writer.append(RunEnded(reason="completed", detail=f"proxy stopped after {recorder.exchanges} LLM calls"))
+            stopped = f"proxy stopped after {recorder.exchanges} LLM calls"
+            writer.append(RunEnded(reason=TerminationReason.COMPLETED, detail=stopped))
             out(f"stopped after {recorder.exchanges} LLM calls; log: {log_path}")
     return log_path

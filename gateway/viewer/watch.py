@@ -41,6 +41,7 @@ from gateway.log.events import (
 )
 from gateway.log.lock import holder_pid
 from gateway.log.runlog import EVENTS_FILE, LogFollower, RunLogFormatError
+from gateway.log.vocabulary import TerminationReason
 from gateway.report.markdown import mean_range
 from gateway.run.progress import RunProgress
 from gateway.traffic.recorder import message_refs
@@ -127,7 +128,7 @@ class RunWatch:
                     self.unresolved.add(event.question_id)
                 else:
                     self.unresolved.discard(event.question_id)
-            case LLMExchange() if event.kind != "probe":
+            case LLMExchange() if event.kind.conversational:
                 self.traffic = True
         self.last_seq = event.seq
         if self.detailed:
@@ -187,7 +188,7 @@ class RunWatch:
                 self.blobs[event.ref] = event.data
             case LLMExchange():
                 self.exchanges[event.seq] = event
-                if event.kind != "probe":
+                if event.kind.conversational:
                     self._item(
                         event, "llm", input_tokens=event.input_tokens, question_id=event.question_id,
                         call=event.kind, status=event.status,
@@ -211,9 +212,9 @@ class RunWatch:
         if self.header is None:
             return "unreadable" if self.error else "starting"
         if self.last_end is not None:
-            if self.last_end.reason == "completed":
+            if self.last_end.reason is TerminationReason.COMPLETED:
                 return "finished"
-            return "resumable" if self.last_end.reason == "interrupted" else "failed"
+            return "resumable" if self.last_end.reason is TerminationReason.INTERRUPTED else "failed"
         if self.last_start and self.last_start.node:  # ran on a cluster node: its driver holds the folder
             driver = holder_pid(self.run_dir)
             return "running" if driver and driver != os.getpid() else "resumable"

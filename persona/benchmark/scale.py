@@ -17,9 +17,10 @@ checks the settings, so the format's data (`model.py`) can hold them.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
+
+from persona.outcome import rule_problem
 
 
 @dataclass(frozen=True)
@@ -35,31 +36,6 @@ class ScaleSpec:
     @property
     def rungs(self) -> tuple[str, ...]:
         return tuple(self.ladder)
-
-
-CORRECT_RULES = ("first_try", "any_full")
-_SCORE_RULE = re.compile(r"^score>=(\d+(?:\.\d+)?)$")
-
-
-def correct_rule_problem(rule: object) -> str | None:
-    """Why `rule` is not a C(τ) rule, or None."""
-    if isinstance(rule, str) and (rule in CORRECT_RULES or (_SCORE_RULE.match(rule) and float(rule[7:]) <= 10)):
-        return None
-    return '`scale.correct` must be "first_try" (the default), "any_full" or "score>=N" (N in 0..10)'
-
-
-def is_correct(rule: str, score: float, attempts: int) -> bool:
-    """C(τ) under `rule`, from a logged grade (`score` already weighted ×0.5 after a nudge).
-
-    first_try: a fully correct answer without a nudge (score 10, one attempt) — the paper's
-    "correct final answer" with no retry the budget didn't pay for; any_full: fully correct,
-    with or without the nudge; score>=N: the logged score reaches N."""
-    if rule == "first_try":
-        return attempts == 1 and score >= 10
-    if rule == "any_full":
-        return (score if attempts == 1 else 2 * score) >= 10
-    m = _SCORE_RULE.match(rule)
-    return m is not None and score >= float(m.group(1))
 
 
 def parse_scale(data: Any) -> tuple[ScaleSpec | None, list[str]]:
@@ -96,7 +72,7 @@ def parse_scale(data: Any) -> tuple[ScaleSpec | None, list[str]]:
         problems.append("`scale.budgets` must be a non-empty list of memory-call budgets ≥ 0")
         budgets = []
     correct = data.get("correct", "first_try")
-    if (problem := correct_rule_problem(correct)) is not None:
+    if (problem := rule_problem(correct)) is not None:
         problems.append(problem)
     target = data.get("target", 0.8)
     if not isinstance(target, (int, float)) or isinstance(target, bool) or not 0 < target <= 1:

@@ -8,6 +8,34 @@ performs them (sends, starts sessions) and logs them. Actions that need the agen
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
+
+
+class Purpose(StrEnum):
+    """Why a message was sent to the agent — the persona's (`Say.purpose`, logged as
+    `Said.purpose`) or the gateway's own (`human` in `marathon chat`, `probe`)."""
+
+    FACT = "fact"  # states facts of a file
+    LINE = "line"  # a scripted line of a phase
+    UPDATE = "update"  # tells a fact's new value
+    NUDGE = "nudge"  # the retry rule's "search your memory" (the question's second try)
+    DISTRACTOR = "distractor"  # a scale ladder's filler session
+    GO_AHEAD = "go_ahead"  # lets the agent finish what it was doing before a question
+    PERSONA = "persona"  # the LLM persona's own message
+    HUMAN = "human"  # a person typing in `marathon chat`
+    PROBE = "probe"  # `marathon probe`'s marker message
+
+
+class SlipKind(StrEnum):
+    """A rule of the persona's that the engine checks and the persona broke."""
+
+    FACT_NOT_SAID = "fact_not_said"  # a fact marked told whose value was never said
+    OUT_OF_CHARACTER = "out_of_character"
+    STUCK = "stuck"  # tool rounds without a message
+    ANSWER_LEAKED = "answer_leaked"  # the message asking a question holds its answer
+    TWO_QUESTIONS = "two_questions"
+    GRADE_DISPUTED = "grade_disputed"  # the exact grader is certain of another grade
+    WRONG_LANGUAGE = "wrong_language"
 
 
 @dataclass(frozen=True)
@@ -28,14 +56,14 @@ class EnterPhase:
 
 @dataclass(frozen=True)
 class Say:
-    """A message to the agent. `purpose`: fact | line | update | nudge | distractor (a scale-ladder session).
+    """A message to the agent, sent for `purpose`.
 
     `fact_ids` are `file:id` of the facts this message states; they count as told once the
     message was delivered.
     """
 
     text: str
-    purpose: str
+    purpose: Purpose
     fact_ids: tuple[str, ...] = ()
     question_id: str | None = None
 
@@ -115,10 +143,13 @@ class MarkTold:
 @dataclass(frozen=True)
 class Slip:
     """The LLM persona broke a rule the engine can check (a fact marked told but never said,
-    an out-of-character message, ...). Logged as `persona_slip`; the run goes on."""
+    an out-of-character message, ...). Logged as `persona_slip`; the run goes on. `fact`
+    (`file:id`) and `question_id` name what the slip is about, where it is about one."""
 
-    kind: str
+    kind: SlipKind
     detail: str
+    fact: str = ""
+    question_id: str = ""
 
 
 @dataclass(frozen=True)
@@ -127,5 +158,15 @@ class Finish:
 
 
 type PersonaAction = (
-    EnterPhase | Say | Ask | NewSession | Compact | Checkpoint | EditFact | Evaluate | MarkTold | Slip | Finish
+    EnterPhase
+    | Say
+    | Ask
+    | NewSession
+    | Compact
+    | Checkpoint
+    | EditFact
+    | Evaluate
+    | MarkTold
+    | Slip
+    | Finish
 )

@@ -8,7 +8,7 @@ questions at once, grades leniently or drifts into another language. Each check 
 from __future__ import annotations
 
 from persona.benchmark.model import Question
-from persona.drivers.actions import Slip
+from persona.drivers.actions import Slip, SlipKind
 from persona.grading.exact import ExactGrader, contains_expected
 from persona.languages import detect_language
 from persona.terms import key_terms, terms_match
@@ -52,7 +52,11 @@ def leaked_answer(question: Question, message: str) -> Slip | None:
         return None
     if contains_expected(question.expected, question.text) or not contains_expected(question.expected, message):
         return None
-    return Slip("answer_leaked", f"{question.id}: the message asking it holds its answer {question.expected!r}")
+    return Slip(
+        SlipKind.ANSWER_LEAKED,
+        f"{question.id}: the message asking it holds its answer {question.expected!r}",
+        question_id=question.id,
+    )
 
 
 def two_questions(asked: list[Question], message: str) -> Slip | None:
@@ -61,7 +65,7 @@ def two_questions(asked: list[Question], message: str) -> Slip | None:
     questions share its words: «Как зовут моего мужа?» is not also «…моего бывшего мужа?».)"""
     if len({" ".join(q.text.lower().split()) for q in asked}) < 2 or message.count("?") < 2:
         return None
-    return Slip("two_questions", f"{', '.join(q.id for q in asked)} asked in one message: {message[:120]!r}")
+    return Slip(SlipKind.TWO_QUESTIONS, f"{', '.join(q.id for q in asked)} asked in one message: {message[:120]!r}")
 
 
 def disputed_grade(question: Question, answer: str, score: float) -> Slip | None:
@@ -72,8 +76,9 @@ def disputed_grade(question: Question, answer: str, score: float) -> Slip | None
     if not grade.certain or abs(grade.score - score) < DISPUTED_BY:
         return None
     return Slip(
-        "grade_disputed",
+        SlipKind.GRADE_DISPUTED,
         f"{question.id}: the persona graded {score:g}, the exact grader is certain of {grade.score:g} ({grade.reason})",
+        question_id=question.id,
     )
 
 
@@ -87,4 +92,4 @@ def wrong_language(language: str, message: str, scripted: tuple[str, ...] = ()) 
     flat = " ".join(message.split())
     if any(" ".join(line.split()) in flat for line in scripted if line.strip()):
         return None
-    return Slip("wrong_language", f"a message in {found.language}, not {language}: {message[:120]!r}")
+    return Slip(SlipKind.WRONG_LANGUAGE, f"a message in {found.language}, not {language}: {message[:120]!r}")

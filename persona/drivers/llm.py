@@ -30,8 +30,10 @@ from persona.drivers.actions import (
     Finish,
     MarkTold,
     PersonaAction,
+    Purpose,
     Say,
     Slip,
+    SlipKind,
     phase_action,
 )
 from persona.drivers.claims import disputed_grade, leaked_answer, questions_in, two_questions, wrong_language
@@ -42,13 +44,13 @@ from persona.drivers.persona_prompt import language_part, reminder
 from persona.drivers.protocol import PersonaCantPlay
 from persona.drivers.tools import TOOL_SPECS
 from persona.llm.types import LLMClient, LLMError, LLMRequest, LLMResponse, ToolUse
+from persona.outcome import RETRY_WEIGHT
 from persona.terms import missing_details
 
 PROMPTS = Path(__file__).parent / "prompts"
 # what the model did that moves the benchmark on, for `PlayWatch` (asking a question does too)
 _PROGRESS = (MarkTold, EditFact, EnterPhase, Evaluate, Finish)
 PROFILE_HEADING = "# Your profile (always current)"  # the one system part that changes in a run
-RETRY_WEIGHT = 0.5
 MAX_TOOL_ROUNDS = 16
 _REASONING = re.compile(r"<(thinking|think|reasoning|scratchpad)>.*?</\1>", re.S | re.I)
 _OUT_OF_ROLE = re.compile(
@@ -228,11 +230,11 @@ class LLMPersonaDriver:
                         self._append("user", "(Please write your next message to the assistant.)")
                         continue
                 if _OUT_OF_ROLE.search(text):
-                    self.queue.append(Slip("out_of_character", text[:200]))
+                    self.queue.append(Slip(SlipKind.OUT_OF_CHARACTER, text[:200]))
             self._append("assistant", text)
             self._send(text)
             return
-        self.queue.append(Slip("stuck", f"{MAX_TOOL_ROUNDS} tool rounds without a message"))
+        self.queue.append(Slip(SlipKind.STUCK, f"{MAX_TOOL_ROUNDS} tool rounds without a message"))
         self.watch.stuck(MAX_TOOL_ROUNDS, self.benchmark.phases[self.state.phase].title)
         self._append(
             "user", "(You have used many tools in a row. Write your next message to the assistant now.)"
@@ -289,7 +291,7 @@ class LLMPersonaDriver:
                 self.state.last_asked = q.question.id
                 self.queue.append(Ask(q.question.id, text, q.question.expected, q.question.tags))
                 return
-        self.queue.append(Say(text, "persona"))
+        self.queue.append(Say(text, Purpose.PERSONA))
 
     def _questions_in(self, text: str) -> list[Question]:
         """The questions of the current phase that `text` asks, the one it asks first."""
@@ -399,8 +401,9 @@ class LLMPersonaDriver:
             if missing:
                 self.queue.append(
                     Slip(
-                        "fact_not_said",
+                        SlipKind.FACT_NOT_SAID,
                         f"{name}:{fid} marked told, but {', '.join(missing)} never said since the file was read",
+                        fact=f"{name}:{fid}",
                     )
                 )
             marked.append(f"{name}:{fid}")
@@ -450,7 +453,7 @@ class LLMPersonaDriver:
         q.attempts = 2
         self.state.sent.append(text)
         self.state.last_asked = qid
-        self.queue.append(Say(text, "nudge", question_id=qid))
+        self.queue.append(Say(text, Purpose.NUDGE, question_id=qid))
         return f"Asked again; grade {qid} on the answer to this."
 
     def _tool_log_evaluation(self, args: dict[str, Any]) -> str:

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from persona.drivers.actions import Evaluate
 from persona.grading.exact import Grade
+from persona.outcome import RETRY_WEIGHT, most
 
-RETRY_WEIGHT = 0.5
-_MOST_AFTER_NUDGE = 10.0 * RETRY_WEIGHT
+_MOST_AFTER_NUDGE = most(2)
 
 
 def nudges(first: Grade, *, abstain: bool, claim: bool, sure: bool) -> bool:

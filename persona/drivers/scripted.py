@@ -24,15 +24,17 @@ from persona.drivers.actions import (
     Evaluate,
     Finish,
     PersonaAction,
+    Purpose,
     Say,
     phase_action,
 )
 from persona.drivers.live_facts import LiveFacts
-from persona.drivers.retry_rule import RETRY_WEIGHT, nudges, retried
+from persona.drivers.retry_rule import nudges, retried
 from persona.grading.exact import ExactGrader, Grade, Grader, with_evidence
 from persona.grading.judge import ExamItem, Judge, superseded_values
 from persona.grading.never_told_reading import NeverToldReading
 from persona.grading.stall import is_stall
+from persona.outcome import RETRY_WEIGHT
 from persona.phrases import phrases_for
 
 
@@ -141,7 +143,7 @@ class ScriptedDriver:
             yield from self._tell_file(file)
         for item in phase.items:
             if isinstance(item, Utterance):
-                yield from self._deliver(Say(item.text, "distractor" if phase.distractor else "line"))
+                yield from self._deliver(Say(item.text, Purpose.DISTRACTOR if phase.distractor else Purpose.LINE))
             elif isinstance(item, FactUpdate):
                 yield from self._update(item)
             elif isinstance(item, Question):
@@ -174,7 +176,7 @@ class ScriptedDriver:
             lines = "\n".join(f"- {text}" for _, text in batch)
             keys = tuple(f"{file}:{fid}" for fid, _ in batch)
             reply = yield from self._deliver(
-                Say(f"{self.phrases['facts_intro'].format(topic=topic)}\n{lines}", "fact", keys)
+                Say(f"{self.phrases['facts_intro'].format(topic=topic)}\n{lines}", Purpose.FACT, keys)
             )
             if reply is not None and reply.error is None:
                 self.facts.mark_told(keys)
@@ -187,7 +189,7 @@ class ScriptedDriver:
         if not update.deletes:
             key = f"{update.file}:{update.fact_id}"
             reply = yield from self._deliver(
-                Say(self.phrases["update"].format(text=update.text), "update", (key,))
+                Say(self.phrases["update"].format(text=update.text), Purpose.UPDATE, (key,))
             )
             if reply is not None and reply.error is None:
                 self.facts.mark_told((key,))
@@ -196,7 +198,7 @@ class ScriptedDriver:
         reply = yield from self._deliver(Ask(q.id, q.text, q.expected, q.tags))
         if reply is not None and reply.error is None and is_stall(reply.text):
             # "let me check — one moment": not an answer yet; go ahead once, grade what follows
-            reply = yield from self._deliver(Say(self.phrases["go_ahead"], "go_ahead", question_id=q.id))
+            reply = yield from self._deliver(Say(self.phrases["go_ahead"], Purpose.GO_AHEAD, question_id=q.id))
         first = self._grade(q, reply)
         answer = reply.text if reply else ""
         self._answers[q.id] = [answer]
@@ -225,7 +227,7 @@ class ScriptedDriver:
             )
             return
         nudge = self.phrases["nudge"].format(question=q.text)
-        second_reply = yield from self._deliver(Say(nudge, "nudge", question_id=q.id))
+        second_reply = yield from self._deliver(Say(nudge, Purpose.NUDGE, question_id=q.id))
         second = self._grade(q, second_reply)
         self._answers[q.id].append(second_reply.text if second_reply else "")
         yield retried(

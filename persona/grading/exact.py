@@ -42,6 +42,7 @@ from persona.grading.never_told import claims_never_told
 from persona.grading.never_told_reading import NeverToldReading, read_never_told
 from persona.grading.variants import NUMERIC_DATE, in_expected_forms, in_expected_spelling
 from persona.numerals import digits_for_words
+from persona.outcome import is_full
 from persona.terms import (
     IDENTIFIER,
     UNIT_WORDS,
@@ -52,10 +53,6 @@ from persona.terms import (
     split_items,
     terms_match,
 )
-
-# A binary outcome (rescore agreement, Pass@B, A/B wins) counts a score ≥ 5 as correct: a
-# right answer after the search-memory nudge (×0.5) or a list mostly right.
-PASS_SCORE = 5.0
 
 
 @dataclass(frozen=True)
@@ -74,7 +71,8 @@ class Grade:
 
     @property
     def correct(self) -> bool:
-        return self.score >= 10
+        """Fully right (`persona.outcome.is_full`): the bar that spares a nudge."""
+        return is_full(self.score)
 
     def bounds(self) -> tuple[float, float]:
         """The score itself when certain; else anything from 0 to 10."""

@@ -28,9 +28,9 @@ from gateway.log.events import (
     LLMExchange,
     MemoryCallSeen,
     RunStart,
-    TerminationReason,
 )
 from gateway.log.runlog import EVENTS_FILE, read_log
+from gateway.log.vocabulary import TerminationReason
 from gateway.run.config import RunSpec
 from gateway.run.runner import run_spec
 from gateway.traffic.hub import free_port

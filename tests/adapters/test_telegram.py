@@ -17,8 +17,12 @@ from aiohttp import web
 from adapters.base import AgentReplyTooLarge
 from adapters.http_server import serve
 from adapters.telegram import TelegramAdapter
-from gateway.log.events import Evaluation, SessionChanged, TerminationReason
+from gateway.log.events import (
+    Evaluation,
+    SessionChanged,
+)
 from gateway.log.runlog import EVENTS_FILE, read_log
+from gateway.log.vocabulary import TerminationReason
 from gateway.run.config import RunSpec
 from gateway.run.runner import run_spec
 from tests.conftest import BenchFactory

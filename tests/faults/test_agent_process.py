@@ -17,8 +17,12 @@ from pathlib import Path
 import pytest
 
 from adapters.lifecycle import PID_FILE, remember_agent
-from gateway.log.events import ErrorEvent, RunEnded, TerminationReason
+from gateway.log.events import (
+    ErrorEvent,
+    RunEnded,
+)
 from gateway.log.runlog import EVENTS_FILE, read_log
+from gateway.log.vocabulary import TerminationReason
 from gateway.run.config import RunSpec
 from gateway.run.runner import run_spec
 from gateway.traffic.hub import free_port

@@ -32,9 +32,9 @@ from gateway.log.events import (
     Replied,
     RunEnded,
     SessionChanged,
-    TerminationReason,
 )
 from gateway.log.runlog import EVENTS_FILE, RunLog, read_log
+from gateway.log.vocabulary import TerminationReason
 from gateway.run.config import RunSpec
 from gateway.run.runner import run_spec
 from gateway.traffic.hub import free_port

@@ -7,8 +7,15 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from gateway.log.events import AgentInitiated, ErrorEvent, Evaluation, LateReply, Replied, TerminationReason
+from gateway.log.events import (
+    AgentInitiated,
+    ErrorEvent,
+    Evaluation,
+    LateReply,
+    Replied,
+)
 from gateway.log.runlog import EVENTS_FILE, read_log
+from gateway.log.vocabulary import TerminationReason
 from gateway.run.config import RunSpec
 from gateway.run.runner import run_spec
 from tests.conftest import REPO, BenchFactory

@@ -28,7 +28,6 @@ from ray.cluster_utils import Cluster
 
 from gateway.cli.main import main
 from gateway.log.events import (
-    AGENT_STATE_LOST,
     CheckpointSaved,
     ErrorEvent,
     Evaluation,
@@ -38,6 +37,7 @@ from gateway.log.events import (
     RunStart,
 )
 from gateway.log.runlog import EVENTS_FILE, read_log
+from gateway.log.vocabulary import ErrorKind
 from tests.conftest import REPO, BenchFactory
 from tests.marathon_cli import count_records, spawn_marathon
 from tests.process_agent import http_process_agent
@@ -237,7 +237,7 @@ def test_ctrl_c_on_the_driver_ends_every_agent_and_the_runs_resume(cluster: Clus
 
 
 def state_lost(events: list[Event]) -> list[ErrorEvent]:
-    return [e for e in events if isinstance(e, ErrorEvent) and e.kind == AGENT_STATE_LOST]
+    return [e for e in events if isinstance(e, ErrorEvent) and e.kind == ErrorKind.AGENT_STATE_LOST]
 
 
 def test_a_killed_driver_stops_the_cluster_s_runs_and_the_same_command_resumes_them(

@@ -4,15 +4,17 @@ per-task spread over repeats, held-out tasks by default, the run line."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from adapters.state_folder import folder_hash
 from gateway.report.comparison import compare, render_comparison
+from gateway.report.run_line import RunLine
 
 
-def line(task: str, repeat: int, variant: str, correct: dict[str, bool], **extra: Any) -> dict[str, Any]:
-    return {
+def line(task: str, repeat: int, variant: str, correct: dict[str, bool], **extra: Any) -> RunLine:
+    return RunLine.from_json({
         "experiment": "e",
         "task": task,
         "cluster": extra.get("cluster", task),
@@ -29,7 +31,7 @@ def line(task: str, repeat: int, variant: str, correct: dict[str, bool], **extra
             q: {"score": 10 if ok else 0, "correct": ok, "tags": ["update"] if q == "q2" else []}
             for q, ok in correct.items()
         },
-    }
+    })
 
 
 def test_wins_are_counted_per_question_group_over_paired_questions() -> None:
@@ -122,7 +124,8 @@ def test_a_state_folder_hash_changes_with_its_content_only(tmp_path: Path) -> No
 
 def test_a_question_whose_grade_is_unresolved_is_no_win_and_is_said() -> None:
     lines = [line("t1", 1, "A", {"q1": False, "q2": True}), line("t1", 1, "B", {"q1": True, "q2": True})]
-    lines[1]["questions"]["q1"]["certain"] = False  # B's "win" on q1 is the exact grader's guess
+    guessed = replace(lines[1].questions["q1"], certain=False)  # B's "win" on q1 is the exact grader's guess
+    lines[1] = replace(lines[1], questions={**lines[1].questions, "q1": guessed})
     c = compare(lines)
     assert c.groups["all"].wins_b == 0 and c.groups["all"].n == 1
     assert c.unresolved == ["e.t1.r1:q1"]

@@ -3,23 +3,25 @@ and the comparison ends with its verdict and the evidence for each clause."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from gateway.report.comparison import compare
 from gateway.report.decision import Decision, parse_decision, verdict
+from gateway.report.run_line import RunLine
 from tests.conftest import BenchFactory
 from tests.marathon_cli import marathon
 
 
-def line(task: str, variant: str, correct: bool, **extra: Any) -> dict[str, Any]:
-    return {
+def line(task: str, variant: str, correct: bool, **extra: Any) -> RunLine:
+    return RunLine.from_json({
         "experiment": "e", "task": task, "pair": f"e.{task}.r1", "variant": variant,
         "variant_name": {"A": "without", "B": "with"}[variant], "status": extra.get("status", "completed"),
         "active_seconds": extra.get("seconds", 1.0), "cost_usd": extra.get("cost", 0.0),
         "canary_hits": extra.get("canary_hits", 0), "group": extra.get("group", "all"),
         "questions": {"q1": {"correct": correct, "tags": extra.get("tags", [])}},
-    }  # fmt: skip
+    })  # fmt: skip
 
 
 TASKS = 8
@@ -74,7 +76,7 @@ def test_cost_and_time_trade_offs_are_clauses_with_their_evidence() -> None:
     assert "✗ median time per task: B 10.0 s vs A 5.0 s; at most ×1.5" in "\n".join(
         verdict(Decision(0.0, (), max_slowdown=1.5), compare(slow), slow)
     )
-    unpriced = [{**x, "cost_usd": None} for x in LINES]
+    unpriced = [replace(x, cost_usd=None) for x in LINES]
     text = "\n".join(verdict(Decision(0.0, (), max_cost_increase=0.2), compare(unpriced), unpriced))
     assert "NO DECISION" in text and "? cost per task: unknown" in text
     assert parse_decision({"max_slowdown": 0.5})[1].startswith("`decision.max_slowdown` must be")
@@ -136,11 +138,10 @@ def test_deleted_recalled_counts_only_answers_that_state_the_deleted_content() -
     its own acceptance; one that names the deleted person must."""
     decision = Decision(0.0, ("deleted_recalled",))
 
-    def with_deleted(recalled: list[str]) -> list[dict[str, Any]]:
-        out = [dict(x) for x in LINES]
-        out[-1] = line("t3", "B", False, tags=["deleted"])
-        out[-1]["questions"]["q1"]["recalled"] = recalled
-        return out
+    def with_deleted(recalled: list[str]) -> list[RunLine]:
+        last = line("t3", "B", False, tags=["deleted"])
+        q1 = replace(last.questions["q1"], recalled=tuple(recalled))
+        return [*LINES[:-1], replace(last, questions={"q1": q1})]
 
     honest = with_deleted([])
     assert "✓ [deleted] questions B answered with what it was asked to forget: 0" in "\n".join(

@@ -4,12 +4,12 @@ counted from the tool result the agent sent next, shown per rung and compared be
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from gateway.log.events import MemoryCallSeen, MemoryResult
 from gateway.log.runlog import EVENTS_FILE, read_log
 from gateway.report.comparison import compare, render_comparison
 from gateway.report.recordings import load_run
+from gateway.report.run_line import RunLine
 from gateway.run.config import RunSpec
 from gateway.run.runner import run_spec
 from gateway.traffic.tool_results import result_items
@@ -36,12 +36,12 @@ async def test_every_read_s_result_is_logged_and_a_question_s_exposure_summed(
     assert q1.reads >= 1 and q1.returned_chars > 0 and q1.returned_items >= 1
 
 
-def _line(variant: str, chars: int) -> dict[str, Any]:
-    return {
+def _line(variant: str, chars: int) -> RunLine:
+    return RunLine.from_json({
         "experiment": "e", "task": "t", "pair": "e.t.r1", "variant": variant, "status": "completed",
         "variant_name": variant, "active_seconds": 1.0, "cost_usd": 0.0, "graded": 1, "returned_chars": chars,
         "questions": {"q1": {"correct": True, "tags": []}},
-    }  # fmt: skip
+    })  # fmt: skip
 
 
 def test_a_comparison_whose_arms_read_back_different_amounts_is_flagged() -> None:

@@ -7,9 +7,9 @@ import json
 import shutil
 import xml.etree.ElementTree as ET
 from pathlib import Path
-from typing import Any
 
 from gateway.report.gate import ACCEPT, NO_DECISION, REGRESSION, gate
+from gateway.report.run_line import RunLine
 from tests.conftest import REPO
 from tests.marathon_cli import marathon
 
@@ -41,21 +41,23 @@ def test_the_ci_example_accepts_the_agent_and_fails_it_without_its_memory(tmp_pa
 
 def _line(
     task: str, answers: dict[str, bool], status: str = "completed", certain: bool = True
-) -> dict[str, Any]:
+) -> RunLine:
     questions: dict[str, dict[str, object]] = {
         q: {"score": 10 if ok else 0, "certain": certain, "correct": ok, "tags": []}
         for q, ok in answers.items()
     }
-    return {
-        "task": task,
-        "repeat": 1,
-        "active_seconds": 1.0,
-        "cost_usd": 0.0,
-        "status": status,
-        "questions": questions,
-        "cluster": task,
-        "group": "all",
-    }
+    return RunLine.from_json(
+        {
+            "task": task,
+            "repeat": 1,
+            "active_seconds": 1.0,
+            "cost_usd": 0.0,
+            "status": status,
+            "questions": questions,
+            "cluster": task,
+            "group": "all",
+        }
+    )
 
 
 def test_the_gate_decides_nothing_it_could_not_check() -> None:

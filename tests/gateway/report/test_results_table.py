@@ -5,18 +5,19 @@ from __future__ import annotations
 from typing import Any
 
 from gateway.report.results_table import results_table
+from gateway.report.run_line import RunLine
 
 
-def line(task: str, variant: str, answers: dict[str, bool], **extra: Any) -> dict[str, Any]:
+def line(task: str, variant: str, answers: dict[str, bool], **extra: Any) -> RunLine:
     tags = extra.get("tags", {})
-    return {
+    return RunLine.from_json({
         "task": task, "pair": f"e.{task}.r1", "variant": variant, "group": extra.get("group", "g"),
         "status": extra.get("status", "completed"), "graded": extra.get("graded", len(answers)),
         "correct": sum(answers.values()), "agent_seconds": 2.0, "persona_seconds": 0.5, "cost_usd": 0.01,
         "canary_hits": extra.get("canary_hits", 0), "misapplied_old_facts": len(extra.get("misapplied", [])),
         "misapplied_examples": extra.get("misapplied", [])[:2],
         "questions": {q: {"correct": ok, "tags": tags.get(q, []), **_recalled(q, extra)} for q, ok in answers.items()},
-    }  # fmt: skip
+    })  # fmt: skip
 
 
 def _recalled(question: str, extra: dict[str, Any]) -> dict[str, Any]:

@@ -7,8 +7,12 @@ import sys
 import textwrap
 from pathlib import Path
 
-from gateway.log.events import Evaluation, LLMExchange, TerminationReason
+from gateway.log.events import (
+    Evaluation,
+    LLMExchange,
+)
 from gateway.log.runlog import EVENTS_FILE, read_log
+from gateway.log.vocabulary import TerminationReason
 from gateway.run.config import RunSpec
 from gateway.run.runner import run_spec
 from tests.conftest import BenchFactory

@@ -23,7 +23,7 @@ async def test_a_run_logs_its_limits_rule_persona_and_grader_and_its_run_line_re
     assert defines["limits"] == limits and defines["correct_rule"] == "first_try"
     assert defines["persona"]["driver"] == "scripted" and defines["grader"]["name"] == "exact"
     assert defines["judge"] == {}  # the scripted persona grades with the exact grader alone
-    assert run_line(load_run(tmp_path / "d"))["defines"] == defines
+    assert run_line(load_run(tmp_path / "d")).defines == defines
 
 
 def test_an_llm_persona_and_judge_are_named_with_the_hashes_of_their_prompt_and_rubrics(

@@ -10,6 +10,7 @@ import pytest
 from gateway.log.events import Asked, RunEnded, Said
 from gateway.log.runlog import EVENTS_FILE, read_log
 from gateway.report.comparison import compare
+from gateway.report.run_line import RunLine
 from gateway.run.config import ConfigError, RunSpec, load_config
 from gateway.run.runner import run_spec
 from tests.conftest import BenchFactory
@@ -46,12 +47,12 @@ def test_experiment_limits_apply_to_both_variants_and_bad_ones_are_refused(tmp_p
 
 
 def test_a_variant_that_reached_its_limit_is_counted_as_failing_not_dropped() -> None:
-    def line(variant: str, status: str, questions: dict[str, bool]) -> dict[str, object]:
-        return {
+    def line(variant: str, status: str, questions: dict[str, bool]) -> RunLine:
+        return RunLine.from_json({
             "experiment": "e", "task": "t", "pair": "e.t.r1", "variant": variant, "status": status,
             "active_seconds": 1.0, "cost_usd": 0.0,
             "questions": {q: {"correct": ok, "tags": []} for q, ok in questions.items()},
-        }  # fmt: skip
+        })  # fmt: skip
 
     c = compare([line("A", "completed", {"q1": True, "q2": True}), line("B", "limit_reached", {"q1": True})])
     assert (

@@ -11,8 +11,14 @@ from aiohttp import web
 
 from adapters.http_server import serve
 from fakes.persona_model import FakePersonaModel
-from gateway.log.events import Asked, Evaluation, PhaseEntered, Said, TerminationReason
+from gateway.log.events import (
+    Asked,
+    Evaluation,
+    PhaseEntered,
+    Said,
+)
 from gateway.log.runlog import EVENTS_FILE, read_log
+from gateway.log.vocabulary import TerminationReason
 from gateway.report.recordings import load_run
 from gateway.run.config import RunSpec
 from gateway.run.replay import ReplayDriver

@@ -24,9 +24,9 @@ from gateway.log.events import (
     RunEnded,
     RunStart,
     Said,
-    TerminationReason,
 )
 from gateway.log.runlog import EVENTS_FILE, read_log
+from gateway.log.vocabulary import TerminationReason
 from gateway.run.config import RunSpec
 from gateway.run.run_header import ResumeError
 from gateway.run.runner import run_spec

@@ -5,8 +5,12 @@ from pathlib import Path
 
 import pytest
 
-from gateway.log.events import Evaluation, Said, TerminationReason
+from gateway.log.events import (
+    Evaluation,
+    Said,
+)
 from gateway.log.runlog import EVENTS_FILE, read_log
+from gateway.log.vocabulary import TerminationReason
 from gateway.run.config import RunSpec
 from gateway.run.runner import run_spec
 from persona.benchmark.loader import load_benchmark

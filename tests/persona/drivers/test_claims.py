@@ -10,8 +10,11 @@ import pytest
 
 from adapters.http_server import ServedApp
 from fakes.persona_model import FakePersonaModel
-from gateway.log.events import PersonaSlip, TerminationReason
+from gateway.log.events import (
+    PersonaSlip,
+)
 from gateway.log.runlog import EVENTS_FILE, read_log
+from gateway.log.vocabulary import TerminationReason
 from gateway.run.config import RunSpec
 from gateway.run.runner import run_spec
 from persona.benchmark.loader import load_benchmark

@@ -13,8 +13,12 @@ import pytest
 
 from adapters.http_server import ServedApp
 from fakes.persona_model import FakePersonaModel
-from gateway.log.events import Evaluation, RunEnded, TerminationReason
+from gateway.log.events import (
+    Evaluation,
+    RunEnded,
+)
 from gateway.log.runlog import EVENTS_FILE, read_log
+from gateway.log.vocabulary import TerminationReason
 from gateway.run.config import RunSpec
 from gateway.run.runner import run_spec
 from persona.drivers.give_up import GiveUp

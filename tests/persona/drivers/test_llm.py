@@ -19,9 +19,9 @@ from gateway.log.events import (
     PhaseEntered,
     Replied,
     Said,
-    TerminationReason,
 )
 from gateway.log.runlog import EVENTS_FILE, read_log
+from gateway.log.vocabulary import TerminationReason
 from gateway.run.config import RunSpec
 from gateway.run.runner import run_spec
 from persona.benchmark.loader import load_benchmark

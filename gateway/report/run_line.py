@@ -1,0 +1,223 @@
+"""One run as the cross-run reports read it: the typed run line and its question outcomes.
+
+A run line says everything needed to audit a run without opening it (comparison.py builds it
+from a recording). It is stored as one JSON object a line (`NAME.runs.jsonl`, a gate's
+baseline); `to_json` writes that object and `from_json` reads it back — the one place a key's
+default and an older file's spelling are decided, so `compare`, the decision, the gate, the
+results table and the matrix read attributes, never `line.get("split", "heldout")` of their own.
+
+What a caller may rely on:
+- `status` is a `TerminationReason` or None (the run never wrote an end: running, or killed);
+  the end's words are `status_detail`. Lines written before the two were apart
+  (`"limit_reached (agent_turns: …)"`) are read into both.
+- `pair_id` and `cluster_id` are the identities the comparison pairs and resamples by.
+- `from_json` raises `RunLineError` naming the key for a line that is not one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from gateway.log.vocabulary import TerminationReason
+
+UNFINISHED = "unfinished"  # `status` on disk for a run that never wrote an end record
+_OLD_UNFINISHED = ("running or killed",)  # how lines said so before
+
+
+class RunLineError(ValueError):
+    """A stored line is not a run line (a key of the wrong type, a status that is none)."""
+
+
+@dataclass(frozen=True)
+class QuestionOutcome:
+    """One graded question of a run, as the cross-run reports need it."""
+
+    score: float
+    certain: bool = True  # False: unresolved (the grader was not sure): never paired
+    correct: bool = False  # under the experiment's C(τ) rule (`comparison.CORRECT_RULE`)
+    tags: tuple[str, ...] = ()
+    memory_calls: int = 0
+    broken_link: str = ""  # where a wrong answer broke (told → written → retrieved → in input → used)
+    # [deleted]: the deleted facts' names and numbers the answer stated (None: not a [deleted] question)
+    recalled: tuple[str, ...] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "score": self.score,
+            "certain": self.certain,
+            "correct": self.correct,
+            "tags": list(self.tags),
+            "memory_calls": self.memory_calls,
+            "broken_link": self.broken_link,
+        }
+        if self.recalled is not None:
+            out["recalled"] = list(self.recalled)
+        return out
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> QuestionOutcome:
+        recalled = data.get("recalled")
+        return cls(
+            score=float(data.get("score") or 0.0),
+            certain=data.get("certain", True) is not False,
+            correct=bool(data.get("correct", False)),
+            tags=tuple(str(t) for t in data.get("tags") or ()),
+            memory_calls=int(data.get("memory_calls") or 0),
+            broken_link=str(data.get("broken_link") or ""),
+            recalled=None if recalled is None else tuple(str(r) for r in recalled),
+        )
+
+
+def parse_status(value: object) -> tuple[TerminationReason | None, str]:
+    """A stored status → (reason or None, detail): `"limit_reached (agent_turns: …)"`, from a
+    line older than `status_detail`, is the reason and its words."""
+    if value is None or value == UNFINISHED or value in _OLD_UNFINISHED:
+        return None, ""
+    if not isinstance(value, str):
+        raise RunLineError(f"`status` is {type(value).__name__}, expected a run's ending")
+    head, _, rest = value.partition(" (")
+    try:
+        return TerminationReason(head), rest.removesuffix(")") if rest else ""
+    except ValueError:
+        known = ", ".join(r.value for r in TerminationReason)
+        raise RunLineError(f"`status` is {value!r}, expected one of {known} or {UNFINISHED}") from None
+
+
+@dataclass(frozen=True)
+class RunLine:
+    """One run of a recordings folder (see the module docstring); field order is the CSV's."""
+
+    status: TerminationReason | None
+    run_id: str = ""
+    experiment: str = ""
+    task: str = ""
+    cluster: str = ""  # the unit intervals resample (tasks; a benchmark's repeats and rungs are one)
+    group: str = "all"
+    split: str = "heldout"
+    pair: str = ""
+    repeat: int = 1
+    variant: str = ""  # A | B in an experiment
+    variant_name: str = ""
+    position: int = 0
+    status_detail: str = ""
+    mean_score: float | None = None
+    correct: int = 0
+    graded: int = 0
+    planned: int = 0
+    memory_calls: int | None = None  # None: the agent's model traffic was not observed
+    misapplied_old_facts: int = 0
+    misapplied_examples: tuple[str, ...] = ()
+    canary_hits: int = 0
+    active_seconds: float = 0.0
+    agent_seconds: float = 0.0
+    persona_seconds: float = 0.0
+    retrieved: tuple[str, ...] | None = None
+    deletion_checks: tuple[dict[str, Any], ...] = ()
+    cost_usd: float | None = None  # None: a price unknown
+    tool_version: str = ""
+    benchmark_hash: str = ""
+    defines: dict[str, Any] = field(default_factory=dict)
+    agent: str = ""
+    memory_snapshot: str = ""
+    initial_state_from: str = ""
+    step: int = 0
+    memory_after: str = ""
+    recording: str = ""
+    questions: dict[str, QuestionOutcome] = field(default_factory=dict)
+    agent_calls: int = 0
+    returned_items: int | None = None
+    returned_chars: int | None = None
+
+    @property
+    def cluster_id(self) -> str:
+        """What the bootstrap resamples: the line's cluster, else its task."""
+        return self.cluster or self.task
+
+    @property
+    def pair_id(self) -> str:
+        """The pair this line is a side of (A and B of one task × repeat)."""
+        return self.pair
+
+    @property
+    def evaluated(self) -> bool:
+        """Its grades are a verdict on the agent: it completed, or used up its limits."""
+        return self.status is not None and self.status.evaluated
+
+    @property
+    def limit_reached(self) -> bool:
+        return self.status is TerminationReason.LIMIT_REACHED
+
+    @property
+    def status_text(self) -> str:
+        """The status as a person reads it (the CSV's and a table's cell)."""
+        if self.status is None:
+            return UNFINISHED
+        return self.status.value + (f" ({self.status_detail})" if self.status_detail else "")
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name == "status":
+                value = UNFINISHED if value is None else value.value
+            elif f.name == "questions":
+                value = {qid: q.to_json() for qid, q in value.items()}
+            elif isinstance(value, tuple):
+                value = list(value)
+            out[f.name] = value
+        return out
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> RunLine:
+        """A stored line; keys it lacks take their defaults (an older file), unknown keys are
+        ignored (a newer one's additions)."""
+        if not isinstance(data, Mapping):
+            raise RunLineError(f"a run line is a JSON object, not {type(data).__name__}")
+        status, detail = parse_status(data.get("status"))
+        known = {f.name: f for f in fields(cls)}
+        values: dict[str, Any] = {}
+        for key, value in data.items():
+            if key not in known or key in ("status", "questions"):
+                continue
+            values[key] = _coerce(key, value)
+        questions = data.get("questions") or {}
+        if not isinstance(questions, Mapping):
+            raise RunLineError("`questions` must map question ids to their outcomes")
+        return cls(
+            status=status,
+            status_detail=str(data.get("status_detail") or detail),
+            questions={str(qid): QuestionOutcome.from_json(q) for qid, q in questions.items()},
+            **{k: v for k, v in values.items() if k != "status_detail"},
+        )
+
+
+_INTS = ("repeat", "position", "correct", "graded", "planned", "misapplied_old_facts", "canary_hits", "step")
+_FLOATS = ("active_seconds", "agent_seconds", "persona_seconds")
+_OPTIONAL_INTS = ("memory_calls", "returned_items", "returned_chars")
+
+
+def _coerce(key: str, value: Any) -> Any:
+    """A stored value as its field's type; a line from a spreadsheet round-trip may hold
+    strings for numbers."""
+    try:
+        if key in _INTS:
+            return int(value or 0)
+        if key in _FLOATS:
+            return float(value or 0.0)
+        if key in _OPTIONAL_INTS:
+            return None if value is None else int(value)
+        if key in ("mean_score", "cost_usd"):
+            return None if value is None else float(value)
+        if key in ("misapplied_examples", "retrieved"):
+            return None if value is None and key == "retrieved" else tuple(str(v) for v in value or ())
+        if key == "deletion_checks":
+            return tuple(dict(v) for v in value or ())
+        if key == "defines":
+            return dict(value or {})
+        if key == "agent_calls":
+            return int(value or 0)
+    except (TypeError, ValueError) as exc:
+        raise RunLineError(f"`{key}` is {value!r}: {exc}") from None
+    return "" if value is None else str(value)
