@@ -8,6 +8,7 @@ starts a new session, and closes. Errors inherit builtins too, so a caller may c
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, runtime_checkable
 
@@ -155,6 +156,41 @@ def compact_commands(settings: dict[str, object]) -> list[str]:
 
 def can_compact(adapter: object) -> bool:
     return isinstance(adapter, CompactingAdapter) and bool(adapter.compact_commands)
+
+
+@runtime_checkable
+class RetryNotifying(Protocol):
+    """An adapter that retries a message itself (HTTP): it calls `on_retry` with what it is
+    retrying, so the runner logs each retry as the agent's error."""
+
+    on_retry: Callable[[str], None] | None
+
+
+@runtime_checkable
+class SessionReplying(Protocol):
+    """An adapter whose session command gets an answer (a Telegram bot's reply to `/new`):
+    `session_reply` is the last one, logged beside the new session."""
+
+    session_reply: str
+
+
+@runtime_checkable
+class SessionKeeping(Protocol):
+    """An adapter that holds its session as state (`SessionState`: its id and, for stateless
+    surfaces, the turns so far) — what a restarted agent is reopened on."""
+
+    session: object
+
+
+def session_reply(adapter: object) -> str:
+    """What the agent answered the last session command ("" when its surface has no answer)."""
+    return adapter.session_reply if isinstance(adapter, SessionReplying) else ""
+
+
+def kept_session(adapter: object) -> SessionState | None:
+    """The session to reopen after a restart, when the adapter keeps one as state."""
+    session = adapter.session if isinstance(adapter, SessionKeeping) else None
+    return session if isinstance(session, SessionState) else None
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,8 @@ from gateway.cli.logs import _event_line  # noqa: E402
 from gateway.log.events import Header, Said  # noqa: E402
 from gateway.log.frames import frame  # noqa: E402
 from gateway.log.runlog import EVENTS_FILE, RunLogDamaged, RunLogWriter, read_log  # noqa: E402
-from gateway.report.markdown import render_markdown, summarize  # noqa: E402
+from gateway.report.markdown import render_markdown  # noqa: E402
+from gateway.report.summary import summarize  # noqa: E402
 from gateway.run.config import ConfigError, load_config  # noqa: E402
 from gateway.viewer.watch import RunWatch  # noqa: E402
 from persona.benchmark.errors import BenchmarkErrors  # noqa: E402
@@ -469,7 +470,8 @@ def controls_family() -> tuple[int, int, list[str]]:
     """Each control class in a benchmark's name (`marathon check`) and in an agent's answer
     (`marathon inspect`, report.md): held when no raw control character is written."""
     from gateway.log.events import Replied
-    from gateway.report.markdown import render_markdown, summarize
+    from gateway.report.markdown import render_markdown
+    from gateway.report.summary import summarize
 
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     held, tried, bad = 0, 0, []

@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from gateway.log.events import Asked, Evaluation, Event, FactTold, Header, PhaseEntered, Replied, Said
 from gateway.log.runlog import RunLogWriter, read_log
-from gateway.report.markdown import summarize
+from gateway.report.summary import summarize
 from gateway.run.resume import conversation
 from persona.benchmark.loader import load_benchmark
 

@@ -40,16 +40,16 @@ class SafeStream:
     sequence of our own (the progress board's cursor moves) unchanged."""
 
     def __init__(self, inner: TextIO) -> None:
-        self.inner = inner
+        self.stream = inner
 
     def write(self, text: str) -> int:
-        return self.inner.write(safe_text(text))
+        return self.stream.write(safe_text(text))
 
     def control(self, sequence: str) -> None:
-        self.inner.write(sequence)
+        self.stream.write(sequence)
 
     def __getattr__(self, name: str) -> Any:  # flush, isatty, fileno, encoding, buffer…
-        return getattr(self.inner, name)
+        return getattr(self.stream, name)
 
 
 def install() -> None:

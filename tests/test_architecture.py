@@ -36,10 +36,9 @@ SEALED = {"adapters.reference": "adapters.reference"}  # may import only itself
 # Sub-packages in the order the data flows: one may import those before it (or itself).
 LAYERS = {
     "gateway": ("log", "traffic", "report", "run", "cluster", "viewer", "cli"),
-    "persona": (("terms", "phrases", "llm"), "benchmark", "grading", "drivers"),
+    "persona": (("terms", "phrases", "llm", "outcome"), "benchmark", "grading", "drivers"),
 }
 MAX_LINES = 500
-SIZE_REASON = "Size:"  # a module docstring paragraph starting so says why a module is longer
 
 
 @dataclass(frozen=True)
@@ -164,12 +163,95 @@ def broken_rules(edges: list[Import]) -> list[str]:
 def oversized(root: Path) -> list[str]:
     out = []
     for path in python_files(root, PACKAGES):
-        text = path.read_text(encoding="utf-8")
-        lines = text.count("\n")
-        doc = ast.get_docstring(ast.parse(text)) or ""
-        if lines > MAX_LINES and SIZE_REASON not in doc:
-            out.append(f"{path.relative_to(root)}: {lines} lines and no `{SIZE_REASON}` reason in its docstring")
+        lines = path.read_text(encoding="utf-8").count("\n")
+        if lines > MAX_LINES:
+            out.append(f"{path.relative_to(root)}: {lines} lines, past {MAX_LINES}")
     return out
+
+
+# Where a kind may be spelled as its string: the log's vocabularies and the readers of stored text.
+VOCABULARY_HOMES = {"gateway/log/vocabulary.py", "gateway/log/events.py", "gateway/report/run_line.py"}
+KIND_FIELDS = {"status", "reason", "purpose", "action", "source"}  # a run's or an event's typed kinds
+OUTCOME_HOME = "persona/outcome.py"  # the retry weight and the definitions of a pass
+OUTCOME_NAMES = {"RETRY_WEIGHT", "PASS_SCORE", "FULL_SCORE", "CORRECT_AT"}
+WIRE_PAYLOADS = {"params", "body", "payload"}  # an API's own fields (a Bot API `action`), not our kinds
+CAPABILITY_HOLDERS = {"adapter", "driver", "client", "inner", "judge", "handle"}  # declare, don't probe
+
+
+def _strings(node: ast.expr) -> bool:
+    """A string literal, or a tuple/list/set of them."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, str)
+    return isinstance(node, (ast.Tuple, ast.List, ast.Set)) and bool(node.elts) and all(map(_strings, node.elts))
+
+
+def _kind_read(node: ast.expr) -> str | None:
+    """`x.status` (a kind field) or `x.get("status")` — what a kind comparison reads."""
+    if isinstance(node, ast.Attribute) and node.attr in KIND_FIELDS:
+        return node.attr
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "get"
+        and not (isinstance(node.func.value, ast.Name) and node.func.value.id in WIRE_PAYLOADS)
+        and node.args
+        and isinstance(node.args[0], ast.Constant)
+        and node.args[0].value in KIND_FIELDS
+    ):
+        return str(node.args[0].value)
+    return None
+
+
+def _named_score(node: ast.expr) -> bool:
+    name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+    return "score" in name.lower()
+
+
+def house_rules(root: Path) -> list[str]:
+    """Kinds compared as members, one home for what a grade means, capabilities declared."""
+    out = []
+    for path in python_files(root, PACKAGES):
+        rel = path.relative_to(root).as_posix()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), rel)):
+            where = f"{rel}:{getattr(node, 'lineno', 0)}"
+            if isinstance(node, ast.Compare) and rel not in VOCABULARY_HOMES:
+                sides = [node.left, *node.comparators]
+                for one, other in ((sides[0], sides[-1]), (sides[-1], sides[0])):
+                    if (field := _kind_read(one)) and _strings(other):
+                        out.append(f"{where}: `{field}` compared with a string (compare its enum's member)")
+            if rel == OUTCOME_HOME:
+                continue
+            if isinstance(node, (ast.Assign, ast.AnnAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for t in targets:
+                    if isinstance(t, ast.Name) and t.id in OUTCOME_NAMES:
+                        out.append(f"{where}: `{t.id}` defined again (import it from persona.outcome)")
+            if isinstance(node, ast.Compare) and len(node.comparators) == 1:
+                pair = (node.left, node.comparators[0])
+                for one, other in (pair, pair[::-1]):
+                    if _named_score(one) and isinstance(other, ast.Constant) and other.value in (5, 10):
+                        out.append(f"{where}: a score compared with {other.value} (use persona.outcome's pass)")
+            if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.Div)):
+                for one, other in ((node.left, node.right), (node.right, node.left)):
+                    if _named_score(one) and isinstance(other, ast.Constant) and other.value in (0.5, 2):
+                        out.append(f"{where}: a score weighted by {other.value} (use persona.outcome)")
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id in ("getattr", "hasattr")
+                and node.args
+            ):
+                target = node.args[0]
+                name = target.id if isinstance(target, ast.Name) else getattr(target, "attr", "")
+                if name.split("_")[-1] in CAPABILITY_HOLDERS:
+                    out.append(f"{where}: {node.func.id}() on `{name}` (declare a capability Protocol)")
+    return out
+
+
+def test_the_house_rules_hold() -> None:
+    """No kind compared with a string, one retry weight and pass, no probing an adapter or a driver."""
+    found = house_rules(REPO)
+    assert not found, "\n".join(found)
 
 
 def test_no_import_cycles_between_files() -> None:
@@ -182,7 +264,7 @@ def test_the_dependency_rules_and_the_flow_order_hold() -> None:
     assert not problems, "\n".join(problems)
 
 
-def test_no_module_is_long_without_a_reason() -> None:
+def test_no_module_is_long() -> None:
     assert not oversized(REPO), "\n".join(oversized(REPO))
 
 
@@ -207,6 +289,15 @@ def test_the_checks_catch_a_cycle_a_backward_import_and_a_long_module(tmp_path: 
         "persona/terms.py": "import gateway.log.events\n",
         "persona/benchmark/__init__.py": "",
         "persona/benchmark/model.py": '"""Short."""\n' + "x = 1\n" * (MAX_LINES + 1),
+        "persona/drivers/llm.py": (
+            "RETRY_WEIGHT = 0.5\n"
+            "def f(line, event, adapter, score):\n"
+            "    a = line.get('status') == 'limit_reached'\n"
+            "    b = event.reason in ('completed', 'limit_reached')\n"
+            "    c = score >= 10\n"
+            "    d = score * 0.5\n"
+            "    return hasattr(adapter, 'on_retry')\n"
+        ),
         "adapters/__init__.py": "",
         "adapters/reference/__init__.py": "",
         "adapters/reference/agent.py": "from adapters import base\n",
@@ -221,6 +312,12 @@ def test_the_checks_catch_a_cycle_a_backward_import_and_a_long_module(tmp_path: 
     assert any("persona.terms imports gateway.log.events" in p for p in problems)
     assert any("gateway.log.events imports gateway.report.markdown, which comes after it" in p for p in problems)
     assert any("adapters.reference.agent imports adapters.base" in p for p in problems)
-    assert oversized(tmp_path) == [
-        f"persona/benchmark/model.py: {MAX_LINES + 2} lines and no `{SIZE_REASON}` reason in its docstring"
+    assert oversized(tmp_path) == [f"persona/benchmark/model.py: {MAX_LINES + 2} lines, past {MAX_LINES}"]
+    assert [p.split(": ", 1)[1].split(" (")[0] for p in house_rules(tmp_path)] == [
+        "`RETRY_WEIGHT` defined again",
+        "`status` compared with a string",
+        "`reason` compared with a string",
+        "a score compared with 10",
+        "a score weighted by 0.5",
+        "hasattr() on `adapter`",
     ]

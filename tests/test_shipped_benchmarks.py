@@ -9,7 +9,7 @@ import pytest
 
 from gateway.log.runlog import EVENTS_FILE, read_log
 from gateway.log.vocabulary import TerminationReason
-from gateway.report.markdown import summarize
+from gateway.report.summary import summarize
 from gateway.run.config import RunSpec
 from gateway.run.runner import run_spec
 from persona.benchmark.loader import load_benchmark

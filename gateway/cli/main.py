@@ -31,6 +31,7 @@ from gateway.cli.runs import (
 from gateway.cli.stopping import run_until_stopped, stop_signals_interrupt
 from gateway.log.runlog import RunLogFormatError
 from persona.benchmark.errors import BenchmarkErrors
+from persona.drivers.protocol import close_driver
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -420,9 +421,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
             print(f"{judge.name}: re-graded {len(results)} questions; report: {out}")
             return 0
         finally:
-            client = getattr(judge, "client", None)
-            if client is not None:
-                await client.close()
+            await close_driver(judge)
 
     try:
         return run_until_stopped(go())

@@ -2,23 +2,22 @@
 
 The log on disk is a stream of msgpack maps; these dataclasses are what code reads and writes.
 Each event class has a `type` tag; its fields are the map's keys (plus `seq` and `ts`, which
-the writer stamps). A reader meeting a tag it doesn't know keeps it as `UnknownEvent` rather
-than failing, so older tools can still show newer logs' known parts.
+the writer stamps). The table of tags and the reading of a record are `gateway.log.records`; a
+reader meeting a tag it doesn't know keeps it as `UnknownEvent` rather than failing, so older
+tools can still show newer logs' known parts. Kinds are typed with `gateway.log.vocabulary`.
 
 Callers may rely on: `seq` increasing by one from 0 within a log; `ts` being Unix seconds.
 
-Size: every record type of the log, one small dataclass each, with the one table of tags and
-the one field check — the format's single definition; split, a reader would import it piecemeal.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import math
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any, ClassVar
 
-from gateway.log.field_types import enum_fields, field_checks, problem
+from gateway.log.field_types import enum_fields
 from gateway.log.vocabulary import (
     CallKind,
     ErrorKind,
@@ -40,6 +39,14 @@ class Event:
     type: ClassVar[str] = ""
     seq: int = field(default=-1, kw_only=True)
     ts: float = field(default=0.0, kw_only=True)
+
+    def __post_init__(self) -> None:
+        """A kind given as its value (`source="agent"`) becomes its member, so `is` and a
+        member's properties work on every event, however it was built."""
+        for name, enum in _enums_of(type(self)).items():
+            value = getattr(self, name)
+            if type(value) is not enum:
+                setattr(self, name, enum(value))
 
     def to_record(self) -> dict[str, Any]:
         record = {"t": self.type}
@@ -433,93 +440,12 @@ class InvalidEvent(UnknownEvent):
     problem: str = ""
 
 
-EVENT_TYPES: dict[str, type[Event]] = {
-    cls.type: cls
-    for cls in (
-        FactsMarked,
-        PersonaTurn,
-        PersonaSlip,
-        Blob,
-        LLMExchange,
-        CompactionSeen,
-        MemoryCallSeen,
-        MemoryCallFailed,
-        MemoryResult,
-        EvidenceCheck,
-        CanaryHit,
-        Header,
-        RunStart,
-        PhaseEntered,
-        Said,
-        Asked,
-        Replied,
-        FactTold,
-        FactEdited,
-        SessionChanged,
-        CheckpointSaved,
-        Evaluation,
-        ErrorEvent,
-        RunEnded,
-        AgentInitiated,
-        LateReply,
-    )
-}
+def _enums_of(cls: type[Event]) -> dict[str, type[StrEnum]]:
+    """Each of `cls`'s enum fields with its enum, looked up once per class."""
+    found = _ENUMS.get(cls)
+    if found is None:
+        found = _ENUMS[cls] = enum_fields(cls, frozenset(f.name for f in dataclasses.fields(cls)))
+    return found
 
 
-# each type's field names, looked up once: dataclasses.fields() per record was a third of the
-# time it takes to read a log
-_FIELDS: dict[type[Event], frozenset[str]] = {
-    cls: frozenset(f.name for f in dataclasses.fields(cls)) for cls in EVENT_TYPES.values()
-}
-
-
-# each type's field checks, built once from the declared types (an enum field: one of its values)
-_CHECKS = {cls: field_checks(cls, _FIELDS[cls]) for cls in EVENT_TYPES.values()}
-# each type's enum fields: their values become members as a record is read
-_ENUMS = {cls: enum_fields(cls, _FIELDS[cls]) for cls in EVENT_TYPES.values()}
-
-
-# a time any clock can show (1970 … 5138): `1e308` would overflow every date conversion
-LATEST_TIME = 1e11
-
-
-def _value_problem(cls: type[Event], record: dict[str, Any]) -> str:
-    """A value of the right type that still can't be: a time past any calendar. Said in words,
-    as a type problem is."""
-    for name in ("ts", "created"):
-        value = record.get(name)
-        if not isinstance(value, (int, float)) or isinstance(value, bool):
-            continue  # absent, or of another type: the type checks say so
-        if not (math.isfinite(value) and 0 <= value < LATEST_TIME):
-            return f"field {name!r} is {value!r}, not a time (seconds since 1970, below {LATEST_TIME:g})"
-    return ""
-
-
-def event_from_record(record: dict[str, Any]) -> Event:
-    """A decoded msgpack map → its typed event; unknown tags and bad fields → `UnknownEvent`."""
-    tag = record.get("t")
-    cls = EVENT_TYPES.get(tag) if isinstance(tag, str) else None
-    seq = record.get("seq", -1)
-    ts = record.get("ts", 0.0)
-    if cls is None:
-        return UnknownEvent(tag=str(tag), data=record, seq=seq if isinstance(seq, int) else -1)
-    names = _FIELDS[cls]
-    wrong = problem(_CHECKS[cls], record) or _value_problem(cls, record)
-    if wrong:
-        return InvalidEvent(
-            tag=str(tag),
-            data=record,
-            seq=seq if isinstance(seq, int) and not isinstance(seq, bool) else -1,
-            problem=f"a {tag!r} record: {wrong}",
-        )
-    enums = _ENUMS[cls]
-    values: dict[str, Any] = {k: enums[k](v) if k in enums else v for k, v in record.items() if k in names}
-    try:
-        return cls(**values)
-    except TypeError:
-        return UnknownEvent(
-            tag=str(tag),
-            data=record,
-            seq=seq if isinstance(seq, int) else -1,
-            ts=ts if isinstance(ts, float) else 0.0,
-        )
+_ENUMS: dict[type[Event], dict[str, type[StrEnum]]] = {}

@@ -37,10 +37,10 @@ from gateway.log.events import (
     InvalidEvent,
     RunEnded,
     RunStart,
-    event_from_record,
 )
 from gateway.log.frames import FRAME_HEAD, Damage, find_damage, frame, is_framed, records
 from gateway.log.lock import RunLock
+from gateway.log.records import event_from_record
 from gateway.log.redact import DEFAULT, Redactor
 from gateway.log.scrub import scrub
 from gateway.log.vocabulary import TerminationReason

@@ -4,7 +4,7 @@ session command did, who failed and how, what kind of model call the recorder sa
 Each is a `StrEnum`: on disk it is its value (a plain msgpack string, as before these types
 existed), in code it is a member, so a consumer compares members, never prose — a status built
 as `"limit_reached (agent_turns: …)"` and compared with `== "limit_reached"` once dropped every
-run that hit a limit from the A/B table. The reader (`gateway.log.events.event_from_record`)
+run that hit a limit from the A/B table. The reader (`gateway.log.records.event_from_record`)
 turns a value into its member and refuses a record whose value is none of them (an
 `InvalidEvent`, named), so a typo on disk can't pass for a kind.
 

@@ -27,9 +27,10 @@ from gateway.log.events import Asked, CompactionSeen, LLMExchange, SessionChange
 from gateway.report.budget import Ladder, render_ladder
 from gateway.report.comparison import Comparison, render_comparison
 from gateway.report.forks import ForkGroup, render_forks
-from gateway.report.markdown import mean_range, render_markdown
+from gateway.report.markdown import render_markdown
 from gateway.report.recordings import RecordedRun
 from gateway.report.run_cards import RunCard
+from gateway.report.summary import mean_range
 from persona.outcome import passed
 
 TEMPLATE = Path(__file__).parent / "templates" / "report.html"

@@ -18,8 +18,8 @@ from pathlib import Path
 from gateway.log.events import Asked, Header, LLMExchange, Said
 from gateway.log.lineage import LineageError, inherited_events
 from gateway.log.runlog import EVENTS_FILE, RunLog, RunLogFormatError, read_header, read_log
-from gateway.report.markdown import RunSummary, summarize
 from gateway.report.run_cards import CardIndex, RunCard, Stamp, stamp_of
+from gateway.report.summary import RunSummary, summarize
 from persona.benchmark.errors import BenchmarkErrors
 from persona.benchmark.forks import as_played
 from persona.benchmark.ladder import benchmark_for

@@ -65,7 +65,8 @@ def results_table(lines: list[RunLine], names: dict[str, str]) -> str:
             if not mine:
                 continue
             evaluated = [line for line in mine if line.evaluated and line.graded]
-            successful = [line for line in evaluated if line.correct == line.graded]
+            # a run that used up its limits failed, whatever it answered before it stopped
+            successful = [line for line in evaluated if not line.limit_reached and line.correct == line.graded]
             misapplied = sum(line.misapplied_old_facts for line in mine)
             examples = [f"{line.task}:{q}" for line in mine for q in line.misapplied_examples][:2]
             abstain = [q for line in evaluated for q in line.questions.values() if "abstain" in q.tags]
@@ -87,7 +88,8 @@ def results_table(lines: list[RunLine], names: dict[str, str]) -> str:
                 + " |"
             )
     out.append(
-        "\nSuccessful: every graded question right at the first try; a clarification: an [abstain] question "
+        "\nSuccessful: every graded question right at the first try, within the run's limits; a "
+        "clarification: an [abstain] question "
         'answered "you never told me"; violations: canary hits at the model input and [deleted] answers '
         "stating what was to be forgotten; the checker's time is the persona's (and its grader's). An "
         "experiment's preparation (`prepare:`) is priced apart, below."

@@ -32,8 +32,8 @@ from urllib.parse import urlsplit
 from adapters.base import (
     AdapterConfigError,
     AgentAdapter,
-    SessionState,
     compact_commands,
+    kept_session,
     number_setting,
 )
 from adapters.http import HttpAdapter
@@ -370,8 +370,7 @@ def _restarter(
         inner = inner.inner
 
     async def around(work: Callable[[], None], again: bool = True) -> None:
-        session = getattr(inner, "session", None)
-        resume = session if isinstance(session, SessionState) else None
+        resume = kept_session(inner)
         if telegram is None:
             await inner.close()
         await process.stop()

@@ -21,7 +21,7 @@ from persona.drivers.protocol import PersonaDriver
 from persona.drivers.scripted import ScriptedDriver
 from persona.grading.judge import Judge, LLMJudge
 from persona.llm.select import make_client
-from persona.llm.types import LLMClient, LLMRequest, LLMResponse
+from persona.llm.types import LLMClient, LLMRequest, LLMResponse, probe
 from persona.phrases import phrases_for
 
 type Log = Callable[[Event], Event]
@@ -48,8 +48,7 @@ class LoggedClient:
         return response
 
     async def probe(self) -> int | None:
-        probe = getattr(self.inner, "probe", None)
-        return await probe() if probe is not None else None
+        return await probe(self.inner)
 
     async def close(self) -> None:
         await self.inner.close()

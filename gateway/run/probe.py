@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from adapters.base import AdapterError, OffTurnAdapter, can_compact
+from adapters.base import AdapterError, OffTurnAdapter, can_compact, session_reply
 from adapters.lifecycle import binary_for
 from adapters.profiles import resolve
 from gateway import __version__
@@ -146,7 +146,7 @@ async def _run_checks(
     )
     new = await adapter.new_session()
     writer.append(
-        SessionChanged(action=SessionAction.NEW_SESSION, detail=new, reply=str(getattr(adapter, "session_reply", "")))
+        SessionChanged(action=SessionAction.NEW_SESSION, detail=new, reply=session_reply(adapter))
     )
     if recorder is not None:
         recorder.session_changed()

@@ -18,7 +18,9 @@ from adapters.base import (
     CompactingAdapter,
     OffTurn,
     OffTurnAdapter,
+    RetryNotifying,
     SessionState,
+    session_reply,
 )
 from adapters.lifecycle import AgentProcess
 
@@ -32,16 +34,16 @@ class ProcessAdapter:
 
     @property
     def on_retry(self) -> Callable[[str], None] | None:
-        return getattr(self.inner, "on_retry", None)
+        return self.inner.on_retry if isinstance(self.inner, RetryNotifying) else None
 
     @on_retry.setter
     def on_retry(self, callback: Callable[[str], None] | None) -> None:
-        if hasattr(self.inner, "on_retry"):
+        if isinstance(self.inner, RetryNotifying):
             self.inner.on_retry = callback
 
     @property
     def session_reply(self) -> str:
-        return str(getattr(self.inner, "session_reply", ""))
+        return session_reply(self.inner)
 
     def take_off_turn(self) -> list[OffTurn]:
         return self.inner.take_off_turn() if isinstance(self.inner, OffTurnAdapter) else []

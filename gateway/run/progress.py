@@ -26,6 +26,7 @@ from gateway.log.events import (
     RunStart,
     Said,
 )
+from gateway.log.vocabulary import TerminationReason
 from gateway.report.cost import RoleCost
 
 
@@ -39,7 +40,8 @@ class RunProgress:
     phase_title: str = ""
     told: set[tuple[str, str]] = field(default_factory=set)  # (file, fact id): a re-sent fact once
     graded: int = 0
-    status: str = "waiting"
+    started: bool = False  # its log has a start: a waiting run prints no line of its own
+    ended: TerminationReason | None = None  # how its last start ended (None: waiting, or running)
     agent: RoleCost = field(default_factory=RoleCost)
     persona: RoleCost = field(default_factory=RoleCost)
     turns: int = 0  # messages the persona sent the agent (a run's `agent_turns` limit counts them)
@@ -47,6 +49,11 @@ class RunProgress:
     segment_start: float | None = None
     last_ts: float = 0.0
     node: str = ""  # where the run executes, when not in this process (a Ray cluster's node)
+
+    @property
+    def status(self) -> str:
+        """The board's word for the run: waiting, running, or how it ended."""
+        return self.ended.value if self.ended else "running" if self.started else "waiting"
 
     @property
     def facts_told(self) -> int:
@@ -81,7 +88,7 @@ class RunProgress:
                 self.turns += 1
             case PhaseEntered():
                 self.phase, self.phase_title = event.index, event.title
-                self.status = "running"
+                self.started, self.ended = True, None
             case FactTold():
                 self.told.add((event.file, event.fact_id))
             case Evaluation():
@@ -93,9 +100,9 @@ class RunProgress:
                     str(event.response.get("model") or event.client), event.response.get("usage", {})
                 )
             case RunStart():
-                self.status = "running"
+                self.started, self.ended = True, None
             case RunEnded():
-                self.status = event.reason
+                self.ended = event.reason
 
     def limit_reached(self, limits: dict[str, float], now: float) -> tuple[str, bool]:
         """(which limit the run has reached — "" when none; whether `spend_usd` can't be
@@ -160,7 +167,7 @@ class ProgressBoard:
         else:
             for run in self.runs:
                 line = run.line()
-                if self._last.get(run.run_id) != line and run.status != "waiting":
+                if self._last.get(run.run_id) != line and run.started:
                     self._last[run.run_id] = line
                     self.out.write(f"{time.strftime('%H:%M:%S')} {safe_text(line, one_line=True)}\n")
         self.out.flush()

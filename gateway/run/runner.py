@@ -27,8 +27,10 @@ from adapters.base import (
     AdapterError,
     AgentAdapter,
     CompactingAdapter,
+    RetryNotifying,
     SessionState,
     can_compact,
+    session_reply,
 )
 from adapters.profiles import resolve
 from gateway.log.events import (
@@ -80,7 +82,7 @@ from persona.drivers.actions import (
     Say,
     Slip,
 )
-from persona.drivers.protocol import PersonaCantPlay, PersonaDriver
+from persona.drivers.protocol import PersonaCantPlay, PersonaDriver, close_driver, start_driver
 
 
 class Run:
@@ -180,8 +182,7 @@ class Run:
             history = prefix + (previous.events if previous else [])
             replay = [e.response for e in history if isinstance(e, PersonaTurn)]
             self.driver = build_driver(self.spec.persona, self.benchmark, self.log, replay)
-            if (start := getattr(self.driver, "start", None)) is not None:
-                await start()  # an LLM persona's model is reached once before the agent starts
+            await start_driver(self.driver)  # an LLM persona's model is reached once before the agent starts
             self.traffic = open_traffic(
                 resolve(self.spec.agent),
                 self.benchmark,
@@ -206,7 +207,7 @@ class Run:
                 turns = self.turns = AgentTurns(
                     handle.adapter, self.traffic, self.log, self._flush, self.spec.id, self.llm_url
                 )
-                if hasattr(handle.adapter, "on_retry"):
+                if isinstance(handle.adapter, RetryNotifying):
                     handle.adapter.on_retry = turns.log_retry
                 for note in handle.notes:
                     self.log(ErrorEvent(source=ErrorSource.RUNNER, kind=ErrorKind.AGENT_START, message=note))
@@ -223,9 +224,7 @@ class Run:
                     ):  # the console and the report name it
                         detail = f"{last_error.source} {last_error.kind}: {last_error.message}"
                 finally:  # the adapter closes with the agent (open_agent), after its process stopped
-                    client = getattr(self.driver, "client", None)
-                    if client is not None:
-                        await client.close()
+                    await close_driver(self.driver)
         except asyncio.CancelledError:
             reason = TerminationReason.INTERRUPTED
             raise
@@ -390,7 +389,7 @@ class Run:
                 turns.log_off_turn()
                 if traffic:
                     traffic.session_changed()
-                answered = str(getattr(self.adapter, "session_reply", ""))  # what the agent said to /new
+                answered = session_reply(self.adapter)  # what the agent said to /new
                 self.log(SessionChanged(action=SessionAction.NEW_SESSION, detail=session, reply=answered))
             case Compact():
                 adapter = self.adapter

@@ -42,7 +42,7 @@ from gateway.log.events import (
 from gateway.log.lock import holder_pid
 from gateway.log.runlog import EVENTS_FILE, LogFollower, RunLogFormatError
 from gateway.log.vocabulary import TerminationReason
-from gateway.report.markdown import mean_range
+from gateway.report.summary import mean_range
 from gateway.run.progress import RunProgress
 from gateway.traffic.recorder import message_refs
 

@@ -7,12 +7,12 @@ every rung and in every persona.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
 
 from persona.benchmark.model import Benchmark
 from persona.drivers.actions import AgentReply, EnterPhase, PersonaAction
-from persona.drivers.protocol import PersonaDriver
+from persona.drivers.protocol import ModelDriver, PersonaDriver, start_driver
 from persona.drivers.scripted import ReadNeverTold, Script, ScriptedDriver
+from persona.llm.types import LLMClient
 
 
 class LadderDriver:
@@ -35,14 +35,12 @@ class LadderDriver:
         self._played = not self._distractors
 
     @property
-    def client(self) -> Any:
+    def client(self) -> LLMClient | None:
         """The inner driver's model client (the runner closes it)."""
-        return getattr(self.inner, "client", None)
+        return self.inner.client if isinstance(self.inner, ModelDriver) else None
 
     async def start(self) -> None:
-        start = getattr(self.inner, "start", None)
-        if start is not None:
-            await start()
+        await start_driver(self.inner)
 
     async def next_action(self, reply: AgentReply | None) -> PersonaAction:
         if self._pending is not None:

@@ -43,7 +43,7 @@ from persona.drivers.persona_compaction import Compaction, compacted
 from persona.drivers.persona_prompt import language_part, reminder
 from persona.drivers.protocol import PersonaCantPlay
 from persona.drivers.tools import TOOL_SPECS
-from persona.llm.types import LLMClient, LLMError, LLMRequest, LLMResponse, ToolUse
+from persona.llm.types import LLMClient, LLMError, LLMRequest, LLMResponse, ToolUse, probe, replayed
 from persona.outcome import RETRY_WEIGHT
 from persona.terms import missing_details
 
@@ -113,9 +113,8 @@ class LLMPersonaDriver:
         """Before the first message: one free call to the persona's model — unreachable, a
         refused key or an unknown model is said now, with the fix; the window the server
         reports sizes the compaction unless the config did."""
-        probe = getattr(self.client, "probe", None)
         try:
-            window = await probe() if probe is not None else None
+            window = await probe(self.client)
         except LLMError as exc:
             raise PersonaCantPlay(
                 f"the persona model can't be used: {exc} — check its URL, model name and key (api_key_env)"
@@ -281,7 +280,7 @@ class LLMPersonaDriver:
             checks.append(leaked_answer(question, text))
         self.queue.extend(slip for slip in checks if slip is not None)
         progressed = asks or any(isinstance(a, _PROGRESS) for a in self.queue)
-        live = not getattr(self.client, "last_replayed", False)  # a resume replays the log first
+        live = not replayed(self.client)  # a resume replays the log first
         self.watch.message(text, progressed, self.benchmark.phases[self.state.phase].title, live)
         self.state.sent.append(text)
         if question is not None:

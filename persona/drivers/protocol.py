@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from persona.drivers.actions import AgentReply, PersonaAction
+from persona.llm.types import LLMClient
 
 
 class PersonaDriver(Protocol):
@@ -20,6 +21,34 @@ class PersonaDriver(Protocol):
     deterministic: bool
 
     async def next_action(self, reply: AgentReply | None) -> PersonaAction: ...
+
+
+@runtime_checkable
+class StartingDriver(Protocol):
+    """A driver with work before the first message (an LLM persona reaches its model once, so
+    an unreachable model is said before the agent starts)."""
+
+    async def start(self) -> None: ...
+
+
+@runtime_checkable
+class ModelDriver(Protocol):
+    """A driver that plays on a model: the runner closes its client when the run ends."""
+
+    @property
+    def client(self) -> LLMClient | None: ...
+
+
+async def start_driver(driver: object) -> None:
+    if isinstance(driver, StartingDriver):
+        await driver.start()
+
+
+async def close_driver(driver: object) -> None:
+    """Close the model client a driver (or a judge) holds, if any."""
+    client = driver.client if isinstance(driver, ModelDriver) else None
+    if client is not None:
+        await client.close()
 
 
 class PersonaCantPlay(Exception):

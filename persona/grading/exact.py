@@ -183,7 +183,7 @@ class ExactGrader:
         score = round(10.0 * len(found) / len(items), 1)
         doubt = _doubt(question, items, found, answer, never)
         if doubt:
-            return Grade(score, f"not sure: {doubt}", never_told=never and score < 10, certain=False)
+            return Grade(score, f"not sure: {doubt}", never_told=never and not is_full(score), certain=False)
         if not missing:
             reason = "all expected found" if len(items) > 1 else f"found {items[0]!r}"
         elif not found:
@@ -192,7 +192,7 @@ class ExactGrader:
                 reason += " (agent said it was never told)"
         else:
             reason = f"{len(found)} of {len(items)} items; missing {'; '.join(repr(m) for m in missing)}"
-        return Grade(score, reason, never_told=never and score < 10)
+        return Grade(score, reason, never_told=never and not is_full(score))
 
 
 _DIGIT = re.compile(r"\d")  # a number beside "you don't have one" would be an invented answer

@@ -9,7 +9,7 @@ scenario, profile) and after the tools: consecutive calls then share a cached pr
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 
 @dataclass(frozen=True)
@@ -91,6 +91,31 @@ class LLMResponse:
 
 class LLMError(RuntimeError):
     """The model could not be reached or answered unusably, after the client's retries."""
+
+
+@runtime_checkable
+class ProbingClient(Protocol):
+    """A client that can reach its model without a paid call (a model listing): the context
+    window the server reports, or None."""
+
+    async def probe(self) -> int | None: ...
+
+
+@runtime_checkable
+class ReplayingClient(Protocol):
+    """A client that answers a resume from the log first: `last_replayed` says whether the last
+    answer was replayed (a replayed message is not new progress)."""
+
+    last_replayed: bool
+
+
+async def probe(client: object) -> int | None:
+    """The window `client` reports, or None when it can't be probed."""
+    return await client.probe() if isinstance(client, ProbingClient) else None
+
+
+def replayed(client: object) -> bool:
+    return isinstance(client, ReplayingClient) and client.last_replayed
 
 
 class LLMClient(Protocol):

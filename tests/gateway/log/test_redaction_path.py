@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from gateway.log.events import EVENT_TYPES, Event, Header
+from gateway.log.events import Event, Header
+from gateway.log.records import EVENT_TYPES
 from gateway.log.redact import Redactor, secret_values
 from gateway.log.runlog import RunLogWriter
 

@@ -31,7 +31,8 @@ from gateway.log.events import (
 )
 from gateway.log.frames import frame
 from gateway.log.runlog import EVENTS_FILE, RunLogFormatError, RunLogWriter, read_log
-from gateway.report.markdown import render_markdown, summarize
+from gateway.report.markdown import render_markdown
+from gateway.report.summary import summarize
 from gateway.viewer.watch import RunWatch
 from persona.benchmark.loader import load_benchmark
 from tests.conftest import DEMO

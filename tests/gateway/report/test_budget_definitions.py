@@ -11,8 +11,8 @@ import pytest
 from gateway.log.events import Asked, Evaluation, Header, LLMExchange, MemoryCallSeen, Said
 from gateway.log.runlog import EVENTS_FILE, RunLogWriter, read_log
 from gateway.report.budget import build_ladders, render_ladder
-from gateway.report.markdown import summarize
 from gateway.report.recordings import RecordedRun
+from gateway.report.summary import summarize
 from persona.benchmark.loader import load_benchmark
 from tests.conftest import TINY, BenchFactory
 

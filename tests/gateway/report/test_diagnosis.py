@@ -19,8 +19,8 @@ from gateway.log.events import (
 )
 from gateway.log.runlog import EVENTS_FILE, RunLogWriter, read_log
 from gateway.report.diagnosis import UNKNOWN, Diagnoser
-from gateway.report.markdown import summarize
 from gateway.report.recordings import RecordedRun
+from gateway.report.summary import summarize
 from gateway.traffic.recorder import blob_ref
 from persona.benchmark.loader import load_benchmark
 from tests.conftest import BenchFactory

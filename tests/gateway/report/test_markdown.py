@@ -6,7 +6,8 @@ from pathlib import Path
 
 from gateway.log.events import ErrorEvent, Header, LLMExchange, MemoryCallFailed, MemoryCallSeen
 from gateway.log.runlog import EVENTS_FILE, REFUSED_TRAFFIC, RunLogWriter, read_log
-from gateway.report.markdown import render_markdown, summarize
+from gateway.report.markdown import render_markdown
+from gateway.report.summary import summarize
 from persona.benchmark.loader import load_benchmark
 from tests.conftest import BenchFactory
 

@@ -10,7 +10,8 @@ import pytest
 
 from gateway.log.events import CompactionSeen, ErrorEvent, Evaluation, SessionChanged
 from gateway.log.runlog import EVENTS_FILE, read_log
-from gateway.report.markdown import render_markdown, summarize
+from gateway.report.markdown import render_markdown
+from gateway.report.summary import summarize
 from gateway.run.config import RunSpec
 from gateway.run.runner import run_spec
 from persona.benchmark.loader import load_benchmark

@@ -12,7 +12,8 @@ import pytest
 
 from gateway.log.events import Said
 from gateway.log.runlog import read_log
-from gateway.report.markdown import render_markdown, summarize
+from gateway.report.markdown import render_markdown
+from gateway.report.summary import summarize
 from gateway.run.config import RunSpec
 from gateway.run.runner import run_spec
 from persona.benchmark.errors import BenchmarkErrors
