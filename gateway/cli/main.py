@@ -12,7 +12,7 @@ import asyncio
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from gateway import __version__, display
@@ -33,6 +33,34 @@ from gateway.log.runlog import RunLogFormatError
 from persona.benchmark.errors import BenchmarkErrors
 from persona.drivers.protocol import close_driver
 
+type Handler = Callable[[argparse.Namespace], int]  # one per command: its parsed arguments → exit code
+
+
+def _compare(args: argparse.Namespace) -> int:
+    """`compare`: the gate when a baseline is involved, else the experiment's comparison."""
+    if args.baseline or args.write_baseline or args.gate or args.junit or args.json:
+        return cmd_gate(args.source, args.baseline, args.write_baseline, args.gate, args.junit, args.json, args.tolerance)
+    return cmd_compare(args.source, args.seed, tuple(args.split or ["heldout"]))
+
+
+def _verify(args: argparse.Namespace) -> int:
+    from gateway.cli.verify import cmd_verify
+
+    return cmd_verify(args.recordings, args.json)
+
+
+def _agent_choice(p: argparse.ArgumentParser, what: str) -> None:
+    """The options `chat` and `probe` share: which agent (a config's run, or a profile), the
+    settings overridden, where it is recorded."""
+    p.add_argument("--only", metavar="ID", help="which run of the config (its id)")
+    p.add_argument("--agent", help="an agent profile name instead of a config (see `marathon profiles`)")
+    p.add_argument(
+        "--set", action="append", default=[], metavar="KEY=VALUE", help="override a setting (llm.port=8799)"
+    )
+    p.add_argument(
+        "--recordings", type=Path, help=f"where the {what} is recorded (default: the config's, else recordings/)"
+    )
+
 
 def main(argv: Sequence[str] | None = None) -> int:
     display.install()  # what agents and benchmarks say is shown on the terminal, never obeyed
@@ -43,6 +71,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("check", help="validate a benchmark folder and print its shape")
     p.add_argument("benchmark", type=Path)
+    p.set_defaults(handler=lambda a: cmd_check(a.benchmark))
     p = sub.add_parser("run", help="run (or resume) every run named in a config.jsonc")
     p.add_argument("config", type=Path)
     p.add_argument("--fresh", action="store_true", help="start every run over: log discarded, agent state reset")
@@ -64,6 +93,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument(
         "--address", help="the Ray cluster: auto | HOST:PORT of its head | local (implies --executor ray)"
     )
+    p.set_defaults(handler=lambda a: cmd_run(
+            a.config, fresh=a.fresh, only=a.only, persona=a.persona, executor=a.executor, address=a.address
+        ))
     p = sub.add_parser("demo", help="offline demo: scripted persona × reference agent on the stand-in model")
     p.add_argument("--recordings", type=Path, default=Path("recordings"))
     p.add_argument("--fresh", action="store_true", help="start over even if an unfinished demo run exists")
@@ -74,6 +106,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         choices=["http", "telegram", "websocket"],
         help="how the persona reaches the agent",
     )
+    p.set_defaults(handler=lambda a: cmd_demo(a.recordings, fresh=a.fresh, persona=a.persona, surface=a.surface))
     p = sub.add_parser(
         "proxy", help="record any agent's LLM traffic live and print compactions and memory calls"
     )
@@ -85,12 +118,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     p.add_argument("--port", type=int, default=0, help="loopback port to listen on (default: a free one)")
     p.add_argument("--recordings", type=Path, default=Path("recordings"))
+    p.set_defaults(handler=lambda a: cmd_proxy(a.upstream, a.profile, a.port, a.recordings))
     p = sub.add_parser(
         "rescore", help="re-grade a run's exam with another grader, blind; compare with the persona's grades"
     )
     p.add_argument("run", type=Path, help="a run folder")
     p.add_argument("--grader", default="exact", help="exact | anthropic:MODEL | openai:URL#MODEL")
     p.add_argument("--base-url", help="the judge model's base URL (Anthropic)")
+    p.set_defaults(handler=cmd_grade)
     p = sub.add_parser(
         "judge-check", help="how right a grader is: on the calibration set, or your own labelled answers"
     )
@@ -105,23 +140,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="a set of labelled answers (repeatable; docs/grading.md has the format)",
     )
     p.add_argument("--json", action="store_true", help="print the figures as one JSON object")
+    p.set_defaults(handler=cmd_grade)
     p = sub.add_parser("import", help="convert another benchmark format into marathonbench benchmarks")
     p.add_argument("format", choices=["longmemeval"])
     p.add_argument("file", type=Path)
     p.add_argument("out_dir", type=Path)
-    sub.add_parser("profiles", help="list the known agent profiles")
+    p.set_defaults(handler=lambda a: cmd_import(a.file, a.out_dir))
+    p = sub.add_parser("profiles", help="list the known agent profiles")
+    p.set_defaults(handler=lambda a: cmd_profiles())
     p = sub.add_parser(
         "chat", help="type as the persona to an agent, through the gateway, recorded (for trying a profile)"
     )
-    p.add_argument("--agent", help="an agent profile name (see `marathon profiles`)")
     p.add_argument("--config", type=Path, help="a config.jsonc: chat with one of its runs' agent (--only ID)")
-    p.add_argument("--only", help="which run of the config")
-    p.add_argument(
-        "--set", action="append", default=[], metavar="KEY=VALUE", help="override a setting (llm.port=8799)"
-    )
-    p.add_argument(
-        "--recordings", type=Path, help="where the chat is recorded (default: the config's, else recordings/)"
-    )
+    _agent_choice(p, "chat")
+    p.set_defaults(handler=lambda a: cmd_chat(a.config, a.only, a.agent, a.set, a.recordings))
     p = sub.add_parser(
         "probe",
         help="a one-minute preflight of a run's agent: replies, sessions, recorded LLM calls, memory tools",
@@ -129,20 +161,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument(
         "config", type=Path, nargs="?", help="a config.jsonc (with --only ID when it has several runs)"
     )
-    p.add_argument("--only", help="which run of the config to probe")
-    p.add_argument("--agent", help="an agent profile name instead of a config")
-    p.add_argument(
-        "--set", action="append", default=[], metavar="KEY=VALUE", help="override a setting (llm.port=8799)"
-    )
-    p.add_argument(
-        "--recordings",
-        type=Path,
-        help="where the probe is recorded (default: the config's, else recordings/)",
-    )
+    _agent_choice(p, "probe")
+    p.set_defaults(handler=lambda a: cmd_probe(a.config, a.only, a.agent, a.set, a.recordings))
     p = sub.add_parser(
         "report", help="rebuild the cross-run report (budget tables, A/B, report.html) from recordings"
     )
     p.add_argument("recordings", type=Path, nargs="?", default=Path("recordings"))
+    p.set_defaults(handler=lambda a: cmd_report(a.recordings))
     p = sub.add_parser(
         "compare", help="paired A/B: wins per question group, bootstrap intervals, time and cost"
     )
@@ -160,6 +185,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--junit", type=Path, metavar="FILE", help="one JUnit test case per question group")
     p.add_argument("--json", action="store_true", help="print the whole comparison as JSON")
     p.add_argument("--tolerance", type=int, default=0, metavar="N", help="regressed questions allowed per group")
+    p.set_defaults(handler=_compare)
     p = sub.add_parser(
         "replay", help="re-drive another agent with a recorded run's persona side, word for word"
     )
@@ -176,96 +202,56 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--recordings", type=Path, help="where the new run goes (default: beside the recorded run)"
     )
     p.add_argument("--fresh", action="store_true", help="start the replay over, discarding its log")
+    p.set_defaults(handler=lambda a: cmd_replay(a.run, a.agent, a.id, a.recordings, a.fresh, a.rung))
     p = sub.add_parser("view", help="a live web viewer for the runs under a recordings folder (read-only)")
     p.add_argument("recordings", type=Path, nargs="?", default=Path("recordings"))
     p.add_argument("--port", type=int, default=8765, help="port on 127.0.0.1 (default 8765; 0 = a free one)")
     p.add_argument(
         "--host", default="127.0.0.1", help="address to bind (default loopback; others get a warning)"
     )
+    p.set_defaults(handler=lambda a: cmd_view(a.recordings, a.host, a.port))
     p = sub.add_parser("fork", help="runs that go on from a run's checkpoint (docs/experiments.md)")
     p.add_argument("run", type=Path, help="the run folder to fork from")
     p.add_argument("--at", required=True, metavar="NAME", help="the checkpoint (marathon inspect lists them)")
     p.add_argument("--runs", type=int, default=1, metavar="K", help="how many forks (default 1)")
     p.add_argument("--parallel", type=int, default=1, metavar="N", help="forks at once (default 1)")
     p.add_argument("--fresh", action="store_true", help="start the forks over, discarding their logs")
+    p.set_defaults(handler=lambda a: cmd_fork(a.run, a.at, a.runs, max(1, a.parallel), a.fresh))
     p = sub.add_parser(
         "verify", help="check the invariants of recorded runs and print the manifest of what their figures depend on"
     )
     p.add_argument("recordings", type=Path, nargs="?", default=Path("recordings"), help="a recordings or run folder")
     p.add_argument("--json", action="store_true", help="print only the JSON manifest")
+    p.set_defaults(handler=_verify)
     p = sub.add_parser("inspect", help="print a run's timeline from its log")
     p.add_argument("run", type=Path, help="a run folder or its events.msgpack")
     p.add_argument("--limit", type=int, default=0, help="print at most this many events (0 = all)")
+    p.set_defaults(handler=lambda a: cmd_inspect(a.run, a.limit))
     p = sub.add_parser(
         "repair",
         help="cut a damaged run log back to its intact records before the damage (the original is kept aside)",
     )
     p.add_argument("run", type=Path, help="a run folder or its events.msgpack")
+    p.set_defaults(handler=lambda a: cmd_repair(a.run))
     p = sub.add_parser("new", help="write a small valid benchmark to start from (benchmarks/AUTHORING.md)")
     p.add_argument("folder", type=Path)
     p.add_argument("--language", default="en", help="the persona's language (en, ru)")
+    p.set_defaults(handler=lambda a: cmd_new(a.folder, a.language))
     p = sub.add_parser(
         "state",
         help="a run's state from its log (phase, messages, grades); writes its live facts files to RUN/facts/",
     )
     p.add_argument("run", type=Path, help="a run folder")
     p.add_argument("--json", action="store_true", help="print the whole state as JSON")
+    p.set_defaults(handler=lambda a: cmd_state(a.run, a.json))
     args = parser.parse_args(argv)
     # recordings hold people's conversations and agents' memories: files 0600, folders 0700,
     # for everything this process (and the agents it starts) creates
     os.umask(0o077)
     stop_signals_interrupt()
     try:
-        if args.command == "check":
-            return cmd_check(args.benchmark)
-        if args.command == "run":
-            return cmd_run(
-                args.config,
-                fresh=args.fresh,
-                only=args.only,
-                persona=args.persona,
-                executor=args.executor,
-                address=args.address,
-            )
-        if args.command == "demo":
-            return cmd_demo(args.recordings, fresh=args.fresh, persona=args.persona, surface=args.surface)
-        if args.command in ("rescore", "judge-check"):
-            return cmd_grade(args)
-        if args.command == "import":
-            return cmd_import(args.file, args.out_dir)
-        if args.command == "profiles":
-            return cmd_profiles()
-        if args.command == "chat":
-            return cmd_chat(args.config, args.only, args.agent, args.set, args.recordings)
-        if args.command == "probe":
-            return cmd_probe(args.config, args.only, args.agent, args.set, args.recordings)
-        if args.command == "report":
-            return cmd_report(args.recordings)
-        if args.command == "compare" and (args.baseline or args.write_baseline or args.gate or args.junit or args.json):
-            return cmd_gate(
-                args.source, args.baseline, args.write_baseline, args.gate, args.junit, args.json, args.tolerance
-            )
-        if args.command == "compare":
-            return cmd_compare(args.source, args.seed, tuple(args.split or ["heldout"]))
-        if args.command == "replay":
-            return cmd_replay(args.run, args.agent, args.id, args.recordings, args.fresh, args.rung)
-        if args.command == "view":
-            return cmd_view(args.recordings, args.host, args.port)
-        if args.command == "proxy":
-            return cmd_proxy(args.upstream, args.profile, args.port, args.recordings)
-        if args.command == "repair":
-            return cmd_repair(args.run)
-        if args.command == "new":
-            return cmd_new(args.folder, args.language)
-        if args.command == "state":
-            return cmd_state(args.run, args.json)
-        if args.command == "fork":
-            return cmd_fork(args.run, args.at, args.runs, max(1, args.parallel), args.fresh)
-        if args.command == "verify":
-            from gateway.cli.verify import cmd_verify
-
-            return cmd_verify(args.recordings, args.json)
-        return cmd_inspect(args.run, args.limit)
+        handler: Handler = args.handler
+        return handler(args)
     except BrokenPipeError:  # `marathon inspect RUN | head`
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - keep Python from failing at exit
         return 0

@@ -20,6 +20,7 @@ from typing import Any
 
 from gateway.report.comparison import Comparison
 from gateway.report.run_line import RunLine
+from gateway.report.verdict import Clause, Ruling, Verdict
 
 # blocker → (what it counts in B's runs, how to read a run line for it)
 BLOCKERS = {
@@ -108,23 +109,21 @@ def _blocker_count(name: str, lines: list[RunLine]) -> int:
     )
 
 
-def verdict(decision: Decision, comparison: Comparison, lines: list[RunLine]) -> list[str]:
-    """Markdown lines: the verdict, then each clause with its evidence."""
+def decide(decision: Decision, comparison: Comparison, lines: list[RunLine]) -> Ruling:
+    """The rule applied to the comparison: each clause with its evidence, and the verdict."""
     tally = comparison.groups.get("all")
-    clauses: list[tuple[bool | None, str]] = []
+    clauses: list[Clause] = []
     lines = [line for line in lines if line.split in comparison.splits]  # as B − A
     if comparison.incomplete:  # a B that fails on the hard tasks must not win on the easy ones
-        clauses.append(
-            (None, f"pairs with a side missing or not completed: {', '.join(comparison.incomplete)}")
-        )
+        clauses.append(Clause(None, f"pairs with a side missing or not completed: {', '.join(comparison.incomplete)}"))
     if tally is None or not tally.n:
-        clauses.append((None, "B − A: no question was graded by both sides of a pair"))
+        clauses.append(Clause(None, "B − A: no question was graded by both sides of a pair"))
     else:
         diff = (tally.wins_b - tally.wins_a) / tally.n
         interval = comparison.intervals.get("all")
         if interval is None:
             clauses.append(
-                (
+                Clause(
                     None,
                     f"B − A = {diff:+.2f}, but too few tasks for an interval ({comparison.clusters} cluster(s) < 5): "
                     f"its lower bound can't be tested against the needed {decision.min_improvement:+.2f}",
@@ -132,7 +131,7 @@ def verdict(decision: Decision, comparison: Comparison, lines: list[RunLine]) ->
             )
         else:
             clauses.append(
-                (
+                Clause(
                     interval[1] >= decision.min_improvement,
                     f"B − A = {diff:+.2f}, 95 % CI [{interval[1]:+.2f}, {interval[2]:+.2f}]; "
                     f"its lower bound must be ≥ {decision.min_improvement:+.2f}",
@@ -141,53 +140,51 @@ def verdict(decision: Decision, comparison: Comparison, lines: list[RunLine]) ->
     clauses += _tradeoffs(decision, comparison)
     for name in decision.blockers:
         count = _blocker_count(name, lines)
-        clauses.append((count == 0, f"{BLOCKERS[name]}: {count}"))
-    if any(ok is False for ok, _ in clauses):  # a clause that fails decides, whatever can't be checked
-        head = f"KEEP A ({comparison.names['A']})"
-    elif any(ok is None for ok, _ in clauses):
-        head = "NO DECISION (a clause can't be checked)"
-    else:
-        head = f"ACCEPT B ({comparison.names['B']})"
-    marks = {True: "✓", False: "✗", None: "?"}
-    return [
-        f"**Decision (fixed before the runs): {head}**",
-        *(f"- {marks[ok]} {text}" for ok, text in clauses),
-    ]
+        clauses.append(Clause(count == 0, f"{BLOCKERS[name]}: {count}"))
+    return Ruling.of(clauses)
 
 
-def _tradeoffs(decision: Decision, c: Comparison) -> list[tuple[bool | None, str]]:
+def render_ruling(ruling: Ruling, names: dict[str, str]) -> list[str]:
+    """Markdown lines: the verdict in the experiment's words, then each clause with its evidence."""
+    head = {
+        Verdict.ACCEPT: f"ACCEPT B ({names['B']})",
+        Verdict.REJECT: f"KEEP A ({names['A']})",
+        Verdict.NO_DECISION: "NO DECISION (a clause can't be checked)",
+    }[ruling.verdict]
+    return [f"**Decision (fixed before the runs): {head}**", *(f"- {c.mark} {c.text}" for c in ruling.clauses)]
+
+
+def verdict(decision: Decision, comparison: Comparison, lines: list[RunLine]) -> list[str]:
+    """`decide`, rendered."""
+    return render_ruling(decide(decision, comparison, lines), comparison.names)
+
+
+def _tradeoffs(decision: Decision, c: Comparison) -> list[Clause]:
     """The cost, time and per-group clauses, each with its evidence."""
-    out: list[tuple[bool | None, str]] = []
+    out: list[Clause] = []
     if decision.max_cost_increase is not None:
         a, b = c.cost.get("A"), c.cost.get("B")
         limit = decision.max_cost_increase
         if a is None or b is None:
-            out.append(
-                (None, "cost per task: unknown (a model's price is unknown), so +cost can't be checked")
-            )
+            out.append(Clause(None, "cost per task: unknown (a model's price is unknown), so +cost can't be checked"))
         else:
             ok = b[0] <= a[0] * (1 + limit) + 1e-12
-            out.append((ok, f"median cost per task: B ${b[0]:.4f} vs A ${a[0]:.4f}; at most +{limit:.0%}"))
+            out.append(Clause(ok, f"median cost per task: B ${b[0]:.4f} vs A ${a[0]:.4f}; at most +{limit:.0%}"))
     if decision.max_slowdown is not None:
         ta, tb = c.time.get("A"), c.time.get("B")
         if ta is None or tb is None:
-            out.append((None, "median time per task: not measured on both sides"))
+            out.append(Clause(None, "median time per task: not measured on both sides"))
         else:
             ok = tb[0] <= ta[0] * decision.max_slowdown + 1e-9
             out.append(
-                (
-                    ok,
-                    f"median time per task: B {tb[0]:.1f} s vs A {ta[0]:.1f} s; at most ×{decision.max_slowdown:g}",
-                )
+                Clause(ok, f"median time per task: B {tb[0]:.1f} s vs A {ta[0]:.1f} s; at most ×{decision.max_slowdown:g}")
             )
     if decision.max_group_regression is not None:
         x = decision.max_group_regression
         if not c.task_groups:
-            out.append((None, "task groups: none compared"))
+            out.append(Clause(None, "task groups: none compared"))
         for group, (diff, n) in sorted(c.task_groups.items()):
-            out.append(
-                (diff >= -x, f"task group {group} ({n} questions): B − A = {diff:+.2f}; at least {-x:+.2f}")
-            )
+            out.append(Clause(diff >= -x, f"task group {group} ({n} questions): B − A = {diff:+.2f}; at least {-x:+.2f}"))
     return out
 
 

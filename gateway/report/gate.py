@@ -23,9 +23,7 @@ from typing import Any
 from gateway.report.comparison import Comparison, compare, lines_jsonl, paired_items, run_line
 from gateway.report.recordings import load_runs
 from gateway.report.run_line import RunLine
-
-ACCEPT, REGRESSION, NO_DECISION = "accept", "regression", "no decision"
-EXIT = {ACCEPT: 0, REGRESSION: 1, NO_DECISION: 3}
+from gateway.report.verdict import Clause, Ruling, Verdict
 
 
 @dataclass
@@ -38,20 +36,27 @@ class GroupGate:
 
 @dataclass
 class GateResult:
-    verdict: str
-    why: list[str]
+    ruling: Ruling  # the verdict and its clauses (why), as the decision's
     groups: dict[str, GroupGate]
     comparison: Comparison
     unmatched: list[str]
 
     @property
+    def verdict(self) -> Verdict:
+        return self.ruling.verdict
+
+    @property
+    def why(self) -> list[str]:
+        return [c.text for c in self.ruling.clauses]
+
+    @property
     def exit_code(self) -> int:
-        return EXIT[self.verdict]
+        return self.verdict.exit_code
 
     def to_json(self) -> dict[str, Any]:
         c = self.comparison
         return {
-            "verdict": self.verdict,
+            "verdict": self.verdict.value,
             "why": self.why,
             "unmatched": self.unmatched,
             "groups": {
@@ -135,37 +140,31 @@ def gate(baseline: list[RunLine], candidate: list[RunLine], tolerance: int = 0) 
                 g.improved.append(where)
     for entry in unresolved:
         groups["all"].unresolved.append(entry.removeprefix("gate."))
-    why: list[str] = []
     regressed = {tag: g for tag, g in groups.items() if len(g.regressed) > tolerance}
-    if regressed:
-        for tag, g in sorted(regressed.items()):
-            why.append(
-                f"{tag}: {len(g.regressed)} question(s) regressed (tolerance {tolerance}): {', '.join(g.regressed[:10])}"
+    if regressed:  # a regression decides, whatever else could not be checked
+        failing = [
+            Clause(
+                False,
+                f"{tag}: {len(g.regressed)} question(s) regressed (tolerance {tolerance}): {', '.join(g.regressed[:10])}",
             )
-        return GateResult(REGRESSION, why, dict(groups), comparison, unmatched)
+            for tag, g in sorted(regressed.items())
+        ]
+        return GateResult(Ruling.of(failing), dict(groups), comparison, unmatched)
+    unchecked: list[str] = []
     if not lines:
-        why.append(
-            "no question could be compared: no task and repeat is in both the baseline and the candidate"
-        )
+        unchecked.append("no question could be compared: no task and repeat is in both the baseline and the candidate")
     elif not items and not incomplete and not unresolved:
-        why.append("the paired runs graded no question in common")
+        unchecked.append("the paired runs graded no question in common")
     if incomplete:
-        why.append(
+        unchecked.append(
             f"pairs with a side that did not complete: {', '.join(p.removeprefix('gate.') for p in incomplete)}"
         )
     if unresolved:
-        why.append(
-            f"{len(unresolved)} grade(s) unresolved (the grader was not sure): {', '.join(unresolved[:10])}"
-        )
-    if why:
-        return GateResult(NO_DECISION, why, dict(groups), comparison, unmatched)
-    return GateResult(
-        ACCEPT,
-        [f"no question regressed beyond the tolerance ({tolerance})"],
-        dict(groups),
-        comparison,
-        unmatched,
-    )
+        unchecked.append(f"{len(unresolved)} grade(s) unresolved (the grader was not sure): {', '.join(unresolved[:10])}")
+    clauses = [Clause(None, text) for text in unchecked] or [
+        Clause(True, f"no question regressed beyond the tolerance ({tolerance})")
+    ]
+    return GateResult(Ruling.of(clauses), dict(groups), comparison, unmatched)
 
 
 def junit_xml(result: GateResult, tolerance: int) -> str:
@@ -185,7 +184,7 @@ def junit_xml(result: GateResult, tolerance: int) -> str:
                 "skipped",
                 message=f"{len(g.unresolved)} grade(s) unresolved: {', '.join(g.unresolved[:10])}",
             )
-    if result.verdict == NO_DECISION and not result.groups:
+    if result.verdict is Verdict.NO_DECISION and not result.groups:
         case = ET.SubElement(suite, "testcase", classname="marathonbench.gate", name="comparison")
         ET.SubElement(case, "skipped", message="; ".join(result.why))
         cases += 1
@@ -199,7 +198,7 @@ def write_baseline(lines: list[RunLine], path: Path) -> None:
 
 
 def render_gate(result: GateResult) -> str:
-    out = [f"memory gate: {result.verdict.upper()}"]
+    out = [f"memory gate: {result.verdict.value.upper()}"]
     out += [f"- {line}" for line in result.why]
     out += [f"- not paired: {u}" for u in result.unmatched]
     for tag, g in sorted(result.groups.items()):

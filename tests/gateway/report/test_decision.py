@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from gateway.report.comparison import compare
-from gateway.report.decision import Decision, parse_decision, verdict
+from gateway.report.decision import Decision, decide, parse_decision, render_ruling, verdict
 from gateway.report.run_line import RunLine
+from gateway.report.verdict import Clause, Ruling, Verdict
 from tests.conftest import BenchFactory
 from tests.marathon_cli import marathon
 
@@ -150,3 +151,19 @@ def test_deleted_recalled_counts_only_answers_that_state_the_deleted_content() -
     leaked = with_deleted(["daniel"])
     text = "\n".join(verdict(decision, compare(leaked), leaked))
     assert "KEEP A" in text and "✗ [deleted] questions B answered with what it was asked to forget: 1" in text
+
+
+def test_the_verdict_is_a_value_the_decision_and_the_gate_share() -> None:
+    """The decision is computed as a value (its clauses typed), rendered apart; a failed clause
+    decides over one that can't be checked, as in the gate."""
+    decision = Decision(0.5, ("canary_leak", "limit_reached"))
+    accepted = decide(decision, compare(LINES), LINES)
+    assert accepted.verdict is Verdict.ACCEPT and accepted.verdict.exit_code == 0
+    assert [c.holds for c in accepted.clauses] == [True, True, True]
+    few = [line(f"t{n}", v, v == "B") for n in range(4) for v in ("A", "B")]
+    leaking = [*few[:-1], line("t3", "B", True, canary_hits=1)]
+    ruling = decide(decision, compare(leaking), leaking)
+    assert [c.holds for c in ruling.clauses] == [None, False, True]  # interval unchecked, a leak
+    assert ruling.verdict is Verdict.REJECT and ruling.failing == (ruling.clauses[1],)
+    assert render_ruling(ruling, {"A": "without", "B": "with"})[0] == "**Decision (fixed before the runs): KEEP A (without)**"
+    assert Ruling.of([Clause(None, "unchecked")]).verdict is Verdict.NO_DECISION

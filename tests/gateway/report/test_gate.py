@@ -8,8 +8,9 @@ import shutil
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from gateway.report.gate import ACCEPT, NO_DECISION, REGRESSION, gate
+from gateway.report.gate import gate
 from gateway.report.run_line import RunLine
+from gateway.report.verdict import Verdict
 from tests.conftest import REPO
 from tests.marathon_cli import marathon
 
@@ -62,10 +63,10 @@ def _line(
 
 def test_the_gate_decides_nothing_it_could_not_check() -> None:
     base = [_line("t", {"q1": True, "q2": True})]
-    assert gate(base, [_line("t", {"q1": True, "q2": True})]).verdict == ACCEPT
-    assert gate(base, [_line("t", {"q1": True, "q2": False})]).verdict == REGRESSION
-    assert gate(base, [_line("t", {"q1": True, "q2": False})], tolerance=1).verdict == ACCEPT
-    assert gate(base, [_line("other", {"q1": True})]).verdict == NO_DECISION  # nothing paired
-    assert gate(base, [_line("t", {"q1": True}, status="agent_failed")]).verdict == NO_DECISION
+    assert gate(base, [_line("t", {"q1": True, "q2": True})]).verdict is Verdict.ACCEPT
+    assert gate(base, [_line("t", {"q1": True, "q2": False})]).verdict is Verdict.REJECT
+    assert gate(base, [_line("t", {"q1": True, "q2": False})], tolerance=1).verdict is Verdict.ACCEPT
+    assert gate(base, [_line("other", {"q1": True})]).verdict is Verdict.NO_DECISION  # nothing paired
+    assert gate(base, [_line("t", {"q1": True}, status="agent_failed")]).verdict is Verdict.NO_DECISION
     unsure = gate(base, [_line("t", {"q1": True, "q2": True}, certain=False)])
-    assert unsure.verdict == NO_DECISION and "unresolved" in unsure.why[0]
+    assert unsure.verdict is Verdict.NO_DECISION and "unresolved" in unsure.why[0]
