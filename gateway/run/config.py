@@ -30,6 +30,7 @@ config file's folder.
 
 from __future__ import annotations
 
+import difflib
 import random
 import re
 from dataclasses import dataclass, field, replace
@@ -39,6 +40,8 @@ from typing import Any
 import json5
 
 from gateway.report.decision import Decision, parse_decision
+from gateway.run.config_blocks import ConfigError as ConfigError  # where callers catch it
+from gateway.run.config_blocks import read_compaction, read_limits, read_resources
 from gateway.run.fork_plan import (
     expand_forks,
     fork_keys_problem,
@@ -46,20 +49,16 @@ from gateway.run.fork_plan import (
     teach_ladder_once,
     with_prepared_memory,
 )
-from gateway.run.placement import RayExecutor, Resources, parse_executor, parse_resources
+from gateway.run.placement import RayExecutor, Resources, parse_executor
 from persona.benchmark.errors import BenchmarkErrors
 from persona.benchmark.forks import as_played
 from persona.benchmark.ladder import benchmark_for
 from persona.benchmark.model import Benchmark
 from persona.grading.restate import restating_evidence
 from persona.json5_bounds import MAX_JSON_DEPTH, json5_nesting
+from persona.json5_positions import KeyPath, SourceMap
 
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
-
-
-class ConfigError(ValueError):
-    def __init__(self, path: Path, line: int, message: str) -> None:
-        super().__init__(f"{path}:{line}: {message}" if line else f"{path}: {message}")
 
 
 @dataclass(frozen=True)
@@ -116,11 +115,6 @@ class Config:
     executor: RayExecutor | None = None  # None: runs execute in this process
 
 
-def _line_of(raw: str, needle: str) -> int:
-    index = raw.find(needle)
-    return raw[:index].count("\n") + 1 if index >= 0 else 0
-
-
 def load_config(path: Path | str) -> Config:
     path = Path(path)
     try:
@@ -138,45 +132,48 @@ def load_config(path: Path | str) -> Config:
         ) from None
     if not isinstance(data, dict):
         raise ConfigError(path, 1, "expected an object with a `runs` list")
-    _known_keys(path, raw, "the config", data, TOP_KEYS)
+    src = SourceMap(raw)  # each key's line: an error names the line of the key it is about
+    _known_keys(path, src, "the config", data, TOP_KEYS, ())
     base = path.parent
     runs = data.get("runs", [])
     experiment_data = data.get("experiment")
     if not isinstance(runs, list) or (not runs and experiment_data is None):
         raise ConfigError(
-            path, _line_of(raw, "runs"), "expected `runs`: a non-empty list of runs (or an `experiment`)"
+            path, src.line("runs"), "expected `runs`: a non-empty list of runs (or an `experiment`)"
         )
     specs: list[RunSpec] = []
     for n, run in enumerate(runs, 1):
         if not isinstance(run, dict):
-            raise ConfigError(path, _line_of(raw, "runs"), f"run #{n} must be an object")
-        specs.extend(_expand_run(path, raw, base, n, run))
+            raise ConfigError(path, src.line("runs", n - 1), f"run #{n} must be an object")
+        specs.extend(_expand_run(path, src, base, n, run))
     experiment = None
     if experiment_data is not None:
-        experiment, runs_of_experiment = _experiment(path, raw, base, experiment_data)
+        experiment, runs_of_experiment = _experiment(path, src, base, experiment_data)
         specs.extend(runs_of_experiment)
-    compaction = _compaction(path, raw, data.get("compaction"))
+    compaction = read_compaction(path, src.line("compaction"), data.get("compaction"))
     if compaction:  # as MarathonMemBench configures it: for every persona without its own
         specs = [
             s if "compaction" in s.persona else replace(s, persona={**s.persona, "compaction": compaction})
             for s in specs
         ]
     seen: dict[str, RunSpec] = {}
+    # a run id's entry: its last one in `runs` (the second of two is the one to rename)
+    entry = {run.get("id"): n for n, run in enumerate(runs) if isinstance(run, dict)}
     for spec in specs:
         if spec.id in seen:
-            raise ConfigError(
-                path, _line_of(raw, spec.meta.get("id", spec.id)), f"run id {spec.id!r} is used twice"
-            )
+            config_id = spec.meta.get("id", spec.id)
+            where = src.line("runs", entry[config_id], "id") if config_id in entry else src.line("experiment")
+            raise ConfigError(path, where, f"run id {spec.id!r} is used twice")
         seen[spec.id] = spec
     parallel = data.get("parallel", 1)
     if not isinstance(parallel, int) or isinstance(parallel, bool) or parallel < 1:
-        raise ConfigError(path, _line_of(raw, "parallel"), "`parallel` must be a whole number ≥ 1")
+        raise ConfigError(path, src.line("parallel"), "`parallel` must be a whole number ≥ 1")
     recordings = data.get("recordings", "recordings")
     if not isinstance(recordings, str):
-        raise ConfigError(path, _line_of(raw, "recordings"), "`recordings` must be a folder path")
+        raise ConfigError(path, src.line("recordings"), "`recordings` must be a folder path")
     executor, problem = parse_executor(data.get("executor"))
     if problem:
-        raise ConfigError(path, _line_of(raw, "executor"), problem)
+        raise ConfigError(path, src.line("executor"), problem)
     return Config(path, (base / recordings).resolve(), tuple(specs), parallel, experiment, executor)
 
 
@@ -197,70 +194,23 @@ EXPERIMENT_KEYS = (
     "prepare",
     "memory",
 )
-LIMIT_KEYS = ("wall_seconds", "agent_turns", "spend_usd")
 TASK_KEYS = ("id", "benchmark", "rung", "cluster", "group", "split")
 SPLITS = ("heldout", "tuning")
 
 
-def _resources(path: Path, raw: str, who: str, value: Any) -> Resources | None:
-    resources, problem = parse_resources(value)
-    if problem:
-        raise ConfigError(path, _line_of(raw, "resources"), f"{who}: {problem}")
-    return resources
-
-
-def _limits(path: Path, raw: str, who: str, value: Any) -> dict[str, float]:
-    """A run's limits — the same for every run they apply to (both variants of an experiment):
-    `wall_seconds` of running time, `agent_turns` (messages sent), `spend_usd` (agent and
-    persona models). A run that reaches one ends `limit_reached`, a failure that is kept."""
-    if value is None:
-        return {}
-    if (
-        not isinstance(value, dict)
-        or set(value) - set(LIMIT_KEYS)
-        or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 for v in value.values())
-    ):
-        raise ConfigError(
-            path,
-            _line_of(raw, "limits"),
-            f"{who}: `limits` must be {{{', '.join(LIMIT_KEYS)}}}, each a number > 0",
-        )
-    return {str(k): float(v) for k, v in value.items()}
-
-
-def _compaction(path: Path, raw: str, value: Any) -> dict[str, int]:
-    """The LLM persona's context limits for every run (`{max_tokens, trim_to_tokens}`)."""
-    if value is None:
-        return {}
-    keys = ("max_tokens", "trim_to_tokens")
-    if (
-        not isinstance(value, dict)
-        or set(value) - set(keys)
-        or not all(
-            isinstance(value.get(k, 1), int) and not isinstance(value.get(k), bool) and value.get(k, 1) > 0
-            for k in keys
-        )
-    ):
-        raise ConfigError(
-            path,
-            _line_of(raw, "compaction"),
-            "`compaction` must be {max_tokens: N, trim_to_tokens: M}, whole numbers > 0",
-        )
-    if value.get("trim_to_tokens", 10000) >= value.get("max_tokens", 30000):
-        raise ConfigError(
-            path, _line_of(raw, "compaction"), "`compaction.trim_to_tokens` must be below `max_tokens`"
-        )
-    return dict(value)
-
-
-def _known_keys(path: Path, raw: str, who: str, data: dict[str, Any], known: tuple[str, ...]) -> None:
-    """A misspelt key (`rungs`, `repeat`) would silently change what runs: refuse it."""
+def _known_keys(
+    path: Path, src: SourceMap, who: str, data: dict[str, Any], known: tuple[str, ...], where: KeyPath
+) -> None:
+    """A misspelt key (`rungs`, `repeat`) would silently change what runs: refuse it, at its
+    own line (`where` is the path of the object holding it)."""
     for key in data:
         if key not in known:
+            near = difflib.get_close_matches(str(key), known, n=1)
+            hint = f"did you mean `{near[0]}`? " if near else ""
             raise ConfigError(
                 path,
-                _line_of(raw, str(key)),
-                f"{who}: unknown key `{key}` (expected one of {', '.join(known)})",
+                src.line(*where, str(key)),
+                f"{who}: unknown key `{key}` ({hint}expected one of {', '.join(known)})",
             )
 
 
@@ -322,14 +272,15 @@ def _repeats(path: Path, line: int, who: str, value: Any) -> int:
     return value
 
 
-def _expand_run(path: Path, raw: str, base: Path, n: int, run: dict[str, Any]) -> list[RunSpec]:
+def _expand_run(path: Path, src: SourceMap, base: Path, n: int, run: dict[str, Any]) -> list[RunSpec]:
     run_id = run.get("id")
-    line = _line_of(raw, str(run_id)) if run_id else _line_of(raw, "runs")
+    here: KeyPath = ("runs", n - 1)
+    line = src.line(*here, "id")
     if not isinstance(run_id, str) or not _RUN_ID.match(run_id):
         raise ConfigError(
             path, line, f"run #{n}: `id` must be letters, digits, '.', '_' or '-' (it names a folder)"
         )
-    _known_keys(path, raw, f"run {run_id}", run, RUN_KEYS)
+    _known_keys(path, src, f"run {run_id}", run, RUN_KEYS, here)
     bench = run.get("benchmark")
     if not isinstance(bench, str):
         raise ConfigError(path, line, f"run {run_id}: `benchmark` must be a folder path")
@@ -344,8 +295,8 @@ def _expand_run(path: Path, raw: str, base: Path, n: int, run: dict[str, Any]) -
         persona = {**persona, "grading": grading}
     rungs = _names(path, line, f"run {run_id}", "rung", run.get("rung"))
     repeats = _repeats(path, line, f"run {run_id}", run.get("repeats", 1))
-    limits = _limits(path, raw, f"run {run_id}", run.get("limits"))
-    resources = _resources(path, raw, f"run {run_id}", run.get("resources"))
+    limits = read_limits(path, src.line(*here, "limits"), f"run {run_id}", run.get("limits"))
+    resources = read_resources(path, src.line(*here, "resources"), f"run {run_id}", run.get("resources"))
     pool = run.get("pool")
     if pool is not None and not isinstance(pool, str):
         raise ConfigError(path, line, f"run {run_id}: `pool` must be the path of a distractor pool folder")
@@ -375,11 +326,11 @@ def _expand_run(path: Path, raw: str, base: Path, n: int, run: dict[str, Any]) -
         raise ConfigError(path, line, f"run {run_id}: {exc}") from None
 
 
-def _experiment(path: Path, raw: str, base: Path, data: Any) -> tuple[Experiment, list[RunSpec]]:
-    line = _line_of(raw, "experiment")
+def _experiment(path: Path, src: SourceMap, base: Path, data: Any) -> tuple[Experiment, list[RunSpec]]:
+    line = src.line("experiment")
     if not isinstance(data, dict):
         raise ConfigError(path, line, "`experiment` must be an object {name, variants, tasks, repeats, seed}")
-    _known_keys(path, raw, "experiment", data, EXPERIMENT_KEYS)
+    _known_keys(path, src, "experiment", data, EXPERIMENT_KEYS, ("experiment",))
     name = data.get("name", "experiment")
     if not isinstance(name, str) or not _RUN_ID.match(name):
         raise ConfigError(path, line, "experiment `name` must be letters, digits, '.', '_' or '-'")
@@ -391,56 +342,58 @@ def _experiment(path: Path, raw: str, base: Path, data: Any) -> tuple[Experiment
     ):
         raise ConfigError(
             path,
-            _line_of(raw, "variants"),
+            src.line("experiment", "variants"),
             "experiment `variants` must name two agents, e.g. {without: agent, with: agent}",
         )
     baseline = data.get("baseline", "A" if set(variants) == {"A", "B"} else None)
     if baseline not in variants:
         raise ConfigError(
             path,
-            _line_of(raw, "baseline") or _line_of(raw, "variants"),
+            src.line("experiment", "baseline") if "baseline" in data else src.line("experiment", "variants"),
             f"experiment `baseline` must name the variant without the added memory (A in the protocol): "
             f"one of {', '.join(map(str, variants))}",
         )
     other = next(str(v) for v in variants if v != baseline)
     names = {"A": str(baseline), "B": other}  # the protocol's roles: A without the added memory, B with it
     agents = {
-        role: _agent(path, _line_of(raw, "variants"), f"variant {n}", variants[n])
+        role: _agent(path, src.line("experiment", "variants", n), f"variant {n}", variants[n])
         for role, n in names.items()
     }
     tasks = data.get("tasks")
     if not isinstance(tasks, list) or not tasks:
-        raise ConfigError(path, _line_of(raw, "tasks"), "experiment `tasks` must be a non-empty list")
+        raise ConfigError(path, src.line("experiment", "tasks"), "experiment `tasks` must be a non-empty list")
     seed = data.get("seed", 0)
     if not isinstance(seed, int) or isinstance(seed, bool):
-        raise ConfigError(path, _line_of(raw, "seed"), "experiment `seed` must be an integer")
-    repeats = _repeats(path, line, "experiment", data.get("repeats", 1))
-    persona = _persona(path, line, "experiment", data.get("persona", {"driver": "scripted"}))
-    limits = _limits(path, raw, "experiment", data.get("limits"))  # the same for both variants
-    resources = _resources(path, raw, "experiment", data.get("resources"))
+        raise ConfigError(path, src.line("experiment", "seed"), "experiment `seed` must be an integer")
+    repeats = _repeats(path, src.line("experiment", "repeats"), "experiment", data.get("repeats", 1))
+    persona = _persona(path, src.line("experiment", "persona"), "experiment", data.get("persona", {"driver": "scripted"}))
+    # the same for both variants
+    limits = read_limits(path, src.line("experiment", "limits"), "experiment", data.get("limits"))
+    resources = read_resources(path, src.line("experiment", "resources"), "experiment", data.get("resources"))
     decision = None
     if "decision" in data:
         decision, problem = parse_decision(data["decision"])
         if decision is None:
-            raise ConfigError(path, _line_of(raw, "decision"), problem)
+            raise ConfigError(path, src.line("experiment", "decision"), problem)
     rng = random.Random(seed)
     specs: list[RunSpec] = []
     pairs: list[tuple[str, str, int, tuple[str, str]]] = []
     task_names: list[str] = []
-    for task in tasks:
+    for t, task in enumerate(tasks):
+        at = src.line("experiment", "tasks", t)
         task = {"benchmark": task} if isinstance(task, str) else task
         if not isinstance(task, dict) or not isinstance(task.get("benchmark"), str):
             raise ConfigError(
                 path,
-                _line_of(raw, "tasks"),
+                at,
                 "each experiment task is a benchmark path or {benchmark, rung, id}",
             )
-        _known_keys(path, raw, "experiment task", task, TASK_KEYS)
+        _known_keys(path, src, "experiment task", task, TASK_KEYS, ("experiment", "tasks", t))
         rung = str(task.get("rung", ""))
         task_id = str(task.get("id") or Path(task["benchmark"]).name + (f"-{rung}" if rung else ""))
         if not _RUN_ID.match(task_id) or task_id in task_names:
             raise ConfigError(
-                path, _line_of(raw, "tasks"), f"task id {task_id!r} is not a unique folder name"
+                path, at, f"task id {task_id!r} is not a unique folder name"
             )
         task_names.append(task_id)
         cluster = task.get(
@@ -451,7 +404,7 @@ def _experiment(path: Path, raw: str, base: Path, data: Any) -> tuple[Experiment
         if not all(isinstance(v, str) and v for v in (cluster, group)) or split not in SPLITS:
             raise ConfigError(
                 path,
-                _line_of(raw, "tasks"),
+                at,
                 f"task {task_id}: `cluster` and `group` are names; `split` is one of {', '.join(SPLITS)}",
             )
         for k in range(1, repeats + 1):
@@ -486,7 +439,7 @@ def _experiment(path: Path, raw: str, base: Path, data: Any) -> tuple[Experiment
                 )
     if "prepare" in data or "memory" in data:
         prepare = data.get("prepare")
-        where = _line_of(raw, "prepare") or _line_of(raw, "memory")
+        where = src.line("experiment", "prepare" if "prepare" in data else "memory")
         if prepared_wrong := prepare_problem(prepare, data.get("memory")):
             raise ConfigError(path, where, f"experiment {name}: {prepared_wrong}")
         prepared = None

@@ -262,3 +262,31 @@ def test_a_ray_runtime_env_of_the_wrong_shape_names_its_field() -> None:
     assert executor is None and "`executor.ray.runtime_env.pip` must be a list of requirements" in problem
     ok, none = parse_executor({"ray": {"runtime_env": {"pip": ["requests"], "env_vars": {"A": "1"}}}})
     assert ok is not None and none == ""
+
+
+def test_an_error_names_the_line_of_the_key_it_is_about_not_its_first_mention(tmp_path: Path) -> None:
+    """`limits` of the third run, a task's misspelt key: the line of that run's key, not the
+    first `limits` (or the first `cluster`) anywhere in the file."""
+    text = """{
+  runs: [
+    { id: "a", benchmark: "b", agent: { adapter: "reference" }, limits: { agent_turns: 30 } },
+    { id: "b", benchmark: "b", agent: { adapter: "reference" }, limits: { agent_turns: 30 } },
+    {
+      id: "c", benchmark: "b", agent: { adapter: "reference" },
+      limits: { agent_turns: "thirty" },
+    },
+  ],
+}
+"""
+    with pytest.raises(ConfigError, match=r"config\.jsonc:7: run c: `limits` must be"):
+        load_config(write(tmp_path, text))
+    tasks = """{
+  experiment: {
+    variants: { A: { adapter: "reference" }, B: { adapter: "reference" } },
+    tasks: [{ benchmark: "b", cluster: "x" }, { benchmark: "c",
+      clustr: "y" }],
+  },
+}
+"""
+    with pytest.raises(ConfigError, match=r"config\.jsonc:5: experiment task: unknown key `clustr` \(did you mean `cluster`\?"):
+        load_config(write(tmp_path, tasks))
