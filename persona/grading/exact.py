@@ -459,8 +459,27 @@ def with_evidence(
     )
 
 
-def contains_expected(expected: str, text: str) -> bool:
-    """Does `text` hold the whole expected answer, by the exact grader's rules? Used to tell
-    whether evidence was still in an agent's context when it was asked."""
+@dataclass(frozen=True)
+class ValueMatch:
+    """Is a value in a text, by the grader's rules (numbers, names, notations)? Three-valued
+    like the grader: `found` True, False, or None when the grader is not sure (an unsure match
+    never decides a finding); `likely` is its best guess either way."""
+
+    found: bool | None
+    likely: bool
+    reason: str
+
+
+def value_in(text: str, expected: str) -> ValueMatch:
+    """Whether `text` holds the whole of `expected` — the one primitive the grader's evidence
+    checks, the diagnostic chain, the persona's claims and the traffic's evidence read a value
+    in a text with."""
     probe = Question("evidence", "", expected, (), "", 0)
-    return ExactGrader(superseded_rule=False).grade(probe, expected, text).correct
+    grade = ExactGrader(superseded_rule=False).grade(probe, expected, text)
+    return ValueMatch(grade.correct if grade.certain else None, grade.correct, grade.reason)
+
+
+def contains_expected(expected: str, text: str) -> bool:
+    """`value_in`'s best guess: does `text` hold the whole expected answer? Used to tell
+    whether evidence was still in an agent's context when it was asked."""
+    return value_in(text, expected).likely

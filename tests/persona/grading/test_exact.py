@@ -5,7 +5,7 @@ import random
 import pytest
 
 from persona.benchmark.model import Question
-from persona.grading.exact import ExactGrader
+from persona.grading.exact import ExactGrader, contains_expected, value_in
 from persona.terms import extract_quantities, split_items
 
 GRADER = ExactGrader()
@@ -127,3 +127,14 @@ def test_history_values_in_another_order_than_asked_are_unsure(answer: str, cert
     )  # fmt: skip
     grade = ExactGrader().grade(question, question.expected, answer)
     assert (grade.score, grade.certain) == (10.0, certain)
+
+
+def test_a_value_in_a_text_is_found_not_found_or_unsure_as_the_grader_reads_it() -> None:
+    """The primitive under the evidence checks: three-valued, an unsure match kept apart from a
+    finding (its best guess is `likely`, which `contains_expected` returns)."""
+    found = value_in("Your dentist is on 12 May at 9:30.", "12 May, 9:30")
+    assert (found.found, found.likely) == (True, True)
+    assert value_in("The cat is called Pixel.", "Dot").found is False
+    hedged = value_in("I think it was 34 or 35.", "34")
+    assert hedged.found is None and hedged.likely and "hedged" in hedged.reason
+    assert contains_expected("34", "I think it was 34 or 35.") is hedged.likely
