@@ -6,6 +6,7 @@ import io
 from pathlib import Path
 
 from gateway.log.runlog import EVENTS_FILE, read_log
+from gateway.log.vocabulary import TerminationReason
 from gateway.run.config import RunSpec
 from gateway.run.progress import ProgressBoard, RunProgress
 from gateway.run.runner import run_spec
@@ -17,7 +18,8 @@ async def test_progress_counts_what_the_log_holds(tmp_path: Path) -> None:
     progress = RunProgress("d", 5, 15, stand_in=True)
     for event in read_log(tmp_path / "d" / EVENTS_FILE).events:
         progress.observe(event)
-    assert (progress.phase, progress.graded, progress.status) == (4, 15, "completed")
+    assert (progress.phase, progress.graded, progress.ended) == (4, 15, TerminationReason.COMPLETED)
+    assert progress.status == "completed"
     assert progress.facts_told >= 40 and progress.tokens > 0 and progress.cost == "$0.0000"
     line = progress.line()
     assert "phase 5/5" in line and "graded  15/15" in line
@@ -29,7 +31,7 @@ def test_the_board_prints_only_changed_lines_off_a_terminal() -> None:
     board = ProgressBoard(runs, out=out)
     board.draw()
     assert out.getvalue() == ""  # nothing started yet
-    runs[0].status, runs[0].phase = "running", 0
+    runs[0].started, runs[0].phase = True, 0
     board.draw()
     board.draw()
     lines = out.getvalue().splitlines()
