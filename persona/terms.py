@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from persona.languages import words_pattern
 from persona.numerals import digits_for_words
 
 # -- numbers ---------------------------------------------------------------------------------
@@ -270,12 +271,13 @@ def terms_match(a: str, b: str) -> bool:
     return prefix >= 3 and prefix >= min(len(a), len(b)) - 2
 
 
-_LIST_SPLIT = re.compile(r"\s*;\s*|,\s+(?!\d{3}\b)|\s+(?:and|и)\s+", re.IGNORECASE)
+# items of a list: "; ", ", " (not a thousands group: "1, 200"), " and " in any language
+LIST_SPLIT = re.compile(rf"\s*;\s*|,\s+(?!\d{{3}}\b)|\s+(?:{words_pattern('and')})\s+", re.IGNORECASE)
 
 
 def split_items(expected: str) -> list[str]:
     """A list answer ("Лена, Аня и Босс") → its items; a single value stays one item."""
-    items = [i.strip(" .") for i in _LIST_SPLIT.split(expected)]
+    items = [i.strip(" .") for i in LIST_SPLIT.split(expected)]
     return [i for i in items if i] or [expected.strip()]
 
 

@@ -419,7 +419,9 @@ class Run:
                     file, _, fact_id = key.partition(":")
                     self.log(FactTold(file=file, fact_id=fact_id))
             case Slip():
-                self.log(PersonaSlip(kind=action.kind, detail=action.detail))
+                self.log(
+                    PersonaSlip(kind=action.kind, detail=action.detail, fact=action.fact, question_id=action.question_id)
+                )
             case EditFact():
                 if traffic:
                     traffic.fact_edited(action.old, action.new)

@@ -12,6 +12,7 @@ from itertools import pairwise
 
 from persona.benchmark.model import Question
 from persona.grading.cues import cues as _cues
+from persona.languages import words_pattern
 from persona.terms import Quantity, extract_quantities, key_terms, terms_match
 
 MARKUP = re.compile(r"[*_`#>|]+|\s+[-•]\s+")
@@ -241,7 +242,9 @@ def names_not_listed(question: Question, items: list[str], answer: str) -> list[
 
 
 _LIST_WORD = re.compile(r"[^\W\d_]+")
-_LIST_JOINER = re.compile(r"\s*[,&;]?\s*(?:and|и|или|or)\s+|\s*[,&;]\s*", re.IGNORECASE)
+_LIST_JOINER = re.compile(
+    rf"\s*[,&;]?\s*(?:{words_pattern('and')}|{words_pattern('or')})\s+|\s*[,&;]\s*", re.IGNORECASE
+)
 
 
 def out_of_order(items: list[str], answer: str) -> bool:

@@ -41,10 +41,12 @@ from persona.grading.leak import deleted_stated
 from persona.grading.never_told import claims_never_told
 from persona.grading.never_told_reading import NeverToldReading, read_never_told
 from persona.grading.variants import NUMERIC_DATE, in_expected_forms, in_expected_spelling
+from persona.languages import grading_words, words_pattern
 from persona.numerals import digits_for_words
 from persona.outcome import is_full
 from persona.terms import (
     IDENTIFIER,
+    LIST_SPLIT,
     UNIT_WORDS,
     Quantity,
     extract_identifiers,
@@ -198,9 +200,8 @@ class ExactGrader:
 _DIGIT = re.compile(r"\d")  # a number beside "you don't have one" would be an invented answer
 # "… is it Biscuit?": a name or a number asked back is a guess
 _GUESSED_AS_QUESTION = re.compile(r"(?:\s(?!I\b)[A-ZА-ЯЁ][a-zа-яё]+|\d)[^.!?\n]{0,30}\?")
-_LIST_SPLIT = re.compile(r"\s*;\s*|,\s+(?!\d{3}\b)|\s+(?:and|и)\s+", re.IGNORECASE)
-_AND = re.compile(r"\s+(?:and|и)\s+", re.IGNORECASE)
-_ALTERNATIVE = re.compile(r"(?<!\w)(?:or|или|либо)(?!\w)", re.IGNORECASE)
+_AND = re.compile(rf"\s+(?:{words_pattern('and')})\s+", re.IGNORECASE)
+_ALTERNATIVE = re.compile(rf"(?<!\w)(?:{words_pattern('or')})(?!\w)", re.IGNORECASE)
 
 
 def _doubt(question: Question, items: list[str], found: list[str], answer: str, never: bool) -> str | None:
@@ -229,7 +230,7 @@ def _doubt(question: Question, items: list[str], found: list[str], answer: str, 
     plain = digits_for_words(MARKUP.sub(" ", answer)).strip()  # "two thousand and twelve" is one number
     first_line = plain.splitlines()[0] if plain else ""
     # a list answer is split at commas too; one value only at "and" ("penicillin and erythromycin")
-    parts = [p for p in (_LIST_SPLIT if len(items) > 1 else _AND).split(first_line) if p.strip(" .!")]
+    parts = [p for p in (LIST_SPLIT if len(items) > 1 else _AND).split(first_line) if p.strip(" .!")]
     if len(parts) > len(items) and all(len(p.split()) <= 3 for p in parts):
         return f"{len(parts)} items given for {len(items)} expected"
     for sentence in SENTENCES.split(answer):
@@ -313,7 +314,7 @@ def _partly_there(items: list[str], answer: str) -> str | None:
     return None
 
 
-_ARITHMETIC = re.compile(r"\s(?:[+−–×*/-]|x|plus|minus|плюс|минус)\s", re.IGNORECASE)
+_ARITHMETIC = re.compile(rf"\s(?:[+−–×*/-]|x|{words_pattern('arithmetic')})\s", re.IGNORECASE)
 _EQUALS = re.compile(r"=")
 
 
@@ -392,7 +393,7 @@ def _term_found(term: str, said: str) -> bool:
 
 _DIGITS_ONLY = re.compile(r"[\d\s-]+")
 _DIGIT_GROUPS = re.compile(r"(?<![\w.,])\d+(?:[ -]\d+)*(?![\w.,]\d)")
-_TITLES = frozenset({"dr", "mr", "mrs", "ms", "miss", "prof", "doctor"})  # "Haddad." for "Dr Haddad"
+_TITLES = frozenset(grading_words("titles"))  # "Haddad." for "Dr Haddad"
 # after "you asked me to forget": a number, or a capitalised word not opening a sentence (a name)
 _TOLD_ANYWAY = re.compile(r"\d|(?<![.!?]\s)(?<!^)(?<![.!?])\s(?!I\b)[A-ZА-ЯЁ][a-zа-яё]+")
 

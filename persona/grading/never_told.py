@@ -21,6 +21,7 @@ import re
 from persona.grading.cues import cues as _cues
 from persona.grading.never_told_phrasings import Phrasings, phrasings
 from persona.grading.quoted import unquoted
+from persona.languages import words_pattern
 from persona.numerals import digits_for_words
 from persona.terms import key_terms, terms_match
 
@@ -36,7 +37,7 @@ _OBJECT_CLAUSE = re.compile(
     r"\s*(?:что|чтобы|как|когда|где|какой|какая|какое|какие|сколько|that|what|when|where|how|which|who|whether)(?!\w)",
     re.IGNORECASE,
 )
-ONE = re.compile(r"(?<!\w)(?:one|один|одна|одно|одну)(?!\w)", re.IGNORECASE)
+ONE = re.compile(rf"(?<!\w)(?:{words_pattern('one')})(?!\w)", re.IGNORECASE)
 _CLOCK = re.compile(r"\d{1,2}[:.]\d{2}")
 NAMED = re.compile(r"(?<=[\w,;:—–])\s+(?!I\b)[A-ZА-ЯЁ][\w-]+")
 

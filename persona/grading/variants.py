@@ -19,6 +19,7 @@ from functools import lru_cache
 from itertools import pairwise
 
 from persona.grading.cues import cues
+from persona.languages import words_pattern
 from persona.terms import UNIT_WORDS, key_terms, terms_match
 
 _LATIN_FOR = dict(
@@ -226,7 +227,7 @@ _HOURS = re.compile(r"(?<![\w.,:])(\d{1,2})\s*(?:час(?:а|ов)?|h|o'clock)(?
 _EXPECTED_TIME = re.compile(r"\b\d{1,2}:\d{2}\b")
 _DIGIT_GROUPS_ONLY = re.compile(r"\d+(?: \d+)+")  # a passport's series and number
 _GROUPED_DIGITS = 6  # "75 1234567" is one number in groups; "2 15" is two numbers
-_OR = re.compile(r"\b(?:or|nor|или|либо)\b", re.IGNORECASE)
+_OR = re.compile(rf"\b(?:{words_pattern('or')}|nor)\b", re.IGNORECASE)
 
 
 def _parts_kept_apart(span: str) -> bool:

@@ -46,6 +46,21 @@ def language_table(code: str) -> dict[str, Any]:
     return data
 
 
+@cache
+def grading_words(kind: str) -> tuple[str, ...]:
+    """The words of one kind (`and`, `or`, `arithmetic`, `one`, `titles`: each file's
+    `grading.words`) over every language, in the files' order — an answer may mix languages."""
+    found: list[str] = []
+    for code in known_languages():
+        found += language_table(code).get("grading", {}).get("words", {}).get(kind, [])
+    return tuple(found)
+
+
+def words_pattern(kind: str) -> str:
+    """`grading_words(kind)` as one regular-expression alternation (escaped)."""
+    return "|".join(re.escape(w) for w in grading_words(kind))
+
+
 @dataclass(frozen=True)
 class Detected:
     language: str  # "" when the text has too few letters to tell
