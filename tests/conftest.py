@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
 from collections.abc import Callable
 from pathlib import Path
 
@@ -30,6 +32,13 @@ TINY = {
 }
 
 type BenchFactory = Callable[..., Path]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """A pytest-xdist worker runs with SIGINT ignored, and a process it starts inherits that:
+    the tests' Ctrl-C would never reach `marathon`. Python's own handler again, as in a shell."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(autouse=True)
