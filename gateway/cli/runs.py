@@ -152,7 +152,7 @@ def cmd_run(
     names = set(only or [])
 
     def chosen(spec: RunSpec) -> set[str]:
-        return names & {spec.id, str(spec.meta.get("id", "")), str(spec.meta.get("experiment", ""))}
+        return names & {spec.id, spec.run_meta.id, spec.run_meta.experiment}
 
     specs = [s for s in config.runs if not only or chosen(s)]
     unknown = names - set().union(*(chosen(s) for s in specs)) if only else set()
@@ -161,9 +161,9 @@ def cmd_run(
         return 2
     if persona:
         specs = [replace(s, persona={**s.persona, "driver": persona}) for s in specs]
-    if config.experiment is not None and any(s.meta.get("experiment") for s in specs):
+    if config.experiment is not None and any(s.run_meta.experiment for s in specs):
         try:
-            of_it = [s for s in config.runs if s.meta.get("experiment") == config.experiment.name]
+            of_it = [s for s in config.runs if s.run_meta.experiment == config.experiment.name]
             defines = run_definition(of_it[0].persona, of_it[0].limits) if of_it else {}
             _write_plan(config.experiment, config.recordings, fresh, defines)
         except ValueError as exc:
@@ -275,7 +275,7 @@ def _run_and_report(
         ok = ok and result.reason == TerminationReason.COMPLETED
     if brief and stand_in:
         print("note: agents marked * ran on the offline rule-based stand-in, not an LLM")
-    if brief or any(s.rung or s.meta.get("experiment") or s.parent for s in specs):
+    if brief or any(s.rung or s.run_meta.experiment or s.parent for s in specs):
         _print_matrix(recordings)
     elif charts:
         try:
@@ -422,10 +422,10 @@ def agent_settings(
         except ConfigError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
-        runs = [s for s in loaded.runs if only in (None, s.id, s.meta.get("id"))]
+        runs = [s for s in loaded.runs if only in (None, s.id, s.run_meta.id)]
         agents = {json.dumps(s.agent, sort_keys=True): s.agent for s in runs}
         if len(agents) != 1:
-            names = ", ".join(sorted({str(s.meta.get("id") or s.id) for s in loaded.runs}))
+            names = ", ".join(sorted({s.run_meta.id or s.id for s in loaded.runs}))
             print(f"error: pick one run with --only (the config's runs: {names})", file=sys.stderr)
             return 2
         settings, run = next(iter(agents.values())), runs[0]

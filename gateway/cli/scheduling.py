@@ -62,7 +62,7 @@ async def schedule(
     # is redrawn in place; in a CI log a line every few seconds when something changed)
     board = ProgressBoard([r.progress for r in runs])
     # the second run of an A/B pair starts when the first has ended: the drawn order holds
-    first_done = {str(s.meta["pair"]): asyncio.Event() for s in specs if s.meta.get("position") == 1}
+    first_done = {s.run_meta.pair: asyncio.Event() for s in specs if s.run_meta.position == 1}
 
     # a fork starts when the run it forks from has ended (its checkpoint is there)
     parents = {s.parent[0] for s in specs if s.parent is not None}
@@ -73,8 +73,8 @@ async def schedule(
     locks = {key: asyncio.Lock() for keys in held.values() for key in keys}
 
     async def one(run: Run | RemoteRun) -> RunOutcome:
-        pair = str(run.spec.meta.get("pair", ""))
-        if run.spec.meta.get("position") == 2 and pair in first_done:
+        pair = run.spec.run_meta.pair
+        if run.spec.run_meta.position == 2 and pair in first_done:
             await first_done[pair].wait()
         if run.spec.parent is not None and run.spec.parent[0] in ended:
             await ended[run.spec.parent[0]].wait()
@@ -84,7 +84,7 @@ async def schedule(
                     await stack.enter_async_context(locks[key])
                 return await gated(run)
         finally:
-            if pair in first_done and run.spec.meta.get("position") == 1:
+            if pair in first_done and run.spec.run_meta.position == 1:
                 first_done[pair].set()
             if run.spec.id in ended:
                 ended[run.spec.id].set()

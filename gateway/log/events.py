@@ -18,6 +18,7 @@ from enum import StrEnum
 from typing import Any, ClassVar
 
 from gateway.log.field_types import enum_fields
+from gateway.log.run_meta import RunMeta
 from gateway.log.vocabulary import (
     CallKind,
     ErrorKind,
@@ -75,6 +76,11 @@ class Header(Event):
     # what else defines the run: limits, correctness rule, persona and its prompt's hash, grader
     # and judge (gateway/run/definition.py); {} in logs from before it was logged
     defines: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def run_meta(self) -> RunMeta:
+        """`meta` typed, its defaults decided once (gateway/log/run_meta.py)."""
+        return RunMeta.of(self.meta)
 
     @property
     def question_count(self) -> int:

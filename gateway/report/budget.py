@@ -227,10 +227,10 @@ def build_ladders(runs: list[RecordedRun]) -> list[Ladder]:
     for run in runs:
         if run.rung and run.benchmark.scale is not None:
             h = run.header
-            experiment = run.meta.get("experiment")
-            label = str(
-                run.meta.get("id")
-                or (experiment and f"{experiment}, variant {run.meta.get('variant')}")
+            meta = run.meta
+            label = (
+                meta.id
+                or (meta.experiment and f"{meta.experiment}, variant {meta.variant}")
                 or f"{run.benchmark.name} × {h.agent.get('adapter', h.agent.get('profile', '?'))}"
             )
             groups[label + "\0" + repr(sorted(h.agent.items())) + repr(sorted(h.persona.items()))].append(run)

@@ -124,17 +124,17 @@ def _bootstrap_difference(a: list[list[float]], b: list[list[float]]) -> tuple[f
 def build_fork_groups(runs: Sequence[RecordedRun]) -> list[ForkGroup]:
     groups: dict[str, ForkGroup] = {}
     for run in runs:
-        meta = run.log.header.meta
-        teacher, mode = meta.get("fork_of"), meta.get("exam")
-        if not isinstance(teacher, str) or mode not in (*MODES, DIRECT):
+        meta = run.meta
+        teacher, mode = meta.fork_of, meta.exam
+        if not teacher or mode not in (*MODES, DIRECT):
             continue
         group = groups.setdefault(teacher, ForkGroup(teacher, {}, {}, []))
-        result = group.modes.setdefault(str(mode), ModeResult(str(mode)))
+        result = group.modes.setdefault(mode, ModeResult(mode))
         result.forks += 1
         if run.summary.ending is not TerminationReason.COMPLETED:
             group.incomplete.append(run.summary.run_id)
             continue
-        rollout = f"{meta.get('id', teacher)}#{meta.get('rollout', 1)}"
+        rollout = f"{meta.id or teacher}#{meta.rollout or 1}"
         for q in run.benchmark.questions:
             group.tags[q.id] = q.tags
             evaluation = run.summary.evaluations.get(q.id)

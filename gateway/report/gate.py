@@ -93,8 +93,8 @@ def lines_of_runs(recordings: Path) -> list[RunLine]:
     return [
         replace(
             run_line(run),
-            task=str(run.meta.get("task") or run.meta.get("id") or run.summary.run_id),
-            repeat=int(str(run.meta.get("repeat", 1))),
+            task=run.meta.task or run.meta.id or run.summary.run_id,
+            repeat=run.meta.repeat,
         )
         for run in runs
     ]

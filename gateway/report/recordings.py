@@ -17,6 +17,7 @@ from pathlib import Path
 
 from gateway.log.events import Asked, Header, LLMExchange, Said
 from gateway.log.lineage import LineageError, inherited_events
+from gateway.log.run_meta import RunMeta
 from gateway.log.runlog import EVENTS_FILE, RunLog, RunLogFormatError, read_header, read_log
 from gateway.report.run_cards import CardIndex, RunCard, Stamp, stamp_of
 from gateway.report.summary import RunSummary, summarize
@@ -56,8 +57,9 @@ class RecordedRun:
         return self.log.header
 
     @property
-    def meta(self) -> dict[str, object]:
-        return self.log.header.meta
+    def meta(self) -> RunMeta:
+        """Where the run sits in its matrix, typed."""
+        return self.log.header.run_meta
 
     @property
     def rung(self) -> str:
@@ -176,10 +178,11 @@ def load_runs(
             continue
         if not header.benchmark.get("path"):
             continue  # a probe or a typed chat: no benchmark, nothing to tabulate
-        if any(header.meta.get(k) for k in ("experiment", "fork_of", "prepares")) or header.benchmark.get("rung"):
+        where = header.run_meta
+        if where.experiment or where.fork_of or where.prepares or header.benchmark.get("rung"):
             if (run := _read_whole(run_dir, problems)) is not None:
                 runs.append(run)
-                if not run.meta.get("experiment"):
+                if not run.meta.experiment:
                     run.release()
         else:
             unread.append(run_dir)

@@ -39,6 +39,7 @@ from typing import Any
 
 import json5
 
+from gateway.log.run_meta import RunMeta
 from gateway.report.decision import Decision, parse_decision
 from gateway.run.config_blocks import ConfigError as ConfigError  # where callers catch it
 from gateway.run.config_blocks import read_compaction, read_limits, read_resources
@@ -84,6 +85,11 @@ class RunSpec:
     # experiment's prepared memory plays its own benchmark from the start (`prepare:`)
     parent_prefix: bool = True
     restate: bool = False  # a direct-evidence fork: the evidence restated before each question
+
+    @property
+    def run_meta(self) -> RunMeta:
+        """`meta` typed, as its log's header will read it."""
+        return RunMeta.of(self.meta)
 
     def played_benchmark(self) -> Benchmark:
         """The benchmark as this run plays it: its rung, then its checkpoint transforms."""
@@ -161,7 +167,7 @@ def load_config(path: Path | str) -> Config:
     entry = {run.get("id"): n for n, run in enumerate(runs) if isinstance(run, dict)}
     for spec in specs:
         if spec.id in seen:
-            config_id = spec.meta.get("id", spec.id)
+            config_id = spec.run_meta.id or spec.id
             where = src.line("runs", entry[config_id], "id") if config_id in entry else src.line("experiment")
             raise ConfigError(path, where, f"run id {spec.id!r} is used twice")
         seen[spec.id] = spec

@@ -28,6 +28,7 @@ import re
 from dataclasses import replace
 from typing import Any, ClassVar, Protocol
 
+from gateway.log.run_meta import RunMeta
 from persona.benchmark.errors import BenchmarkError, BenchmarkErrors
 from persona.benchmark.forks import DISTRACTORS, END, EXAM, questions_after
 from persona.benchmark.model import Benchmark
@@ -42,6 +43,8 @@ class Spec(Protocol):
     def id(self) -> str: ...
     @property
     def meta(self) -> dict[str, Any]: ...
+    @property
+    def run_meta(self) -> RunMeta: ...
     def played_benchmark(self) -> Benchmark: ...
 
 
@@ -147,10 +150,10 @@ def teach_ladder_once[S: Spec](specs: list[S], run: dict[str, Any]) -> list[S]:
     out: list[S] = []
     teachers: dict[int, str] = {}
     for spec in specs:
-        repeat = int(spec.meta.get("repeat", 1))
+        repeat = spec.run_meta.repeat
         if repeat not in teachers:
-            suffix = f".r{repeat}" if any(int(s.meta.get("repeat", 1)) > 1 for s in specs) else ""
-            teacher_id = f"{spec.meta.get('id', spec.id)}.teach{suffix}"
+            suffix = f".r{repeat}" if any(s.run_meta.repeat > 1 for s in specs) else ""
+            teacher_id = f"{spec.run_meta.id or spec.id}.teach{suffix}"
             teachers[repeat] = teacher_id
             meta = {k: v for k, v in spec.meta.items() if k != "rung"} | {"teaches": "ladder"}
             out.append(replace(spec, id=teacher_id, rung="", until=DISTRACTORS, meta=meta))
@@ -214,7 +217,7 @@ def with_prepared_memory[S: Spec](
     previous: dict[tuple[str, int], str] = {}
     steps: dict[tuple[str, int], int] = {}
     for s in specs:
-        chain = (str(s.meta.get("variant")), int(s.meta.get("repeat", 1)))
+        chain = (s.run_meta.variant, s.run_meta.repeat)
         steps[chain] = steps.get(chain, 0) + 1
         parent = (previous[chain], END) if chain in previous else origin
         meta = {**s.meta, "cluster": f"sequence.r{chain[1]}", "step": steps[chain], "memory": "accumulating"}
