@@ -44,7 +44,7 @@ class Event:
     def __post_init__(self) -> None:
         """A kind given as its value (`source="agent"`) becomes its member, so `is` and a
         member's properties work on every event, however it was built."""
-        for name, enum in _enums_of(type(self)).items():
+        for name, enum in enums_of(type(self)).items():
             value = getattr(self, name)
             if type(value) is not enum:
                 setattr(self, name, enum(value))
@@ -446,7 +446,7 @@ class InvalidEvent(UnknownEvent):
     problem: str = ""
 
 
-def _enums_of(cls: type[Event]) -> dict[str, type[StrEnum]]:
+def enums_of(cls: type[Event]) -> dict[str, type[StrEnum]]:
     """Each of `cls`'s enum fields with its enum, looked up once per class."""
     found = _ENUMS.get(cls)
     if found is None:

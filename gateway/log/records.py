@@ -42,6 +42,7 @@ from gateway.log.events import (
     Said,
     SessionChanged,
     UnknownEvent,
+    enums_of,
 )
 from gateway.log.field_types import field_checks, problem
 
@@ -94,8 +95,12 @@ LATEST_TIME = 1e11
 
 
 def _value_problem(cls: type[Event], record: dict[str, Any]) -> str:
-    """A value of the right type that still can't be: a time past any calendar. Said in words,
-    as a type problem is."""
+    """A value of the right type that still can't be: a time past any calendar, a kind that is
+    missing (every writer wrote each kind: an `end` without its reason is no completed run).
+    Said in words, as a type problem is."""
+    for name, enum in enums_of(cls).items():
+        if name not in record:
+            return f"field {name!r} is missing, expected one of {', '.join(repr(m.value) for m in enum)}"
     for name in ("ts", "created"):
         value = record.get(name)
         if not isinstance(value, (int, float)) or isinstance(value, bool):

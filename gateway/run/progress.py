@@ -51,6 +51,12 @@ class RunProgress:
     node: str = ""  # where the run executes, when not in this process (a Ray cluster's node)
 
     @property
+    def shown(self) -> bool:
+        """The board has a line for it: it started, or it ended before it could (an agent that
+        would not start, a persona model out of reach)."""
+        return self.started or self.ended is not None
+
+    @property
     def status(self) -> str:
         """The board's word for the run: waiting, running, or how it ended."""
         return self.ended.value if self.ended else "running" if self.started else "waiting"
@@ -167,7 +173,7 @@ class ProgressBoard:
         else:
             for run in self.runs:
                 line = run.line()
-                if self._last.get(run.run_id) != line and run.started:
+                if self._last.get(run.run_id) != line and run.shown:
                     self._last[run.run_id] = line
                     self.out.write(f"{time.strftime('%H:%M:%S')} {safe_text(line, one_line=True)}\n")
         self.out.flush()

@@ -112,3 +112,10 @@ def test_every_adapter_error_kind_is_a_logged_error_kind() -> None:
     ]
     assert len(errors) >= 8
     assert {ErrorKind(cls.kind) for cls in errors}  # raises for a kind off the list
+
+
+def test_an_end_without_its_reason_is_invalid_not_a_completed_run(tmp_path: Path) -> None:
+    """A reason's default must never stand in for a missing one: the run would count as final."""
+    path = _log(tmp_path / "events.msgpack", FORMAT_VERSION, {"t": "end", "seq": 1, "ts": 2.0, "detail": ""})
+    (end,) = read_log(path).events
+    assert isinstance(end, InvalidEvent) and "field 'reason' is missing" in end.problem

@@ -54,3 +54,14 @@ def test_tokens_never_counted_are_not_a_zero() -> None:
     "not observable" — never `tokens 0`."""
     progress = RunProgress("r", 3, 2)
     assert "tokens         —" in progress.line() and "tokens 0" not in " ".join(progress.line().split())
+
+
+def test_a_run_that_ends_before_it_starts_still_gets_its_line() -> None:
+    """An agent that would not start ends the run before any `run_start`: the board says so."""
+    from gateway.log.events import RunEnded
+
+    out = io.StringIO()
+    run = RunProgress("r1", 3, 2)
+    run.observe(RunEnded(reason=TerminationReason.PERSONA_FAILED))
+    ProgressBoard([run], out=out).draw()
+    assert "[r1] persona_failed" in out.getvalue()

@@ -122,3 +122,15 @@ def test_number_words_join_only_in_a_numbers_order_and_across_spaces(text: str, 
 )
 def test_cases_a_review_found(expected: str, answer: str, tags: tuple[str, ...], wanted: int) -> None:
     assert score(expected, answer, "?", *tags) == wanted
+
+
+def test_libo_joins_a_list_of_names_as_ili_does() -> None:
+    """«либо» is «или»: a name joined by either that is not among the expected is flagged (the
+    joiner words are language data now; «либо» had been missing from this list alone)."""
+    from persona.benchmark.model import Question
+    from persona.grading.beside import names_not_listed
+
+    q = Question("q", "Как зовут моих детей?", "Вера и Миша", (), "", 0)
+    for joiner in ("или", "либо"):
+        assert names_not_listed(q, ["Вера", "Миша"], f"Вера {joiner} Наташа") == ["наташа"]
+        assert names_not_listed(q, ["Вера", "Миша"], f"Вера {joiner} Миша") == []
