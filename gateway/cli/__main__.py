@@ -1,5 +1,5 @@
 """`python -m gateway.cli …` is the `marathon` command (what the tests start as a process)."""
 
-from gateway.cli.main import main
+from gateway.cli.entry import main
 
 raise SystemExit(main())

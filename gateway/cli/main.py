@@ -28,7 +28,7 @@ from gateway.cli.runs import (
     cmd_report,
     cmd_run,
 )
-from gateway.cli.stopping import run_until_stopped, stop_signals_interrupt
+from gateway.cli.stopping import interrupted_message, run_until_stopped, stop_signals_interrupt
 from gateway.log.runlog import RunLogFormatError
 from persona.benchmark.errors import BenchmarkErrors
 from persona.drivers.protocol import close_driver
@@ -256,21 +256,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - keep Python from failing at exit
         return 0
     except KeyboardInterrupt:
-        print(f"\n{_interrupted(args)}", file=sys.stderr)
+        print(f"\n{interrupted_message(args.command, bool(getattr(args, 'fresh', False)))}", file=sys.stderr)
         return 130
-
-
-def _interrupted(args: argparse.Namespace) -> str:
-    """What Ctrl-C left behind, for the command it stopped: only a run has a log to resume."""
-    if args.command in ("run", "demo", "replay"):
-        again = "the same command again" if not getattr(args, "fresh", False) else "it again without --fresh"
-        return f"interrupted; the run log is intact — run {again} to resume"
-    if args.command in ("report", "compare"):
-        return (
-            "interrupted; the run logs are untouched and no report was half-written "
-            "(each is replaced whole or not at all) — run it again for the reports"
-        )
-    return "interrupted"
 
 
 # -- view, proxy, import, profiles, chat, judge -----------------------------------------------

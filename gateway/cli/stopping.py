@@ -70,3 +70,20 @@ def run_until_stopped[T](coro: Coroutine[Any, Any, T]) -> T:
             for sig, handler in previous.items():
                 if signal.getsignal(sig) is on_stop:
                     signal.signal(sig, handler)
+
+
+RUNS = ("run", "demo", "replay")  # commands that leave a run log to resume
+REPORTS = ("report", "compare")  # commands that write reports whole or not at all
+
+
+def interrupted_message(command: str | None, fresh: bool = False) -> str:
+    """What Ctrl-C left behind, for the command it stopped."""
+    if command in RUNS:
+        again = "it again without --fresh" if fresh else "the same command again"
+        return f"interrupted; the run log is intact — run {again} to resume"
+    if command in REPORTS:
+        return (
+            "interrupted; the run logs are untouched and no report was half-written "
+            "(each is replaced whole or not at all) — run it again for the reports"
+        )
+    return "interrupted"

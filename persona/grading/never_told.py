@@ -33,10 +33,7 @@ _NUMBER = re.compile(r"(?<!\w)\d+(?:[.,:]\d+)*(?!\w)")  # "a size 12", not the c
 TOPIC = "⁂"  # stands for a name or number of the question: no value, no sentence's end
 _CLAIM_CLAUSE_END = re.compile(r"[,;:—–(]|\s-\s")
 # a clause that says what the claim is about: "…, that you have a cat", «…, что у вас есть кошка»
-_OBJECT_CLAUSE = re.compile(
-    r"\s*(?:что|чтобы|как|когда|где|какой|какая|какое|какие|сколько|that|what|when|where|how|which|who|whether)(?!\w)",
-    re.IGNORECASE,
-)
+_OBJECT_CLAUSE = re.compile(rf"\s*(?:{words_pattern('object_clause')})(?!\w)", re.IGNORECASE)
 ONE = re.compile(rf"(?<!\w)(?:{words_pattern('one')})(?!\w)", re.IGNORECASE)
 _CLOCK = re.compile(r"\d{1,2}[:.]\d{2}")
 NAMED = re.compile(r"(?<=[\w,;:—–])\s+(?!I\b)[A-ZА-ЯЁ][\w-]+")

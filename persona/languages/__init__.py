@@ -48,7 +48,7 @@ def language_table(code: str) -> dict[str, Any]:
 
 @cache
 def grading_words(kind: str) -> tuple[str, ...]:
-    """The words of one kind (`and`, `or`, `arithmetic`, `one`, `titles`: each file's
+    """The words of one kind (`and`, `or`, `arithmetic`, `one`, `titles`, `object_clause`: each file's
     `grading.words`) over every language, in the files' order — an answer may mix languages."""
     found: list[str] = []
     for code in known_languages():
