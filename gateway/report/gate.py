@@ -2,18 +2,23 @@
 question (`marathon compare RECORDINGS --baseline FILE --gate [--junit FILE] [--json]`).
 
 The candidate's runs and the baseline's (their run lines, as `compare` reads them) are paired by
-task and repeat — the baseline as A, the candidate as B — and compared by `compare`'s rules. The
-gate is exact, for deterministic marathons (a scripted persona, a fixed seed): a question
-*regressed* when the baseline answered it right and the candidate did not. Verdicts:
+identity — task, rung, exam mode, question fork, rollout, repeat and arm (`RunLine.identity`) —
+the baseline as A, the candidate as B, and compared by `compare`'s rules. Every line of both
+sides is compared or named with the reason it wasn't: one side only, or an identity two runs of
+one side share (which to compare can't be told). The gate is exact, for deterministic marathons
+(a scripted persona, a fixed seed): a question *regressed* when the baseline answered it right
+and the candidate did not. Verdicts:
 - `regression` (exit 1): in some question group more questions regressed than `tolerance`;
-- `no decision` (exit 3): nothing could be paired, a pair has a side that did not complete, or a
-  group without a regression holds grades the grader was not sure of — never a pass over them;
+- `no decision` (exit 3): a line could not be compared, a pair has a side that did not
+  complete, or a group without a regression holds grades the grader was not sure of — never a
+  pass over them;
 - `accept` (exit 0): otherwise.
 Each group is one JUnit test case (failed: a regression, its questions in the message).
 """
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
@@ -100,26 +105,44 @@ def lines_of_runs(recordings: Path) -> list[RunLine]:
     ]
 
 
+type Identity = tuple[str, str, str, str, int, int, str]
+
+
+def _by_identity(lines: list[RunLine], side: str) -> tuple[dict[Identity, RunLine], list[str]]:
+    """Each identity's one line, and the identities several lines of this side share (named)."""
+    found: dict[Identity, list[RunLine]] = defaultdict(list)
+    for line in lines:
+        found[line.identity].append(line)
+    shared = [  # in the identities' order, whatever the lines' order
+        f"{ls[0].identity_text} ({side}: {len(ls)} runs share this identity — "
+        f"{', '.join(sorted(x.run_id or '?' for x in ls))}; which to compare can't be told)"
+        for _, ls in sorted(found.items())
+        if len(ls) > 1
+    ]
+    return {key: ls[0] for key, ls in found.items() if len(ls) == 1}, shared
+
+
 def as_pairs(baseline: list[RunLine], candidate: list[RunLine]) -> tuple[list[RunLine], list[str]]:
-    """Both sides as one A/B experiment's lines, paired by (task, repeat); the keys on one side only."""
-
-    def keyed(lines: list[RunLine]) -> dict[tuple[str, int], RunLine]:
-        sides: dict[str, list[RunLine]] = defaultdict(list)
-        for line in lines:
-            sides[line.variant].append(line)
-        chosen = sides.get("B") or next(iter(sides.values()), [])  # an A/B file: its B is what was tested
-        return {(line.task, line.repeat): line for line in chosen}
-
-    a, b = keyed(baseline), keyed(candidate)
+    """Both sides as one A/B experiment's lines, paired by identity; every line not paired,
+    named with why."""
+    a, shared_a = _by_identity(baseline, "baseline")
+    b, shared_b = _by_identity(candidate, "candidate")
     out = []
     for key in sorted(set(a) & set(b)):
-        pair = f"gate.{key[0]}.r{key[1]}"
+        pair = f"gate.{a[key].identity_text}"
         for role, line, name in (("A", a[key], "baseline"), ("B", b[key], "candidate")):
             out.append(
                 replace(line, experiment="gate", pair=pair, variant=role, variant_name=name, split="heldout")
             )
-    unmatched = [f"{t}.r{r} (baseline only)" for t, r in sorted(set(a) - set(b))]
-    unmatched += [f"{t}.r{r} (candidate only)" for t, r in sorted(set(b) - set(a))]
+    unmatched = shared_a + shared_b
+    unmatched += [
+        f"{a[k].identity_text} (run {a[k].run_id or '?'} of the baseline; the candidate has no such run)"
+        for k in sorted(set(a) - set(b))
+    ]
+    unmatched += [
+        f"{b[k].identity_text} (run {b[k].run_id or '?'}, new in the candidate; the baseline has no such run)"
+        for k in sorted(set(b) - set(a))
+    ]
     return out, unmatched
 
 
@@ -152,7 +175,7 @@ def gate(baseline: list[RunLine], candidate: list[RunLine], tolerance: int = 0) 
         return GateResult(Ruling.of(failing), dict(groups), comparison, unmatched)
     unchecked: list[str] = []
     if not lines:
-        unchecked.append("no question could be compared: no task and repeat is in both the baseline and the candidate")
+        unchecked.append("no question could be compared: no run is in both the baseline and the candidate")
     elif not items and not incomplete and not unresolved:
         unchecked.append("the paired runs graded no question in common")
     if incomplete:
@@ -161,13 +184,27 @@ def gate(baseline: list[RunLine], candidate: list[RunLine], tolerance: int = 0) 
         )
     if unresolved:
         unchecked.append(f"{len(unresolved)} grade(s) unresolved (the grader was not sure): {', '.join(unresolved[:10])}")
+    if unmatched:  # a run not compared is no pass over it
+        unchecked.append(
+            f"{len(unmatched)} run(s) not compared: {'; '.join(unmatched[:10])}" + (" …" if len(unmatched) > 10 else "")
+        )
     clauses = [Clause(None, text) for text in unchecked] or [
         Clause(True, f"no question regressed beyond the tolerance ({tolerance})")
     ]
     return GateResult(Ruling.of(clauses), dict(groups), comparison, unmatched)
 
 
+# what XML 1.0 can't hold (control characters, lone surrogates): shown as U+FFFD, never a broken file
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def _xml_text(text: str) -> str:
+    return _NOT_XML.sub("\ufffd", text)
+
+
 def junit_xml(result: GateResult, tolerance: int) -> str:
+    """One test case per question group, one for the runs not compared; valid XML whatever the
+    ids and texts hold (an id with a control character, a baseline with a lone surrogate)."""
     suite = ET.Element("testsuite", name="marathonbench memory gate")
     cases = 0
     failures = 0
@@ -184,12 +221,21 @@ def junit_xml(result: GateResult, tolerance: int) -> str:
                 "skipped",
                 message=f"{len(g.unresolved)} grade(s) unresolved: {', '.join(g.unresolved[:10])}",
             )
+    if result.unmatched:
+        case = ET.SubElement(suite, "testcase", classname="marathonbench.gate", name="runs not compared")
+        skipped = ET.SubElement(case, "skipped", message=f"{len(result.unmatched)} run(s) not compared")
+        skipped.text = "\n".join(result.unmatched)
+        cases += 1
     if result.verdict is Verdict.NO_DECISION and not result.groups:
         case = ET.SubElement(suite, "testcase", classname="marathonbench.gate", name="comparison")
         ET.SubElement(case, "skipped", message="; ".join(result.why))
         cases += 1
     suite.set("tests", str(cases))
     suite.set("failures", str(failures))
+    for element in suite.iter():
+        element.text = _xml_text(element.text) if element.text else element.text
+        for key, value in element.attrib.items():
+            element.set(key, _xml_text(value))
     return ET.tostring(suite, encoding="unicode") + "\n"
 
 

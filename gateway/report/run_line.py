@@ -101,6 +101,13 @@ class RunLine:
     variant: str = ""  # A | B in an experiment
     variant_name: str = ""
     position: int = 0
+    # what else tells runs of one matrix apart: a ladder's rung, an exam fork's mode, question
+    # and rollout (lines written before these read "" / 0: their runs had none)
+    rung: str = ""
+    fork_of: str = ""
+    exam: str = ""
+    question: str = ""
+    rollout: int = 0
     status_detail: str = ""
     mean_score: float | None = None
     correct: int = 0
@@ -139,6 +146,21 @@ class RunLine:
     def pair_id(self) -> str:
         """The pair this line is a side of (A and B of one task × repeat)."""
         return self.pair
+
+    @property
+    def identity(self) -> tuple[str, str, str, str, int, int, str]:
+        """What one run of a recordings folder is, across folders (the gate pairs a baseline's
+        line with the candidate's of the same identity): task, rung, exam mode, question fork,
+        rollout, repeat and arm."""
+        return (self.task, self.rung, self.exam, self.question, self.rollout, self.repeat, self.variant)
+
+    @property
+    def identity_text(self) -> str:
+        """The identity as a person reads it: `task[.rung][.exam:question][#rollout].rK[.arm]`."""
+        task, rung, exam, question, rollout, repeat, variant = self.identity
+        return (task + (f".{rung}" if rung else "") + (f".{exam}" if exam else "")
+                + (f":{question}" if question else "") + (f"#{rollout}" if rollout else "")
+                + f".r{repeat}" + (f".{variant}" if variant else ""))  # fmt: skip
 
     @property
     def evaluated(self) -> bool:
@@ -193,7 +215,7 @@ class RunLine:
         )
 
 
-_INTS = ("repeat", "position", "correct", "graded", "planned", "misapplied_old_facts", "canary_hits", "step")
+_INTS = ("repeat", "position", "correct", "graded", "planned", "misapplied_old_facts", "canary_hits", "step", "rollout")
 _FLOATS = ("active_seconds", "agent_seconds", "persona_seconds")
 _OPTIONAL_INTS = ("memory_calls", "returned_items", "returned_chars")
 

@@ -6,9 +6,10 @@ from __future__ import annotations
 import json
 import shutil
 import xml.etree.ElementTree as ET
+from dataclasses import replace
 from pathlib import Path
 
-from gateway.report.gate import gate
+from gateway.report.gate import gate, junit_xml
 from gateway.report.run_line import RunLine
 from gateway.report.verdict import Verdict
 from tests.conftest import REPO
@@ -70,3 +71,59 @@ def test_the_gate_decides_nothing_it_could_not_check() -> None:
     assert gate(base, [_line("t", {"q1": True}, status="agent_failed")]).verdict is Verdict.NO_DECISION
     unsure = gate(base, [_line("t", {"q1": True, "q2": True}, certain=False)])
     assert unsure.verdict is Verdict.NO_DECISION and "unresolved" in unsure.why[0]
+
+
+def _run(run_id: str, task: str, answers: dict[str, bool], **identity: object) -> RunLine:
+    line = replace(_line(task, answers), run_id=run_id)
+    return replace(line, **identity)  # type: ignore[arg-type]
+
+
+def test_a_baseline_run_the_candidate_lacks_is_no_pass() -> None:
+    """Before: ACCEPT, exit 0, the run listed only as "not paired"."""
+    base = [_run("b1", "t1", {"q1": True}), _run("b2", "t2", {"q1": True})]
+    result = gate(base, [_run("c1", "t1", {"q1": True})])
+    assert result.verdict is Verdict.NO_DECISION and result.exit_code == 3
+    assert result.unmatched == ["t2.r1 (run b2 of the baseline; the candidate has no such run)"]
+    assert any("1 run(s) not compared" in why for why in result.why)
+
+
+def test_rungs_and_forks_are_compared_each_never_merged() -> None:
+    """Before: lines sharing (task, repeat) were merged, the last one winning — a ladder's rungs,
+    a folder of forks — so a candidate wrong on one of them could pass."""
+    rungs = [_run(f"b{r}", "lad", {"q1": True}, rung=r) for r in ("s0", "s1", "s2")]
+    worse = [_run(f"c{r}", "lad", {"q1": r != "s0"}, rung=r) for r in ("s0", "s1", "s2")]
+    result = gate(rungs, worse)
+    assert result.verdict is Verdict.REJECT and result.groups["all"].compared == 3
+    assert result.groups["all"].regressed == ["lad.s0.r1:q1"]
+    forks = [_run(f"b{q}", "exam", {q: True}, exam="isolated", question=q, rollout=1) for q in ("q1", "q2")]
+    wrong = [_run(f"c{q}", "exam", {q: q == "q1"}, exam="isolated", question=q, rollout=1) for q in ("q1", "q2")]
+    assert gate(forks, wrong).groups["all"].regressed == ["exam.isolated:q2#1.r1:q2"]
+
+
+def test_every_arm_of_an_experiment_and_its_ladder_runs_are_gated() -> None:
+    """Before: a folder with an experiment gated only its B lines; its other runs weren't listed."""
+    base = [_run("a", "t", {"q1": True}, variant="A"), _run("b", "t", {"q1": True}, variant="B"),
+            _run("l", "lad", {"q1": True}, rung="s1")]  # fmt: skip
+    cand = [_run("a2", "t", {"q1": False}, variant="A"), _run("b2", "t", {"q1": True}, variant="B"),
+            _run("l2", "lad", {"q1": True}, rung="s1")]  # fmt: skip
+    result = gate(base, cand)
+    assert result.groups["all"].compared == 3 and result.groups["all"].regressed == ["t.r1.A:q1"]
+
+
+def test_runs_that_share_an_identity_are_named_not_picked() -> None:
+    twice = [_run("x1", "t", {"q1": True}), _run("x2", "t", {"q1": False})]
+    result = gate([_run("b", "t", {"q1": True})], twice)
+    assert result.verdict is Verdict.NO_DECISION
+    assert "candidate: 2 runs share this identity — x1, x2" in result.unmatched[0]
+
+
+def test_the_junit_file_is_valid_xml_whatever_the_ids_hold(tmp_path: Path) -> None:
+    """A control character in a question id, a lone surrogate from a baseline: before, invalid
+    XML or a traceback writing it."""
+    base = [_run("b\x07", "t\udc80", {"q\x01": True})]
+    result = gate(base, [_run("c", "t\udc80", {"q\x01": False})])
+    text = junit_xml(result, 0)
+    path = tmp_path / "junit.xml"
+    path.write_text(text, encoding="utf-8")
+    root = ET.parse(path).getroot()
+    assert int(root.get("failures") or 0) >= 1 and "\ufffd" in text  # all, untagged
