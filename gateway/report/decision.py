@@ -74,8 +74,11 @@ def parse_decision(value: Any) -> tuple[Decision | None, str]:
     if value.get("metric", "b_minus_a") != "b_minus_a":
         return None, '`decision.metric` must be "b_minus_a" (B − A, the difference in correct rates)'
     least = value.get("min_improvement", 0)
-    if not isinstance(least, (int, float)) or isinstance(least, bool) or not -1 <= least <= 1:
-        return None, "`decision.min_improvement` must be a difference in correct rates, -1..1"
+    if not isinstance(least, (int, float)) or isinstance(least, bool) or not 0 <= least <= 1:
+        return None, (
+            "`decision.min_improvement` must be a difference in correct rates, 0..1 (a negative one "
+            "would call B a winner while its interval crosses zero)"
+        )
     blockers = value.get("blockers", [])
     if not isinstance(blockers, list) or not all(b in BLOCKERS for b in blockers):
         return None, f"`decision.blockers` must be a list of: {', '.join(BLOCKERS)}"
@@ -130,18 +133,45 @@ def decide(decision: Decision, comparison: Comparison, lines: list[RunLine]) -> 
                 )
             )
         else:
-            clauses.append(
-                Clause(
-                    interval[1] >= decision.min_improvement,
-                    f"B − A = {diff:+.2f}, 95 % CI [{interval[1]:+.2f}, {interval[2]:+.2f}]; "
-                    f"its lower bound must be ≥ {decision.min_improvement:+.2f}",
-                )
-            )
+            clauses.append(_benefit(diff, interval[1], interval[2], decision.min_improvement))
+    clauses += _worse_tags(comparison)
     clauses += _tradeoffs(decision, comparison)
     for name in decision.blockers:
         count = _blocker_count(name, lines)
         clauses.append(Clause(count == 0, f"{BLOCKERS[name]}: {count}"))
     return Ruling.of(clauses)
+
+
+def _benefit(diff: float, low: float, high: float, least: float) -> Clause:
+    """Seed 001's three outcomes from the interval and the margin: a benefit (the whole
+    interval above the needed improvement — strictly: equal arms never win), no benefit worth
+    it (the whole interval below it; harm when below zero), or not enough data to tell (the
+    interval holds the margin)."""
+    shown = f"B − A = {diff:+.2f}, 95 % CI [{low:+.2f}, {high:+.2f}]"
+    if low > least:
+        return Clause(True, f"{shown}: a benefit — its lower bound is above the needed {least:+.2f}")
+    if high < least:
+        what = "harm: B is worse, its whole interval below 0" if high < 0 else (
+            f"no benefit worth it: its whole interval is below the needed {least:+.2f}"
+        )
+        return Clause(False, f"{shown}: {what}")
+    return Clause(None, f"{shown}: not enough data — the interval holds the needed {least:+.2f}")
+
+
+def _worse_tags(c: Comparison) -> list[Clause]:
+    """Every question group (tag) B makes worse, beyond chance (its interval below 0) or with too
+    few tasks to tell: an average over all questions can hide a regression on one kind."""
+    out: list[Clause] = []
+    for tag, interval in sorted(c.intervals.items()):
+        tally = c.groups.get(tag)
+        if tag == "all" or tally is None or not tally.n:
+            continue
+        diff = (tally.wins_b - tally.wins_a) / tally.n
+        if interval is not None and interval[2] < 0:
+            out.append(Clause(False, f"tag {tag}: B is worse, B − A = {diff:+.2f} [{interval[1]:+.2f}, {interval[2]:+.2f}]"))
+        elif interval is None and diff < 0:
+            out.append(Clause(None, f"tag {tag}: B − A = {diff:+.2f}, too few tasks to tell harm from chance"))
+    return out
 
 
 def render_ruling(ruling: Ruling, names: dict[str, str]) -> list[str]:
@@ -151,7 +181,9 @@ def render_ruling(ruling: Ruling, names: dict[str, str]) -> list[str]:
         Verdict.REJECT: f"KEEP A ({names['A']})",
         Verdict.NO_DECISION: "NO DECISION (a clause can't be checked)",
     }[ruling.verdict]
-    return [f"**Decision (fixed before the runs): {head}**", *(f"- {c.mark} {c.text}" for c in ruling.clauses)]
+    decided = ruling.deciding
+    because = f" — decided by: {decided.text}" if decided is not None else ""
+    return [f"**Decision (fixed before the runs): {head}**{because}", *(f"- {c.mark} {c.text}" for c in ruling.clauses)]
 
 
 def verdict(decision: Decision, comparison: Comparison, lines: list[RunLine]) -> list[str]:

@@ -58,6 +58,12 @@ class Ruling:
         return cls(verdict, tuple(clauses))
 
     @property
+    def deciding(self) -> Clause | None:
+        """The clause the verdict follows from: the first failing one, else the first that
+        can't be checked; None when every clause holds."""
+        return next(iter(self.failing or self.unchecked), None)
+
+    @property
     def failing(self) -> tuple[Clause, ...]:
         return tuple(c for c in self.clauses if c.holds is False)
 

@@ -34,12 +34,16 @@ def test_b_is_accepted_only_when_every_clause_holds() -> None:
     lo = compare(LINES).intervals["all"]
     assert lo is not None and lo[1] >= 0.5  # 8 clusters: an interval, its lower bound above the bar
     text = "\n".join(verdict(decision, compare(LINES), LINES))
-    assert "ACCEPT B (with)" in text and "✓ B − A = +0.88, 95 % CI [" in text and "must be ≥ +0.50" in text
+    assert "ACCEPT B (with)" in text and "✓ B − A = +0.88, 95 % CI [" in text and "above the needed +0.50" in text
     leaking = [*LINES[:-1], line(f"t{TASKS - 1}", "B", True, canary_hits=2)]
     text = "\n".join(verdict(decision, compare(leaking), leaking))
     assert "KEEP A (without)" in text and "✗ canary hits at the agent's model input: 2" in text
     too_small = "\n".join(verdict(Decision(lo[1] + 0.01, ()), compare(LINES), LINES))
-    assert "KEEP A" in too_small and "✗ B − A = +0.88" in too_small  # the mean is above, the bound not
+    # the mean is above the margin, the lower bound not: the interval holds it — not enough data
+    assert "NO DECISION" in too_small and "? B − A = +0.88" in too_small and "not enough data" in too_small
+    small = [line(f"t{n}", v, v == "B" and n == 0) for n in range(16) for v in ("A", "B")]  # +0.06
+    too_high = "\n".join(verdict(Decision(0.5, ()), compare(small), small))  # even its upper bound is short
+    assert "KEEP A" in too_high and "no benefit worth it" in too_high
     empty = "\n".join(verdict(decision, compare([]), []))
     assert "NO DECISION" in empty
 
@@ -165,5 +169,46 @@ def test_the_verdict_is_a_value_the_decision_and_the_gate_share() -> None:
     ruling = decide(decision, compare(leaking), leaking)
     assert [c.holds for c in ruling.clauses] == [None, False, True]  # interval unchecked, a leak
     assert ruling.verdict is Verdict.REJECT and ruling.failing == (ruling.clauses[1],)
-    assert render_ruling(ruling, {"A": "without", "B": "with"})[0] == "**Decision (fixed before the runs): KEEP A (without)**"
+    assert render_ruling(ruling, {"A": "without", "B": "with"})[0] == (
+        "**Decision (fixed before the runs): KEEP A (without)** — decided by: canary hits at the agent's model input: 1"
+    )
     assert Ruling.of([Clause(None, "unchecked")]).verdict is Verdict.NO_DECISION
+
+
+def _arms(b_right: list[bool], a_right: list[bool] | None = None, tags: tuple[str, ...] = ()) -> list[RunLine]:
+    """One question per task; A right where `a_right` says (default: never)."""
+    a_right = a_right or [False] * len(b_right)
+    return [
+        line(f"t{n}", v, (b if v == "B" else a), tags=list(tags))
+        for n, (a, b) in enumerate(zip(a_right, b_right, strict=True))
+        for v in ("A", "B")
+    ]
+
+
+def test_benefit_harm_and_not_enough_data_are_three_outcomes() -> None:
+    """Seed 001: before, +0.08 [-0.42, +0.54] and -0.75 [-0.75, -0.75] both said KEEP A; identical
+    arms with min_improvement 0 said ACCEPT B (the test was >=)."""
+    rule = Decision(0.1, ())
+    unsure = _arms([True, False, True, False, True, False], [False, True, True, False, False, True])
+    ruling = decide(rule, compare(unsure), unsure)
+    assert ruling.verdict is Verdict.NO_DECISION and "not enough data" in (ruling.deciding or Clause(None, "")).text
+    harm = _arms([False] * 8, [True] * 8)
+    ruling = decide(rule, compare(harm), harm)
+    assert ruling.verdict is Verdict.REJECT and "harm: B is worse" in (ruling.deciding or Clause(None, "")).text
+    same = _arms([True, False] * 4, [True, False] * 4)
+    assert decide(Decision(0.0, ()), compare(same), same).verdict is Verdict.NO_DECISION  # equal arms: no winner
+
+
+def test_a_negative_margin_is_refused() -> None:
+    decision, problem = parse_decision({"min_improvement": -0.1})
+    assert decision is None and "0..1" in problem
+
+
+def test_a_tag_b_makes_worse_keeps_a_whatever_the_mean() -> None:
+    """The shipped example's abstain tag at -1.00 with ACCEPT B: every tag is checked."""
+    better = [line(f"t{n}", v, v == "B", tags=["update"]) for n in range(8) for v in ("A", "B")]
+    worse = [line(f"u{n}", v, v == "A", tags=["abstain"]) for n in range(8) for v in ("A", "B")]
+    both = [*better, *worse[:4]]  # B wins 8 update questions, loses 2 abstain ones
+    ruling = decide(Decision(0.1, ()), compare(both), both)
+    assert ruling.verdict is not Verdict.ACCEPT
+    assert any(c.text.startswith("tag abstain: B") for c in ruling.clauses)
