@@ -4,10 +4,12 @@ noise floor, and the exam's contamination (docs/experiments.md, "Checkpoints and
 A group is every fork whose `meta.fork_of` names one teaching run. Per mode (`sequential`:
 each fork plays the whole exam in order; `isolated`: each fork asks one question), a question's
 rollouts are its grades across forks. What a caller may rely on:
-- a grade counts as a pass by `persona.outcome.passed` (as everywhere else); an unresolved grade (the
-  grader was not sure) is left out of every figure and counted apart;
+- a pass is a full score at the first try (`PassRule.FIRST_TRY`, as in the A/B table and
+  Pass@B); an unresolved grade (the grader was not sure) is left out of every figure and
+  counted apart;
 - pass@k = mean over questions of 1 − C(n−c, k)/C(n, k) and pass^k = mean of C(c, k)/C(n, k)
-  (n rollouts of a question, c passes): the unbiased estimators, for k ≤ the fewest rollouts;
+  (n rollouts of a question, c passes): the unbiased estimators; k is the most rollouts a
+  question has, and a question with fewer (one unresolved) is left out of them, not k lowered;
 - the noise floor is the spread of the exam's mean over rollouts (rollout r's mean across the
   questions): a difference smaller than it is not a finding;
 - contamination = sequential − isolated mean score per tag, with a 95 % interval from a
@@ -26,7 +28,7 @@ from math import comb
 from gateway.log.vocabulary import TerminationReason
 from gateway.report.budget import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, percentile
 from gateway.report.recordings import RecordedRun
-from persona.outcome import passed
+from persona.outcome import PassRule, is_correct
 
 MODES = ("sequential", "isolated")
 DIRECT = "direct-evidence"  # a diagnostic: shown apart, never in the results above it
@@ -40,10 +42,15 @@ class ModeResult:
     grades: dict[str, dict[str, float]] = field(default_factory=dict)
     unresolved: int = 0
     forks: int = 0
+    # question → rollout → correct, as the A/B table and Pass@B count it (a full score at the
+    # first try: `comparison.CORRECT_RULE`), so pass^k is the same "pass" as every other table
+    passes: dict[str, dict[str, bool]] = field(default_factory=dict)
 
     @property
     def rollouts(self) -> int:
-        return min((len(g) for g in self.grades.values()), default=0)
+        """k: the most rollouts a question was graded in. A question with fewer (an unresolved
+        grade) is left out of pass^k and pass@k — it no longer lowers k for the whole mode."""
+        return max((len(g) for g in self.passes.values()), default=0)
 
     def pass_at(self, k: int) -> float | None:
         return self._mean(lambda n, c: 1 - comb(n - c, k) / comb(n, k), k)
@@ -54,19 +61,23 @@ class ModeResult:
     def _mean(self, estimate: object, k: int) -> float | None:
         assert callable(estimate)
         values = []
-        for grades in self.grades.values():
-            n, c = len(grades), sum(1 for s in grades.values() if passed(s))
+        for oks in self.passes.values():
+            n, c = len(oks), sum(oks.values())
             if n >= k:
                 values.append(float(estimate(n, c)))
         return sum(values) / len(values) if values else None
 
     def only(self, question_ids: set[str]) -> ModeResult:
         """The same figures over some of the questions (a tag's)."""
-        return ModeResult(self.mode, {q: g for q, g in self.grades.items() if q in question_ids})
+        return ModeResult(
+            self.mode,
+            {q: g for q, g in self.grades.items() if q in question_ids},
+            passes={q: p for q, p in self.passes.items() if q in question_ids},
+        )
 
     def pass_rate(self, question_id: str) -> float:
-        grades = self.grades[question_id]
-        return sum(1 for s in grades.values() if passed(s)) / len(grades)
+        oks = self.passes[question_id]
+        return sum(oks.values()) / len(oks)
 
     def rollout_means(self) -> list[float]:
         by_rollout: dict[str, list[float]] = defaultdict(list)
@@ -144,6 +155,7 @@ def build_fork_groups(runs: Sequence[RecordedRun]) -> list[ForkGroup]:
                 result.unresolved += 1
                 continue
             result.grades.setdefault(q.id, {})[rollout] = evaluation.score
+            result.passes.setdefault(q.id, {})[rollout] = is_correct(PassRule.FIRST_TRY, evaluation.score, evaluation.attempts)
     return [groups[k] for k in sorted(groups)]
 
 
@@ -155,7 +167,9 @@ def render_forks(group: ForkGroup) -> str:
     out = [f"## Exams forked from {group.teacher}'s checkpoint", ""]
     out += [
         "Every fork starts from the same archived agent state; an isolated fork asks one question, "
-        "so no question sees another. A grade ≥ 5 is a pass; unresolved grades are left out.",
+        "so no question sees another. A pass is a full score at the first try (as in the A/B table and "
+        "Pass@B); unresolved grades are left out, and a question with fewer resolved rollouts than k "
+        "is left out of pass^k and pass@k.",
         "",
         "| mode | forks | questions | rollouts | mean | pass^1 | pass^k | pass@k "
         "| noise floor (sd of the mean over rollouts) | unresolved |",

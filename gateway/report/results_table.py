@@ -14,16 +14,18 @@ from __future__ import annotations
 import statistics
 from collections import defaultdict
 
+from gateway.report.budget import percentile
 from gateway.report.run_line import RunLine
 
 
 def _median(values: list[float]) -> str:
+    """The median and interquartile range, interpolated within the data (never a negative time
+    or one beyond the longest: `statistics.quantiles` extrapolated "0.1 s (-0.0–0.2)")."""
     if not values:
         return "—"
     if len(values) == 1:
         return f"{values[0]:.1f} s"
-    q = statistics.quantiles(values, n=4) if len(values) >= 2 else [values[0]] * 3
-    return f"{statistics.median(values):.1f} s ({q[0]:.1f}–{q[2]:.1f})"
+    return f"{percentile(values, 50):.1f} s ({percentile(values, 25):.1f}–{percentile(values, 75):.1f})"
 
 
 def results_table(lines: list[RunLine], names: dict[str, str]) -> str:
@@ -37,6 +39,8 @@ def results_table(lines: list[RunLine], names: dict[str, str]) -> str:
         qa, qb = sides["A"].questions, sides["B"].questions
         group = sides["A"].group
         for qid in set(qa) & set(qb):
+            if not (qa[qid].certain and qb[qid].certain):
+                continue  # a win on a guess is none, as in the A/B table
             a, b = qa[qid].correct, qb[qid].correct
             for g in {group, "all"}:
                 if a and not b:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from gateway.report.results_table import results_table
@@ -48,3 +49,18 @@ def test_the_table_counts_what_001_asks_for_per_variant_and_group() -> None:
     assert cells_b[6] == "2"  # a canary hit and a recalled deletion
     assert cells_a[10] == "1" and cells_a[11] == "1 (agent_failed)"  # unevaluated, technical failures
     assert cells_b[7] == "2.0 s (2.0–2.0)" and cells_b[9] == "$0.0100"
+
+
+def test_spreads_stay_within_the_data_and_a_guess_is_no_win() -> None:
+    """Before: "0.1 s (-0.0–0.2)" of checker time, and wins counted on unresolved grades that the
+    A/B table leaves out."""
+    from gateway.report.results_table import _median
+
+    assert _median([0.0, 0.2]) == "0.1 s (0.1–0.2)"  # was "0.1 s (-0.1–0.2)": below the shortest
+    assert _median([1.0, 2.0, 3.0, 4.0]) == "2.5 s (1.8–3.2)"
+    a = line("t1", "A", {"q1": True})
+    b = line("t1", "B", {"q1": False})
+    guessed = replace(b, questions={"q1": replace(b.questions["q1"], certain=False)})
+    table = results_table([a, guessed], {"A": "without", "B": "with"})
+    row_a = next(r for r in table.splitlines() if r.startswith("| A (without) | g"))
+    assert row_a.split(" | ")[3] == "0"  # wins only here: none on a guess

@@ -166,14 +166,13 @@ def test_a_benchmark_declares_a_checkpoint_and_a_bad_name_is_an_error_at_its_lin
 def test_pass_hat_and_pass_at_k_are_the_unbiased_estimators() -> None:
     from gateway.report.forks import ModeResult
 
-    r = ModeResult(
-        "isolated",
-        {
-            "a": {"m#1": 10, "m#2": 10, "m#3": 0},
-            "b": {"m#1": 0, "m#2": 0, "m#3": 0},
-            "c": {"m#1": 10, "m#2": 10, "m#3": 10},
-        },
-    )
+    grades: dict[str, dict[str, float]] = {
+        "a": {"m#1": 10, "m#2": 10, "m#3": 0},
+        "b": {"m#1": 0, "m#2": 0, "m#3": 0},
+        "c": {"m#1": 10, "m#2": 10, "m#3": 10},
+    }
+    passes = {q: {r: score == 10 for r, score in g.items()} for q, g in grades.items()}  # first tries
+    r = ModeResult("isolated", grades, passes=passes)
     assert r.pass_hat(1) == pytest.approx((2 / 3 + 0 + 1) / 3)
     assert r.pass_hat(3) == pytest.approx((0 + 0 + 1) / 3)  # every rollout passed: only c
     assert r.pass_at(3) == pytest.approx((1 + 0 + 1) / 3)  # some rollout passed: a and c
