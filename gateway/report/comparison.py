@@ -290,7 +290,9 @@ def paired_items(lines: list[RunLine], unresolved: list[str] | None = None) -> t
         qa, qb = a.questions, b.questions
         # a side that used up its limits is a failure, not a gap: what it didn't reach counts as wrong
         limited = a.limit_reached or b.limit_reached
-        for qid in sorted(set(qa) | set(qb) if limited else set(qa) & set(qb)):
+        # in the order the questions were asked (A's, then what only B reached): the benchmark's
+        asked = [*qa, *(q for q in qb if q not in qa)]
+        for qid in [q for q in asked if (q in qa and q in qb) or limited]:
             if any(q is not None and not q.certain for q in (qa.get(qid), qb.get(qid))):
                 if unresolved is not None:  # a win or a loss on a guess is none: left out, and said
                     unresolved.append(f"{pair}:{qid}")
@@ -465,7 +467,9 @@ def render_comparison(c: Comparison) -> str:
     a_chars, b_chars = c.exposure.get("A"), c.exposure.get("B")
     if a_chars is not None and b_chars is not None and (a_chars or b_chars):
         ratio = max(a_chars, b_chars) / max(min(a_chars, b_chars), 1.0)
-        differ = ratio > EXPOSURE_RATIO
+        # parity is a question between two memories: an arm that reads nothing (without memory,
+        # the protocol's A) differs from one that does by design, never a warning
+        differ = ratio > EXPOSURE_RATIO and min(a_chars, b_chars) > 0
         lines.append(
             f"- exposure (what memory reads returned to the model, chars per graded question): A {a_chars:,.0f}, "
             f"B {b_chars:,.0f}"

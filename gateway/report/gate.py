@@ -18,6 +18,7 @@ Each group is one JUnit test case (failed: a regression, its questions in the me
 
 from __future__ import annotations
 
+import os
 import re
 import xml.etree.ElementTree as ET
 from collections import defaultdict
@@ -166,10 +167,7 @@ def gate(baseline: list[RunLine], candidate: list[RunLine], tolerance: int = 0) 
     regressed = {tag: g for tag, g in groups.items() if len(g.regressed) > tolerance}
     if regressed:  # a regression decides, whatever else could not be checked
         failing = [
-            Clause(
-                False,
-                f"{tag}: {len(g.regressed)} question(s) regressed (tolerance {tolerance}): {', '.join(g.regressed[:10])}",
-            )
+            Clause(False, f"{tag}: {len(g.regressed)} question(s) regressed (tolerance {tolerance}): {_listed(g.regressed)}")
             for tag, g in sorted(regressed.items())
         ]
         return GateResult(Ruling.of(failing), dict(groups), comparison, unmatched)
@@ -239,8 +237,21 @@ def junit_xml(result: GateResult, tolerance: int) -> str:
     return ET.tostring(suite, encoding="unicode") + "\n"
 
 
+def _listed(items: list[str], most: int = 20) -> str:
+    """Up to `most` of them, then how many more: never a silent cut."""
+    more = f" … and {len(items) - most} more" if len(items) > most else ""
+    return ", ".join(items[:most]) + more
+
+
 def write_baseline(lines: list[RunLine], path: Path) -> None:
-    path.write_text(lines_jsonl(lines), encoding="utf-8")
+    """The lines as a baseline; each recording's path relative to the baseline's folder (a
+    committed baseline carries no machine's absolute path)."""
+    folder = path.resolve().parent
+    path.write_text(
+        lines_jsonl([replace(line, recording=os.path.relpath(line.recording, folder)) if line.recording else line
+                     for line in lines]),
+        encoding="utf-8",
+    )  # fmt: skip
 
 
 def render_gate(result: GateResult) -> str:

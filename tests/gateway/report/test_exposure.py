@@ -49,3 +49,6 @@ def test_a_comparison_whose_arms_read_back_different_amounts_is_flagged() -> Non
     assert "exposure (what memory reads returned" in alike and "differ in exposure" not in alike
     unlike = render_comparison(compare([_line("A", 1000), _line("B", 3000)]))
     assert "**the arms differ in exposure (×3.0)**" in unlike
+    # an arm without memory reads nothing by design: no warning (it fired on every with/without pair)
+    without = render_comparison(compare([_line("A", 0), _line("B", 3000)]))
+    assert "exposure (what memory reads returned" in without and "differ in exposure" not in without

@@ -127,3 +127,22 @@ def test_the_junit_file_is_valid_xml_whatever_the_ids_hold(tmp_path: Path) -> No
     path.write_text(text, encoding="utf-8")
     root = ET.parse(path).getroot()
     assert int(root.get("failures") or 0) >= 1 and "\ufffd" in text  # all, untagged
+
+
+def test_a_baseline_holds_paths_relative_to_itself_and_every_regression_is_listed(tmp_path: Path) -> None:
+    """Before: the shipped baseline held this machine's absolute path; the console cut the
+    regressed questions at ten without saying so."""
+    from gateway.report.comparison import read_lines
+    from gateway.report.gate import render_gate, write_baseline
+
+    line = replace(_run("b", "t", {"q1": True}), recording=str(tmp_path / "recordings" / "run"))
+    (tmp_path / "ci").mkdir()
+    write_baseline([line], tmp_path / "ci" / "baseline.runs.jsonl")
+    (stored,) = read_lines(tmp_path / "ci" / "baseline.runs.jsonl")
+    assert stored.recording == "../recordings/run"
+    shipped = read_lines(REPO / "examples" / "ci" / "baseline.runs.jsonl")
+    assert all(not Path(x.recording).is_absolute() for x in shipped)
+    many = {f"q{n}": True for n in range(1, 26)}
+    result = gate([_run("b", "t", many)], [_run("c", "t", dict.fromkeys(many, False))])
+    text = render_gate(result)
+    assert "t.r1:q1, t.r1:q2, t.r1:q3" in text and "… and 5 more" in text  # asked order, the rest counted
