@@ -67,11 +67,9 @@ def cmd_gate(
 
 
 def cmd_compare(source: Path, seed: int, splits: tuple[str, ...] = ("heldout",)) -> int:
-    if source.is_dir():
+    if source.is_dir():  # the lines rebuilt from the logs: a stored file may be stale (a log rescored)
+        write_matrix_report(source.resolve())
         files = sorted(source.glob("*.runs.jsonl"))
-        if not files:
-            write_matrix_report(source.resolve())
-            files = sorted(source.glob("*.runs.jsonl"))
     else:
         files = [source]
     if not files:

@@ -120,6 +120,11 @@ def test_the_rule_is_fixed_before_the_runs_and_the_verdict_ends_the_comparison(
     assert refused.returncode == 2 and "the decision rule was fixed before the runs" in refused.stderr
     compared = marathon("compare", str(tmp_path / "recordings"), cwd=tmp_path)
     assert "Decision (fixed before the runs):" in compared.stdout and "the needed +0.10" in compared.stdout
+    # a stale NAME.runs.jsonl (here: cut to its first line) is rebuilt from the logs, not reused
+    stored = tmp_path / "recordings" / "e.runs.jsonl"
+    stored.write_text(stored.read_text().splitlines()[0] + "\n")
+    again = marathon("compare", str(tmp_path / "recordings"), cwd=tmp_path)
+    assert again.stdout == compared.stdout and len(stored.read_text().splitlines()) == 2
 
 
 def test_a_pair_left_incomplete_means_no_decision() -> None:
