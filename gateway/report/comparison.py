@@ -143,6 +143,7 @@ def run_line(run: RecordedRun) -> RunLine:
         else None,
         deletion_checks=tuple(deletion_checks(run)),
         cost_usd=round(sum(c.dollars for c in s.costs.values()), 6) if priced else None,
+        agent_cost_usd=round(agent_cost.dollars, 6) if agent_cost and not agent_cost.unpriced else None,
         tool_version=header.tool_version or __version__,
         benchmark_hash=str(header.benchmark.get("hash", "")),
         # limits, correctness rule, persona (driver, model, prompt hash), grader and judge
@@ -371,8 +372,9 @@ def compare(lines: list[RunLine], seed: int = 0, splits: tuple[str, ...] = ("hel
     for variant in ("A", "B"):
         mine_lines = [line for line in lines if line.variant == variant]
         if mine_lines:
-            time[variant] = _spread([line.active_seconds for line in mine_lines])
-            costs = [line.cost_usd for line in mine_lines]
+            # the agent's own time and model cost: a slow checker or a dear persona is no cost of B's
+            time[variant] = _spread([line.agent_seconds for line in mine_lines])
+            costs = [line.agent_cost_usd for line in mine_lines]
             known = [c for c in costs if c is not None]
             cost[variant] = _spread(known) if len(known) == len(costs) else None
     chain: dict[str, int] = defaultdict(int)
@@ -462,7 +464,8 @@ def render_comparison(c: Comparison) -> str:
             cost = c.cost.get(role)
             money = "price unknown" if cost is None else f"${cost[0]:.4f} (IQR ${cost[1]:.4f}–${cost[2]:.4f})"
             lines.append(
-                f"- {role} ({c.names[role]}): median time {med:.1f} s (IQR {lo:.1f}–{hi:.1f}); median cost {money}"
+                f"- {role} ({c.names[role]}): the agent's median time {med:.1f} s (IQR {lo:.1f}–{hi:.1f}); "
+                f"its median model cost {money}"
             )
     a_chars, b_chars = c.exposure.get("A"), c.exposure.get("B")
     if a_chars is not None and b_chars is not None and (a_chars or b_chars):

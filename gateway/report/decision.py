@@ -34,8 +34,8 @@ BLOCKERS = {
 class Decision:
     min_improvement: float  # the least B − A (correct rate, held-out tasks): its interval's lower bound
     blockers: tuple[str, ...]
-    max_cost_increase: float | None = None  # 0.2: B's median cost per task at most +20 % of A's
-    max_slowdown: float | None = None  # 1.5: B's median time per task at most ×1.5 of A's
+    max_cost_increase: float | None = None  # 0.2: B's agent's median cost per task at most +20 % of A's
+    max_slowdown: float | None = None  # 1.5: B's agent's median time per task at most ×1.5 of A's
     max_group_regression: float | None = None  # 0.1: no task group where B − A < −0.1
 
     def to_json(self) -> dict[str, Any]:
@@ -201,15 +201,19 @@ def _tradeoffs(decision: Decision, c: Comparison) -> list[Clause]:
             out.append(Clause(None, "cost per task: unknown (a model's price is unknown), so +cost can't be checked"))
         else:
             ok = b[0] <= a[0] * (1 + limit) + 1e-12
-            out.append(Clause(ok, f"median cost per task: B ${b[0]:.4f} vs A ${a[0]:.4f}; at most +{limit:.0%}"))
+            out.append(Clause(ok, f"the agent's median cost per task: B ${b[0]:.4f} vs A ${a[0]:.4f}; at most +{limit:.0%}"))
     if decision.max_slowdown is not None:
         ta, tb = c.time.get("A"), c.time.get("B")
         if ta is None or tb is None:
-            out.append(Clause(None, "median time per task: not measured on both sides"))
+            out.append(Clause(None, "the agent's median time per task: not measured on both sides"))
         else:
             ok = tb[0] <= ta[0] * decision.max_slowdown + 1e-9
             out.append(
-                Clause(ok, f"median time per task: B {tb[0]:.1f} s vs A {ta[0]:.1f} s; at most ×{decision.max_slowdown:g}")
+                Clause(
+                    ok,
+                    f"the agent's median time per task: B {tb[0]:.1f} s vs A {ta[0]:.1f} s; "
+                    f"at most ×{decision.max_slowdown:g}",
+                )
             )
     if decision.max_group_regression is not None:
         x = decision.max_group_regression

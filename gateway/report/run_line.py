@@ -123,6 +123,9 @@ class RunLine:
     retrieved: tuple[str, ...] | None = None
     deletion_checks: tuple[dict[str, Any], ...] = ()
     cost_usd: float | None = None  # None: a price unknown
+    # the agent's own model cost (no persona, no judge): what B's cost is compared by; a line
+    # written before it was kept reads its total here
+    agent_cost_usd: float | None = None
     tool_version: str = ""
     benchmark_hash: str = ""
     defines: dict[str, Any] = field(default_factory=dict)
@@ -198,6 +201,8 @@ class RunLine:
         if not isinstance(data, Mapping):
             raise RunLineError(f"a run line is a JSON object, not {type(data).__name__}")
         status, detail = parse_status(data.get("status"))
+        if "agent_cost_usd" not in data:
+            data = {**data, "agent_cost_usd": data.get("cost_usd")}
         known = {f.name: f for f in fields(cls)}
         values: dict[str, Any] = {}
         for key, value in data.items():
@@ -230,7 +235,7 @@ def _coerce(key: str, value: Any) -> Any:
             return float(value or 0.0)
         if key in _OPTIONAL_INTS:
             return None if value is None else int(value)
-        if key in ("mean_score", "cost_usd"):
+        if key in ("mean_score", "cost_usd", "agent_cost_usd"):
             return None if value is None else float(value)
         if key in ("misapplied_examples", "retrieved"):
             return None if value is None and key == "retrieved" else tuple(str(v) for v in value or ())

@@ -26,6 +26,7 @@ def line(task: str, repeat: int, variant: str, correct: dict[str, bool], **extra
         "variant": variant,
         "status": "completed",
         "active_seconds": extra.get("seconds", 10.0),
+        "agent_seconds": extra.get("seconds", 10.0),
         "cost_usd": extra.get("cost", 0.5),
         "questions": {
             q: {"score": 10 if ok else 0, "correct": ok, "tags": ["update"] if q == "q2" else []}
@@ -108,7 +109,7 @@ def test_time_and_cost_are_medians_with_spread_and_unknown_prices_stay_unknown()
     ]
     c = compare(lines)
     assert c.time["A"] == (20.0, 15.0, 25.0) and c.cost["A"] == (2.0, 1.5, 2.5)
-    assert c.cost["B"] is None and "median cost price unknown" in render_comparison(c)
+    assert c.cost["B"] is None and "median model cost price unknown" in render_comparison(c)
 
 
 def test_a_state_folder_hash_changes_with_its_content_only(tmp_path: Path) -> None:

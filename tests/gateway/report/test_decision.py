@@ -19,7 +19,8 @@ def line(task: str, variant: str, correct: bool, **extra: Any) -> RunLine:
     return RunLine.from_json({
         "experiment": "e", "task": task, "pair": f"e.{task}.r1", "variant": variant,
         "variant_name": {"A": "without", "B": "with"}[variant], "status": extra.get("status", "completed"),
-        "active_seconds": extra.get("seconds", 1.0), "cost_usd": extra.get("cost", 0.0),
+        "active_seconds": extra.get("seconds", 1.0), "agent_seconds": extra.get("seconds", 1.0),
+        "cost_usd": extra.get("cost", 0.0) + extra.get("persona_cost", 0.0), "agent_cost_usd": extra.get("cost", 0.0),
         "canary_hits": extra.get("canary_hits", 0), "group": extra.get("group", "all"),
         "questions": {"q1": {"correct": correct, "tags": extra.get("tags", [])}},
     })  # fmt: skip
@@ -72,16 +73,16 @@ def test_cost_and_time_trade_offs_are_clauses_with_their_evidence() -> None:
         for v in ("A", "B")
     ]
     text = "\n".join(verdict(Decision(0.0, (), max_cost_increase=0.2), compare(dear), dear))
-    assert "KEEP A" in text and "✗ median cost per task: B $1.5000 vs A $1.0000; at most +20%" in text
+    assert "KEEP A" in text and "✗ the agent's median cost per task: B $1.5000 vs A $1.0000; at most +20%" in text
     slow = [
         line(f"t{n}", v, v == "B" or n == 0, seconds=10.0 if v == "B" else 5.0)
         for n in range(TASKS)
         for v in ("A", "B")
     ]
-    assert "✗ median time per task: B 10.0 s vs A 5.0 s; at most ×1.5" in "\n".join(
+    assert "✗ the agent's median time per task: B 10.0 s vs A 5.0 s; at most ×1.5" in "\n".join(
         verdict(Decision(0.0, (), max_slowdown=1.5), compare(slow), slow)
     )
-    unpriced = [replace(x, cost_usd=None) for x in LINES]
+    unpriced = [replace(x, cost_usd=None, agent_cost_usd=None) for x in LINES]
     text = "\n".join(verdict(Decision(0.0, (), max_cost_increase=0.2), compare(unpriced), unpriced))
     assert "NO DECISION" in text and "? cost per task: unknown" in text
     assert parse_decision({"max_slowdown": 0.5})[1].startswith("`decision.max_slowdown` must be")
@@ -217,3 +218,14 @@ def test_a_tag_b_makes_worse_keeps_a_whatever_the_mean() -> None:
     ruling = decide(Decision(0.1, ()), compare(both), both)
     assert ruling.verdict is not Verdict.ACCEPT
     assert any(c.text.startswith("tag abstain: B") for c in ruling.clauses)
+
+
+def test_cost_and_time_clauses_weigh_the_agent_not_the_persona_or_checker() -> None:
+    """Before: totals — a dear persona model or a slow checker made B fail its cost clause."""
+    lines = [
+        line(f"t{n}", v, v == "B" or n == 0, cost=1.0, persona_cost=2.0 if v == "B" else 0.0)
+        for n in range(TASKS)
+        for v in ("A", "B")
+    ]
+    text = "\n".join(verdict(Decision(0.0, (), max_cost_increase=0.2), compare(lines), lines))
+    assert "✓ the agent's median cost per task: B $1.0000 vs A $1.0000" in text
