@@ -298,6 +298,9 @@ def render_ladder(ladder: Ladder) -> str:
         if not rung.observable:
             lines.append(head + "| budget not observable | — | — | — | — | — | — |")
             continue
+        if not rung.outcomes:  # every run failed or was unresolved: no figure, not 0 % [0 %, 100 %]
+            lines.append(head + "| no data: no question of it was graded | — | — | — | — | — | — |")
+            continue
         head += f"| {'—' if rung.p90 is None else f'{rung.p90:g}'} | {rung.writes} | {rung.nudge_calls} "
         for b in ladder.budgets:
             cell = rung.cells[b]
@@ -325,6 +328,9 @@ def render_ladder(ladder: Ladder) -> str:
             "Budget not observable on some rungs: the agent's LLM traffic was not recorded there, so its "
             "memory calls could not be counted (configure `llm.upstream` to record them)."
         )
+    blind = [r.name for r in ladder.rungs if not r.observable or not r.outcomes]
+    if blind:
+        lines.append(f"- The onset skips rungs with no data (not observable, or nothing graded): {', '.join(blind)}")
     for b in ladder.budgets:
         point, conservative = ladder.onset(b)
         if all(b not in r.cells for r in ladder.rungs):

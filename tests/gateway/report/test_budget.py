@@ -57,3 +57,14 @@ def test_a_rung_without_recorded_traffic_has_no_budget_figures() -> None:
     blind = Rung("s0", 0, [], [Outcome("r", "q1", True, 0)], observable=False)
     assert blind.p90 is None and blind.cells == {}
     assert Ladder("x", [blind], (1,), 0.8).onset(1) == (None, None)
+
+
+def test_a_rung_where_nothing_was_graded_says_no_data_and_the_onset_says_it_skipped_it() -> None:
+    """Before: "Pass@B 0 % [0 %, 100 %] | p_exh 0 % | p_wrong 0 %", and the onset passed over it."""
+    from gateway.report.budget import render_ladder
+
+    failed = rung("s1", [])
+    text = render_ladder(Ladder("x", [rung("s0", [(True, 1)] * 20), failed], (1,), 0.8))
+    row = next(line for line in text.splitlines() if line.startswith("| s1 "))
+    assert "no data: no question of it was graded" in row and "0 %" not in row
+    assert "The onset skips rungs with no data (not observable, or nothing graded): s1" in text
