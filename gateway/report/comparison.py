@@ -150,6 +150,7 @@ def run_line(run: RecordedRun) -> RunLine:
         defines=header.defines
         or {"correct_rule": CORRECT_RULE.value, "logged": "not in this log (written before it was)"},
         agent=json.dumps(header.agent, sort_keys=True),
+        decision=dict(recorded) if isinstance(recorded := meta.extra.get("decision"), dict) else {},
         memory_snapshot=_initial_state(run, snapshot),
         # the checkpoint its initial state was restored from (an experiment's `prepare:`), if any
         initial_state_from=f"{header.parent['run']}:{header.parent['checkpoint']}" if header.parent else "",

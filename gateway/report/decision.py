@@ -236,6 +236,18 @@ def plan_decision(runs_jsonl: Path) -> Decision | None:
 
 
 def render_verdict(decision: Decision | None, comparison: Comparison, lines: list[RunLine]) -> str:
+    """The verdict under the rule fixed before the runs: the plan's (`decision`), which must be
+    the one the runs recorded — or theirs, when the plan is gone."""
+    recorded = {json.dumps(line.decision, sort_keys=True) for line in lines if line.decision}
+    if len(recorded) > 1:
+        return "\n- no verdict: the runs recorded different decision rules (runs of two plans mixed)\n"
+    if recorded and decision is not None and json.dumps(decision.to_json(), sort_keys=True) not in recorded:
+        return (
+            "\n- no verdict: NAME.plan.json's decision rule is not the one its runs recorded — the plan was "
+            f"changed after them (recorded: {next(iter(recorded))})\n"
+        )
+    if decision is None and recorded:
+        decision, _ = parse_decision(json.loads(next(iter(recorded))))
     if decision is None:
         return "\n- no decision rule was fixed before the runs (`experiment.decision`), so no verdict\n"
     return "\n" + "\n".join(verdict(decision, comparison, lines)) + "\n"

@@ -129,6 +129,7 @@ class RunLine:
     tool_version: str = ""
     benchmark_hash: str = ""
     defines: dict[str, Any] = field(default_factory=dict)
+    decision: dict[str, Any] = field(default_factory=dict)  # an experiment's rule as its run recorded it
     agent: str = ""
     memory_snapshot: str = ""
     initial_state_from: str = ""
@@ -241,7 +242,7 @@ def _coerce(key: str, value: Any) -> Any:
             return None if value is None and key == "retrieved" else tuple(str(v) for v in value or ())
         if key == "deletion_checks":
             return tuple(dict(v) for v in value or ())
-        if key == "defines":
+        if key in ("defines", "decision"):
             return dict(value or {})
         if key == "agent_calls":
             return int(value or 0)

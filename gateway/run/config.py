@@ -429,6 +429,8 @@ def _experiment(path: Path, src: SourceMap, base: Path, data: Any) -> tuple[Expe
                     "variant": variant,
                     "variant_name": names[variant],
                     "position": position,
+                    # the rule fixed before the runs, recorded with each of them (not only in the plan)
+                    **({"decision": decision.to_json()} if decision is not None else {}),
                     **({"rung": rung} if rung else {}),
                 }
                 specs.append(

@@ -229,3 +229,17 @@ def test_cost_and_time_clauses_weigh_the_agent_not_the_persona_or_checker() -> N
     ]
     text = "\n".join(verdict(Decision(0.0, (), max_cost_increase=0.2), compare(lines), lines))
     assert "✓ the agent's median cost per task: B $1.0000 vs A $1.0000" in text
+
+
+def test_the_rule_is_recorded_with_the_runs_and_a_changed_plan_is_refused() -> None:
+    """Before: the rule lived only in NAME.plan.json — edited after the runs, it decided."""
+    from gateway.report.decision import render_verdict
+
+    fixed = Decision(0.5, ("canary_leak",))
+    recorded = [replace(x, decision=fixed.to_json()) for x in LINES]
+    c = compare(recorded)
+    assert "ACCEPT B" in render_verdict(fixed, c, recorded)
+    assert "no verdict: NAME.plan.json's decision rule is not the one its runs recorded" in render_verdict(
+        Decision(0.0, ()), c, recorded
+    )
+    assert "ACCEPT B" in render_verdict(None, c, recorded)  # the plan gone: the runs' own rule
