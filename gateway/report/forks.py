@@ -28,6 +28,7 @@ from math import comb
 from gateway.log.vocabulary import TerminationReason
 from gateway.report.budget import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, percentile
 from gateway.report.recordings import RecordedRun
+from gateway.report.run_line import RunLine
 from persona.outcome import PassRule, is_correct
 
 MODES = ("sequential", "isolated")
@@ -260,13 +261,16 @@ def render_forks(group: ForkGroup) -> str:
     return "\n".join(out) + "\n"
 
 
-def render_preparation(prepared: Sequence[RecordedRun], task_runs: int) -> str:
-    """An experiment's one-off preparation (`prepare:`), apart from the per-task figures."""
+def render_preparation(prepared: Sequence[RecordedRun], lines: Sequence[RunLine]) -> str:
+    """An experiment's one-off preparation (`prepare:`), apart from the per-task figures; its
+    cost is amortised over the task runs that really started from its state (their lines'
+    `initial_state_from`), not over every run of the experiment."""
     if not prepared:
         return ""
     out = []
     for run in prepared:
         s = run.summary
+        task_runs = sum(1 for line in lines if line.initial_state_from.partition(":")[0] == s.run_id)
         priced = all(not c.unpriced for c in s.costs.values())
         dollars = sum(c.dollars for c in s.costs.values())
         cost = f"${dollars:.4f}" if priced else "cost unknown (a model's price is unknown)"

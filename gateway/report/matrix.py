@@ -77,7 +77,7 @@ def write_matrix_report(recordings: Path, seed: int = 0, *, write: bool = True) 
         verdicts.append(
             results_table(compared, comparisons[-1].names)
             + render_verdict(plan_decision(jsonl), comparisons[-1], lines)
-            + render_preparation([r for r in runs if r.meta.prepares == name], len(lines))
+            + render_preparation([r for r in runs if r.meta.prepares == name], lines)
         )
     parts = ["# Across runs", ""]
     if any(r.summary.stand_in for r in runs) or any(c.stand_in for c in cards):
