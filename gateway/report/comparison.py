@@ -25,7 +25,7 @@ from adapters.base import AdapterConfigError
 from adapters.lifecycle import fill
 from adapters.state_folder import folder_hash
 from gateway import __version__
-from gateway.log.events import Asked, Evaluation, Replied, RunStart, Said
+from gateway.log.events import Asked, Evaluation, MemoryResult, Replied, RunStart, Said
 from gateway.report.budget import percentile
 from gateway.report.deletion_checks import deleted_before, deletion_checks
 from gateway.report.deletion_scope import state_folder
@@ -138,7 +138,10 @@ def run_line(run: RecordedRun) -> RunLine:
         active_seconds=round(s.active_seconds, 2),
         agent_seconds=agent_seconds,
         persona_seconds=persona_seconds,
-        retrieved=tuple(sorted({m.target or m.tool for m in s.memory_calls if m.operation == "read"}))
+        retrieved=tuple(
+            sorted({_retrieved(m.target or m.tool, s.memory_results.get(m.seq)) for m in s.memory_calls
+                    if m.operation == "read"})
+        )
         if run.observed
         else None,
         deletion_checks=tuple(deletion_checks(run)),
@@ -163,6 +166,13 @@ def run_line(run: RecordedRun) -> RunLine:
         returned_items=sum(s.memory_for(q).returned_items for q in s.evaluations) if run.observed else None,
         returned_chars=sum(s.memory_for(q).returned_chars for q in s.evaluations) if run.observed else None,
     )
+
+
+def _retrieved(name: str, result: MemoryResult | None) -> str:
+    """A memory read as a run line names it: what it read, and what it returned to the model."""
+    if result is None:
+        return f"{name} (what it returned was not seen)"
+    return f"{name} ({result.items} item{'s' if result.items != 1 else ''}, {result.chars:,} chars)"
 
 
 def _initial_state(run: RecordedRun, snapshot: Path | None) -> str:

@@ -3,11 +3,12 @@ counted from the tool result the agent sent next, shown per rung and compared be
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from gateway.log.events import MemoryCallSeen, MemoryResult
 from gateway.log.runlog import EVENTS_FILE, read_log
-from gateway.report.comparison import compare, render_comparison
+from gateway.report.comparison import compare, render_comparison, run_line
 from gateway.report.recordings import load_run
 from gateway.report.run_line import RunLine
 from gateway.run.config import RunSpec
@@ -34,6 +35,9 @@ async def test_every_read_s_result_is_logged_and_a_question_s_exposure_summed(
     summary = load_run(tmp_path / "x").summary
     q1 = summary.memory_for("q1")
     assert q1.reads >= 1 and q1.returned_chars > 0 and q1.returned_items >= 1
+    # the run line names what each read returned, not only the tool (before: ["memory_search"])
+    retrieved = run_line(load_run(tmp_path / "x")).retrieved or ()
+    assert retrieved and all(re.search(r" \(\d+ items?, [\d,]+ chars\)$", r) for r in retrieved), retrieved
 
 
 def _line(variant: str, chars: int) -> RunLine:
