@@ -12,12 +12,12 @@ import sys
 from pathlib import Path
 
 from gateway.log.runlog import RunLogFormatError
-from gateway.report.comparison import compare, read_lines, render_comparison
+from gateway.report.comparison import compare, render_comparison
 from gateway.report.decision import plan_decision, render_verdict
 from gateway.report.gate import gate, junit_xml, lines_of_runs, render_gate, write_baseline
 from gateway.report.matrix import write_matrix_report
 from gateway.report.results_table import results_table
-from gateway.report.run_line import RunLine
+from gateway.report.run_line import RunLine, read_lines
 
 
 def _lines(source: Path) -> list[RunLine]:

@@ -180,9 +180,9 @@ def archive_problems(log: RunLog, run_dir: Path) -> list[str]:
 def reader_problems(run_dir: Path, log: RunLog) -> list[Violation]:
     """Each reader over the folder, in process: a failure is named with the reader."""
     from gateway.cli.logs import cmd_inspect
-    from gateway.report.comparison import run_line
     from gateway.report.markdown import render_run_report
     from gateway.report.recordings import load_run
+    from gateway.report.run_line import run_line
     from gateway.report.state import run_state
     from gateway.viewer.watch import RunWatch
 

@@ -14,209 +14,15 @@ independent), and time and cost medians with their spread.
 
 from __future__ import annotations
 
-import csv
-import json
 import random
 from collections import defaultdict
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from adapters.base import AdapterConfigError
-from adapters.lifecycle import fill
-from adapters.state_folder import folder_hash
-from gateway import __version__
-from gateway.log.events import Asked, Evaluation, MemoryResult, Replied, RunStart, Said
 from gateway.report.budget import percentile
-from gateway.report.deletion_checks import deleted_before, deletion_checks
-from gateway.report.deletion_scope import state_folder
-from gateway.report.diagnosis import Diagnoser
-from gateway.report.recordings import RecordedRun
-from gateway.report.run_line import QuestionOutcome, RunLine, RunLineError
-from gateway.report.stale_facts import misapplied_old_facts
-from persona.grading.leak import states_deleted
-from persona.outcome import PassRule, is_correct
+from gateway.report.run_line import RunLine
 
 BOOTSTRAP_SAMPLES = 2000
 MIN_CLUSTERS = 5  # fewer independent tasks give no interval worth printing
-CORRECT_RULE = PassRule.FIRST_TRY  # what counts as correct in the A/B table: score 10 without a nudge
-CSV_FIELDS = (
-    "experiment", "task", "cluster", "group", "split", "pair", "repeat", "variant", "variant_name", "position",
-    "run_id", "status", "mean_score",
-    "correct", "graded", "planned", "memory_calls", "misapplied_old_facts", "canary_hits",
-    "active_seconds", "agent_seconds", "persona_seconds", "cost_usd",
-    "tool_version", "benchmark_hash", "agent", "memory_snapshot", "memory_after", "recording",
-)  # fmt: skip
-
-
-def _agent_folders(run: RecordedRun) -> tuple[Path | None, Path | None]:
-    """(snapshot, state folder) of the run's agent, its placeholders filled as the lifecycle
-    fills them; the header holds the settings with the profile applied. None where a
-    placeholder can't be filled any more (an environment variable gone)."""
-    state = state_folder(run.header.agent, run.run_dir)
-    process = run.header.agent.get("process")
-    snapshot = process.get("snapshot") if isinstance(process, dict) else None
-    if state is None or not snapshot:
-        return None, state
-    try:
-        return Path(fill(str(snapshot), {"RUN_DIR": str(run.run_dir), "STATE_DIR": str(state)})), state
-    except AdapterConfigError:
-        return None, None
-
-
-def _times(run: RecordedRun) -> tuple[float, float]:
-    """(agent seconds: its replies' elapsed time; persona seconds: from each reply to the next
-    message the persona sent — its model's thinking and grading, ~0 for the scripted one)."""
-    agent = persona = 0.0
-    last_reply: float | None = None
-    for event in run.log.events:
-        if isinstance(event, Replied):
-            agent += event.elapsed
-            last_reply = event.ts
-        elif isinstance(event, (Said, Asked)) and last_reply is not None:
-            persona += max(0.0, event.ts - last_reply)
-            last_reply = None
-        elif isinstance(event, RunStart):
-            last_reply = None
-    return round(agent, 2), round(persona, 2)
-
-
-def run_line(run: RecordedRun) -> RunLine:
-    s, meta, header = run.summary, run.meta, run.header
-    diagnoser = Diagnoser(run)
-    expected = {q.id: q for q in s.planned}
-    agent_seconds, persona_seconds = _times(run)
-    agent_cost = s.costs.get("agent")
-    priced = all(not c.unpriced for c in s.costs.values())
-    snapshot, state = _agent_folders(run)
-    deleted = deleted_before(run, {q.id for q in s.planned if q.deleted})
-
-    def outcome(qid: str, ev: Evaluation) -> QuestionOutcome:
-        right = is_correct(CORRECT_RULE, ev.score, ev.attempts)
-        return QuestionOutcome(
-            score=ev.score,
-            certain=ev.certain,
-            correct=right,
-            tags=tuple(expected[qid].tags) if qid in expected else (),
-            memory_calls=s.memory_calls_for(qid),
-            broken_link=""
-            if right or qid not in expected or expected[qid].abstain
-            else diagnoser.broken_link(qid, expected[qid].expected, expected[qid].tags),
-            # [deleted]: the deleted facts' names and numbers the answer states — a failed
-            # deletion; any other wrong answer ("you never told me" misread, no reply) is not
-            recalled=tuple(states_deleted(deleted.get(qid, ()), ev.answer)) if qid in deleted else None,
-        )
-
-    questions = {qid: outcome(qid, ev) for qid, ev in s.evaluations.items()}
-    misapplied = misapplied_old_facts(run)
-    return RunLine(
-        run_id=s.run_id,
-        status=s.ending,
-        status_detail=s.ending_detail,
-        experiment=meta.experiment,
-        task=meta.task,
-        cluster=meta.cluster_id,
-        group=meta.group,
-        split=meta.split,
-        pair=meta.pair,
-        repeat=meta.repeat,
-        variant=meta.variant,
-        variant_name=meta.variant_name or meta.variant,
-        position=meta.position,
-        rung=meta.rung or str(header.benchmark.get("rung", "")),
-        fork_of=meta.fork_of,
-        exam=meta.exam,
-        question=meta.question,
-        rollout=meta.rollout,
-        mean_score=None if s.mean is None else round(s.mean, 3),
-        correct=sum(q.correct for q in questions.values()),
-        graded=len(s.evaluations),
-        planned=len(s.planned),
-        memory_calls=len(s.memory_calls) if run.observed else None,
-        misapplied_old_facts=len(misapplied),
-        misapplied_examples=tuple(misapplied[:2]),  # question ids, for 001's results table
-        canary_hits=len(s.canary_hits),
-        active_seconds=round(s.active_seconds, 2),
-        agent_seconds=agent_seconds,
-        persona_seconds=persona_seconds,
-        retrieved=tuple(
-            sorted({_retrieved(m.target or m.tool, s.memory_results.get(m.seq)) for m in s.memory_calls
-                    if m.operation == "read"})
-        )
-        if run.observed
-        else None,
-        deletion_checks=tuple(deletion_checks(run)),
-        cost_usd=round(sum(c.dollars for c in s.costs.values()), 6) if priced else None,
-        agent_cost_usd=round(agent_cost.dollars, 6) if agent_cost and not agent_cost.unpriced else None,
-        tool_version=header.tool_version or __version__,
-        benchmark_hash=str(header.benchmark.get("hash", "")),
-        # limits, correctness rule, persona (driver, model, prompt hash), grader and judge
-        defines=header.defines
-        or {"correct_rule": CORRECT_RULE.value, "logged": "not in this log (written before it was)"},
-        agent=json.dumps(header.agent, sort_keys=True),
-        decision=dict(recorded) if isinstance(recorded := meta.extra.get("decision"), dict) else {},
-        memory_snapshot=_initial_state(run, snapshot),
-        # the checkpoint its initial state was restored from (an experiment's `prepare:`), if any
-        initial_state_from=f"{header.parent['run']}:{header.parent['checkpoint']}" if header.parent else "",
-        step=meta.step,  # `memory: "accumulating"`: the task's place in its sequence
-        memory_after=folder_hash(state),
-        recording=str(run.run_dir),
-        questions=questions,
-        agent_calls=agent_cost.calls if agent_cost else 0,
-        # what the first turns' memory reads returned to the model, over the graded questions
-        returned_items=sum(s.memory_for(q).returned_items for q in s.evaluations) if run.observed else None,
-        returned_chars=sum(s.memory_for(q).returned_chars for q in s.evaluations) if run.observed else None,
-    )
-
-
-def _retrieved(name: str, result: MemoryResult | None) -> str:
-    """A memory read as a run line names it: what it read, and what it returned to the model."""
-    if result is None:
-        return f"{name} (what it returned was not seen)"
-    return f"{name} ({result.items} item{'s' if result.items != 1 else ''}, {result.chars:,} chars)"
-
-
-def _initial_state(run: RecordedRun, snapshot: Path | None) -> str:
-    """The agent's state as the run's first start found it (logged: a hash, or "unknown
-    (why)"); for a log from before that was logged, the snapshot's hash as it is now."""
-    first = next((e for e in run.log.events if isinstance(e, RunStart)), None)
-    if first is not None and first.state:
-        return first.state
-    return folder_hash(snapshot) if snapshot else "none (empty state folder)"
-
-
-def write_lines(lines: list[RunLine], out: Path) -> tuple[Path, Path]:
-    """`<out>.runs.jsonl` (everything, questions included) and `<out>.runs.csv` (flat)."""
-    jsonl, table = (
-        out.with_name(out.name + ".runs.jsonl"),
-        out.with_name(out.name + ".runs.csv"),
-    )  # names may hold dots
-    jsonl.write_text(lines_jsonl(lines), encoding="utf-8")
-    with table.open("w", newline="", encoding="utf-8") as f:
-        writer = csv.DictWriter(f, fieldnames=CSV_FIELDS, extrasaction="ignore")
-        writer.writeheader()
-        writer.writerows({**line.to_json(), "status": line.status_text} for line in lines)
-    return jsonl, table
-
-
-def lines_jsonl(lines: list[RunLine]) -> str:
-    """The text of `NAME.runs.jsonl`: one run line a line."""
-    return "".join(json.dumps(line.to_json(), ensure_ascii=False) + "\n" for line in lines)
-
-
-def read_lines(jsonl: Path) -> list[RunLine]:
-    """The run lines of a `.runs.jsonl` file (or a gate's baseline); `RunLineError` names the
-    line (file:line) that is not one."""
-    out = []
-    for number, text in enumerate(jsonl.read_text(encoding="utf-8").splitlines(), 1):
-        if not text.strip():
-            continue
-        try:
-            out.append(RunLine.from_json(json.loads(text)))
-        except (ValueError, RunLineError) as exc:
-            raise RunLineError(f"{jsonl}:{number}: not a run line ({exc})") from None
-    return out
-
-
 @dataclass
 class GroupTally:
     wins_a: int = 0
@@ -272,6 +78,8 @@ class Comparison:
     unresolved: list[str] = field(default_factory=list)  # pair:question left out: a grade unresolved
     # role → characters its memory reads returned per graded question (None: not observed)
     exposure: dict[str, float | None] = field(default_factory=dict)
+    # accumulating memory: step → (B − A over its questions, questions), in the sequence's order
+    steps: dict[int, tuple[float, int]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -285,6 +93,7 @@ class Item:
     a: bool  # A answered it correctly
     b: bool
     tags: tuple[str, ...]
+    step: int = 0  # `memory: "accumulating"`: the task's place in its sequence (0: not a sequence)
 
 
 def paired_items(lines: list[RunLine], unresolved: list[str] | None = None) -> tuple[list[Item], list[str]]:
@@ -319,6 +128,7 @@ def paired_items(lines: list[RunLine], unresolved: list[str] | None = None) -> t
                     qid in qa and qa[qid].correct,
                     qid in qb and qb[qid].correct,
                     either.tags or ("untagged",),
+                    a.step,
                 )
             )
     return items, incomplete
@@ -415,6 +225,11 @@ def compare(lines: list[RunLine], seed: int = 0, splits: tuple[str, ...] = ("hel
         dict(chain),
         unresolved,
         _exposure(lines),
+        {
+            step: (_diff(mine) or 0.0, len(mine))
+            for step in sorted({i.step for i in items if i.step})
+            if (mine := [i for i in items if i.step == step])
+        },
     )
 
 
@@ -494,6 +309,11 @@ def render_comparison(c: Comparison) -> str:
                 else ""
             )
         )
+    if c.steps:
+        last = max(c.steps)
+        lines += ["", "| step of the sequence (accumulating memory) | questions | B − A |", "|---|---|---|"]
+        lines += [f"| {step} | {n} | {d:+.2f} |" for step, (d, n) in c.steps.items()]
+        lines.append(f"- at the end of the sequence (step {last}): B − A = {c.steps[last][0]:+.2f}")
     if c.chain:
         found = ", ".join(f"{link} {n}" for link, n in sorted(c.chain.items(), key=lambda kv: -kv[1]))
         lines.append(

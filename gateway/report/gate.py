@@ -26,9 +26,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from gateway.report.comparison import Comparison, compare, lines_jsonl, paired_items, run_line
+from gateway.report.comparison import Comparison, compare, paired_items
 from gateway.report.recordings import load_runs
-from gateway.report.run_line import RunLine
+from gateway.report.run_line import RunLine, lines_jsonl, run_line
 from gateway.report.verdict import Clause, Ruling, Verdict
 
 

@@ -14,19 +14,12 @@ from pathlib import Path
 
 from gateway.display import safe_text
 from gateway.report.budget import Ladder, build_ladders, render_ladder
-from gateway.report.comparison import (
-    Comparison,
-    compare,
-    lines_jsonl,
-    render_comparison,
-    run_line,
-    write_lines,
-)
+from gateway.report.comparison import Comparison, compare, render_comparison
 from gateway.report.decision import plan_decision, render_verdict
 from gateway.report.forks import ForkGroup, build_fork_groups, render_forks, render_preparation
 from gateway.report.recordings import load_runs
 from gateway.report.results_table import results_table
-from gateway.report.run_line import RunLine
+from gateway.report.run_line import RunLine, lines_jsonl, run_line, write_lines
 from gateway.whole_file import write_whole
 
 SUMMARY_FILE = "matrix.md"

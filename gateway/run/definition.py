@@ -19,7 +19,7 @@ from typing import Any
 from adapters.lifecycle import binary_for, with_agent_path
 from adapters.profiles import resolve
 from gateway import __version__
-from gateway.report.comparison import CORRECT_RULE
+from gateway.report.run_line import CORRECT_RULE
 
 
 def _root() -> Path:

@@ -135,8 +135,8 @@ def test_a_pair_left_incomplete_means_no_decision() -> None:
 
 
 def test_an_experiment_name_with_dots_keeps_its_own_files(tmp_path: Path) -> None:
-    from gateway.report.comparison import write_lines
     from gateway.report.decision import plan_decision
+    from gateway.report.run_line import write_lines
 
     jsonl, table = write_lines(LINES, tmp_path / "mem.v2")
     assert (jsonl.name, table.name) == ("mem.v2.runs.jsonl", "mem.v2.runs.csv")

@@ -8,9 +8,9 @@ from pathlib import Path
 
 from gateway.log.events import MemoryCallSeen, MemoryResult
 from gateway.log.runlog import EVENTS_FILE, read_log
-from gateway.report.comparison import compare, render_comparison, run_line
+from gateway.report.comparison import compare, render_comparison
 from gateway.report.recordings import load_run
-from gateway.report.run_line import RunLine
+from gateway.report.run_line import RunLine, run_line
 from gateway.run.config import RunSpec
 from gateway.run.runner import run_spec
 from gateway.traffic.tool_results import result_items

@@ -132,8 +132,8 @@ def test_the_junit_file_is_valid_xml_whatever_the_ids_hold(tmp_path: Path) -> No
 def test_a_baseline_holds_paths_relative_to_itself_and_every_regression_is_listed(tmp_path: Path) -> None:
     """Before: the shipped baseline held this machine's absolute path; the console cut the
     regressed questions at ten without saying so."""
-    from gateway.report.comparison import read_lines
     from gateway.report.gate import render_gate, write_baseline
+    from gateway.report.run_line import read_lines
 
     line = replace(_run("b", "t", {"q1": True}), recording=str(tmp_path / "recordings" / "run"))
     (tmp_path / "ci").mkdir()

@@ -11,10 +11,17 @@ from typing import Any
 import pytest
 
 from gateway.log.vocabulary import TerminationReason
-from gateway.report.comparison import compare, lines_jsonl, read_lines
+from gateway.report.comparison import compare
 from gateway.report.decision import Decision, verdict
 from gateway.report.results_table import results_table
-from gateway.report.run_line import QuestionOutcome, RunLine, RunLineError, parse_status
+from gateway.report.run_line import (
+    QuestionOutcome,
+    RunLine,
+    RunLineError,
+    lines_jsonl,
+    parse_status,
+    read_lines,
+)
 
 LIMIT = "limit_reached (agent_turns: 30 messages sent, the limit is 30)"  # as lines said it before
 

@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 from gateway.log.runlog import EVENTS_FILE, read_log
-from gateway.report.comparison import run_line
 from gateway.report.recordings import load_run
+from gateway.report.run_line import run_line
 from gateway.run.config import RunSpec
 from gateway.run.definition import files_sha256, run_definition
 from gateway.run.runner import run_spec

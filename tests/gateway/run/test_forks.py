@@ -286,7 +286,11 @@ def test_accumulating_memory_chains_each_variants_tasks_from_the_previous_ones_e
     assert lines["acc.people.r1.memory"]["mean_score"] > 0  # B's agent prepared the memory (the default)
     # amortised over the runs that really start from the prepared state (each arm's first step),
     # not over all four (before: "over the 4 task runs")
-    assert "Amortised over the 2 task runs" in (rec / "matrix.md").read_text()
+    matrix = (rec / "matrix.md").read_text()
+    assert "Amortised over the 2 task runs" in matrix
+    # progress along the sequence, step by step, and where it ends (before: one pooled B − A)
+    assert "| step of the sequence (accumulating memory) | questions | B − A |" in matrix
+    assert "- at the end of the sequence (step 2): B − A = " in matrix
 
 
 def test_the_exam_checkpoint_comes_right_before_the_first_question(make_benchmark: BenchFactory) -> None:
