@@ -212,12 +212,15 @@ def test_a_negative_margin_is_refused() -> None:
 
 def test_a_tag_b_makes_worse_keeps_a_whatever_the_mean() -> None:
     """The shipped example's abstain tag at -1.00 with ACCEPT B: every tag is checked."""
-    better = [line(f"t{n}", v, v == "B", tags=["update"]) for n in range(8) for v in ("A", "B")]
-    worse = [line(f"u{n}", v, v == "A", tags=["abstain"]) for n in range(8) for v in ("A", "B")]
-    both = [*better, *worse[:4]]  # B wins 8 update questions, loses 2 abstain ones
+    better = [line(f"t{n}", v, v == "B", tags=["update"]) for n in range(20) for v in ("A", "B")]
+    worse = [line(f"u{n}", v, v == "A", tags=["abstain"]) for n in range(5) for v in ("A", "B")]
+    both = [*better, *worse]  # B − A = +0.60 [+0.28, +0.92] overall; abstain −1.00 on 5 tasks
     ruling = decide(Decision(0.1, ()), compare(both), both)
-    assert ruling.verdict is not Verdict.ACCEPT
-    assert any(c.text.startswith("tag abstain: B") for c in ruling.clauses)
+    assert ruling.verdict is Verdict.REJECT  # was ACCEPT B
+    assert (ruling.deciding or Clause(None, "")).text.startswith("tag abstain: B is worse, B − A = -1.00")
+    few = [line(f"t{n}", v, v == "B") for n in range(4) for v in ("A", "B")] + worse[:2]  # 5 tasks in all
+    unsure = decide(Decision(0.1, ()), compare(few), few)
+    assert unsure.verdict is not Verdict.ACCEPT
 
 
 def test_cost_and_time_clauses_weigh_the_agent_not_the_persona_or_checker() -> None:
