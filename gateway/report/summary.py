@@ -232,6 +232,27 @@ def _undelivered(
     return out
 
 
+def _persona_spoiled(slips: list[PersonaSlip], evaluations: dict[str, Evaluation]) -> dict[str, str]:
+    """A question whose answer the persona gave away when asking it (`answer_leaked`) leaves the
+    scores — a right answer there measures no memory; a grade the exact grader is certain is
+    wrong (`grade_disputed`) becomes unresolved, its range what the question can score, as an
+    unsure grader's is. Returns the unscored ones, question id → why."""
+    out: dict[str, str] = {}
+    for slip in slips:
+        qid = slip.question_id
+        if not qid or qid not in evaluations:
+            continue
+        if slip.kind is SlipKind.ANSWER_LEAKED:
+            evaluations.pop(qid)
+            out[qid] = "the persona gave its answer away when asking it (answer_leaked)"
+        elif slip.kind is SlipKind.GRADE_DISPUTED:
+            ev = evaluations[qid]
+            evaluations[qid] = replace(
+                ev, certain=False, low=None, high=None, reason=f"{ev.reason} — disputed: {slip.detail}"
+            )
+    return out
+
+
 def mean_range(bounds: Iterable[tuple[float, float]]) -> tuple[float, float] | None:
     """The mean over each grade's (least, most) — `Evaluation.bounds`: every unresolved question
     at its least, every one at its most — what a mean over guesses can be."""
@@ -375,12 +396,13 @@ def summarize(log: RunLog, benchmark: Benchmark) -> RunSummary:
         last_ts = event.ts or last_ts
     if segment_start is not None:
         active += last_ts - segment_start
+    # the persona's mistakes leave the scores before any figure is made of them
+    unscored = _undelivered(benchmark, list(benchmark.questions), slips, evaluations) | _persona_spoiled(slips, evaluations)
     by_tag: dict[str, list[tuple[float, float]]] = {}
     for q in benchmark.questions:
         if q.id in evaluations:
             for tag in q.tags or ("untagged",):
                 by_tag.setdefault(tag, []).append(evaluations[q.id].bounds())
-    unscored = _undelivered(benchmark, list(benchmark.questions), slips, evaluations)  # out of the scores
     return RunSummary(
         run_id=log.header.run_id,
         benchmark=str(log.header.benchmark.get("name", "")),

@@ -91,3 +91,27 @@ async def test_reasoning_written_into_a_message_never_reaches_the_agent(
     assert outcome.reason == TerminationReason.COMPLETED
     sent = [e.text for e in read_log(tmp_path / "c" / EVENTS_FILE).events if isinstance(e, (Said, Asked))]
     assert sent and not [t for t in sent if "thinking" in t.lower()]
+
+
+async def test_a_leaked_answer_is_unscored_and_a_disputed_grade_unresolved(
+    fake: tuple[FakePersonaModel, ServedApp], tmp_path: Path
+) -> None:
+    """Issue 45 item 3. Before: 14 `answer_leaked` slips yet 15/15 graded and the mean unchanged;
+    a lenient persona's disputed grades standing (10.00 instead of 8.67)."""
+    from gateway.report.recordings import load_run
+
+    model, served = fake
+    model.mistake = "leak"
+    await run_spec(RunSpec("leak", DEMO, {"adapter": "reference"}, persona("anthropic", served.url)), tmp_path)
+    leaked = load_run(tmp_path / "leak").summary
+    slips = {s.question_id for s in leaked.slips if s.kind == "answer_leaked"}
+    assert slips and slips <= set(leaked.unscored_persona) and not slips & set(leaked.evaluations)
+    assert all("gave its answer away" in leaked.unscored_persona[q] for q in slips)
+    model.mistake = "lenient"
+    await run_spec(RunSpec("lenient", DEMO, {"adapter": "reference"}, persona("anthropic", served.url)), tmp_path)
+    lenient = load_run(tmp_path / "lenient").summary
+    disputed = {s.question_id for s in lenient.slips if s.kind == "grade_disputed"}
+    assert disputed and all(not lenient.evaluations[q].certain for q in disputed)
+    assert lenient.mean is None and lenient.mean_range is not None  # a range, never the lenient 10.00
+    low, high = lenient.mean_range
+    assert low < 8.67 < high and "unresolved" in lenient.describe_mean()  # the clean run's mean, within
