@@ -28,6 +28,7 @@ from gateway.log.vocabulary import (
     SlipKind,
     TerminationReason,
 )
+from persona.drivers.actions import Slip
 from persona.outcome import most
 
 MAGIC = "marathonbench.events"
@@ -428,6 +429,13 @@ class PersonaSlip(Event):
     detail: str = ""
     fact: str = ""
     question_id: str = ""
+    missing: list[str] = field(default_factory=list)  # fact_not_said: the details never said
+
+    @classmethod
+    def of(cls, slip: Slip) -> PersonaSlip:
+        """The persona's slip as the log keeps it, every field carried (a fact, a question)."""
+        return cls(kind=slip.kind, detail=slip.detail, fact=slip.fact, question_id=slip.question_id,
+                   missing=list(slip.missing))  # fmt: skip
 
 
 @dataclass

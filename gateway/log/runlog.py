@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import shutil
 import time
 from collections.abc import Callable, Iterator
@@ -52,9 +53,10 @@ MIN_FREE_BYTES = 4 << 20  # room a streamed LLM answer's records need, with a ma
 
 
 def _slip_names_its_subject(record: dict[str, Any]) -> dict[str, Any]:
-    """Format 2 → 3: a `persona_slip` names its fact (`file:id`) and question in fields of their
-    own; format 2 had them only in its words — a fact as the detail's first word
-    (`fact_not_said`), a question as the `id:` before it (`answer_leaked`, `grade_disputed`).
+    """Format 2 → 3: a `persona_slip` names its fact (`file:id`), question and the details never
+    said in fields of their own; format 2 had them only in its words — a fact as the detail's
+    first word (`fact_not_said`, then "…, but 34, Pixel never said"), a question as the `id:`
+    before it (`answer_leaked`, `grade_disputed`).
     Idempotent: a resumed format-2 log holds format-3 records, which pass unchanged."""
     if record.get("t") != "persona_slip" or "fact" in record or not isinstance(record.get("detail"), str):
         return record
@@ -62,7 +64,9 @@ def _slip_names_its_subject(record: dict[str, Any]) -> dict[str, Any]:
     kind = record.get("kind")
     fact = first if kind == "fact_not_said" and ":" in first else ""
     question = first[:-1] if kind in ("answer_leaked", "grade_disputed") and first.endswith(":") else ""
-    return {**record, "fact": fact, "question_id": question}
+    said = re.search(r" marked told, but (.+) never said", record["detail"]) if fact else None
+    missing = said.group(1).split(", ") if said else []
+    return {**record, "fact": fact, "question_id": question, "missing": missing}
 
 
 # format N → N+1 converters for a record; applied in a chain up to FORMAT_VERSION.

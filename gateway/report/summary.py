@@ -208,9 +208,8 @@ def _undelivered(
     slips: list[PersonaSlip],
     evaluations: dict[str, Evaluation],
 ) -> dict[str, str]:
-    """The questions whose answer lives in a fact the persona marked told but never said
-    (`fact_not_said`); their grades leave `evaluations` — the agent was never told, so a wrong
-    answer is no forgetting (a number told as 35 for 34, and "35" graded 0)."""
+    """The questions whose answer holds a detail the persona marked told but never said
+    (`fact_not_said`: 34 told as 35, and "35" graded 0 is no forgetting); they leave `evaluations`."""
     out: dict[str, str] = {}
     for slip in slips:
         ref = slip.fact if slip.kind is SlipKind.FACT_NOT_SAID else ""
@@ -223,7 +222,8 @@ def _undelivered(
                 q.id in evaluations
                 and not q.abstain
                 and q.expected
-                and contains_expected(q.expected, fact.text)
+                and contains_expected(q.expected, fact.text)  # and only what was never said spoils it:
+                and (not slip.missing or any(contains_expected(m, q.expected) for m in slip.missing))
             ):
                 evaluations.pop(q.id)
                 out[q.id] = (

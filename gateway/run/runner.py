@@ -419,9 +419,7 @@ class Run:
                     file, _, fact_id = key.partition(":")
                     self.log(FactTold(file=file, fact_id=fact_id))
             case Slip():
-                self.log(
-                    PersonaSlip(kind=action.kind, detail=action.detail, fact=action.fact, question_id=action.question_id)
-                )
+                self.log(PersonaSlip.of(action))
             case EditFact():
                 if traffic:
                     traffic.fact_edited(action.old, action.new)

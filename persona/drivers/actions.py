@@ -150,6 +150,7 @@ class Slip:
     detail: str
     fact: str = ""
     question_id: str = ""
+    missing: tuple[str, ...] = ()  # fact_not_said: the fact's details never said
 
 
 @dataclass(frozen=True)

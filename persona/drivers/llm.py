@@ -403,6 +403,7 @@ class LLMPersonaDriver:
                         SlipKind.FACT_NOT_SAID,
                         f"{name}:{fid} marked told, but {', '.join(missing)} never said since the file was read",
                         fact=f"{name}:{fid}",
+                        missing=tuple(missing),
                     )
                 )
             marked.append(f"{name}:{fid}")

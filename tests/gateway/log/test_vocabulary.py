@@ -94,6 +94,7 @@ def test_a_format_2_slip_is_migrated_to_name_its_fact_and_question(tmp_path: Pat
     log = read_log(path)
     assert log.format == 2
     slips = [e for e in log.events if isinstance(e, PersonaSlip)]
+    assert slips[0].missing == ["34"]  # "…, but 34 never said": the details, read out of the words
     assert [(s.kind, s.fact, s.question_id) for s in slips] == [
         (SlipKind.FACT_NOT_SAID, "home:1.3", ""),
         (SlipKind.ANSWER_LEAKED, "", "q7"),

@@ -78,6 +78,13 @@ async def test_a_question_on_a_fact_the_persona_never_said_is_unscored_not_forgo
     report = (tmp_path / "c" / "report.md").read_text()
     assert f"### Unscored (persona): {len(summary.unscored_persona)} — left out of the scores, not forgotten" in report
     assert "- q1: its answer is in profile:1.1" in report
+    # only a question whose answer holds a detail never said is unscored: one on the same fact's
+    # other details, said right, still counts (issue 45 item 4: "Pixel" unscored by the cat's age)
+    questions = {q.id: q for q in load_benchmark(DEMO).questions}
+    missing = [m for s in summary.slips if s.kind == "fact_not_said" for m in s.missing]
+    assert missing and all(
+        any(m in questions[qid].expected for m in missing) for qid in summary.unscored_persona
+    ), (missing, {qid: questions[qid].expected for qid in summary.unscored_persona})
 
 
 async def test_reasoning_written_into_a_message_never_reaches_the_agent(
