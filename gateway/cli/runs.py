@@ -103,9 +103,11 @@ def _print_why(outcome: RunOutcome) -> None:
     look = [str(outcome.report)]
     if (outcome.run_dir / "agent.log").exists():
         look.append(str(outcome.run_dir / "agent.log"))
-    # one line, even when an agent's error body was HTML or held control sequences
+    # one line, even when an agent's error body was HTML or held control sequences; an agent's
+    # words are cut (a whole error page is no reason), ours are printed whole — their fix is at the end
     why = safe_text(" ".join(outcome.detail.split()), one_line=True)
-    print(f"[{outcome.run_id}] why: {why if len(why) <= 240 else why[:239] + '…'}")
+    theirs = outcome.reason in (TerminationReason.AGENT_FAILED, TerminationReason.AGENT_LLM_FAILED)
+    print(f"[{outcome.run_id}] why: {why[:239] + '…' if theirs and len(why) > 240 else why}")
     if outcome.reason == TerminationReason.LIMIT_REACHED:
         print(
             f"[{outcome.run_id}] see {' and '.join(look)}; the run used up its limits and stays as it ended"
