@@ -28,7 +28,7 @@ from typing import Any
 
 from gateway.report.comparison import Comparison, compare, paired_items
 from gateway.report.recordings import load_runs
-from gateway.report.run_line import RunLine, lines_jsonl, run_line
+from gateway.report.run_line import Identity, RunLine, lines_jsonl, run_line
 from gateway.report.verdict import Clause, Ruling, Verdict
 
 
@@ -104,9 +104,6 @@ def lines_of_runs(recordings: Path) -> list[RunLine]:
         )
         for run in runs
     ]
-
-
-type Identity = tuple[str, str, str, str, int, int, str]
 
 
 def _by_identity(lines: list[RunLine], side: str) -> tuple[dict[Identity, RunLine], list[str]]:

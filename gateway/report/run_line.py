@@ -38,6 +38,7 @@ from gateway.report.stale_facts import misapplied_old_facts
 from persona.grading.leak import states_deleted
 from persona.outcome import PassRule, is_correct
 
+type Identity = tuple[str, str, str, str, int, int, str]  # task, rung, exam, question, rollout, repeat, arm
 UNFINISHED = "unfinished"  # `status` on disk for a run that never wrote an end record
 _OLD_UNFINISHED = ("running or killed",)  # how lines said so before
 
@@ -168,7 +169,7 @@ class RunLine:
         return self.pair
 
     @property
-    def identity(self) -> tuple[str, str, str, str, int, int, str]:
+    def identity(self) -> Identity:
         """What one run of a recordings folder is, across folders (the gate pairs a baseline's
         line with the candidate's of the same identity): task, rung, exam mode, question fork,
         rollout, repeat and arm."""
@@ -237,7 +238,8 @@ class RunLine:
         )
 
 
-_INTS = ("repeat", "position", "correct", "graded", "planned", "misapplied_old_facts", "canary_hits", "step", "rollout")
+_INTS = ("repeat", "position", "correct", "graded", "planned", "misapplied_old_facts", "canary_hits", "step", "rollout",
+         "agent_calls")  # fmt: skip
 _FLOATS = ("active_seconds", "agent_seconds", "persona_seconds")
 _OPTIONAL_INTS = ("memory_calls", "returned_items", "returned_chars")
 
@@ -254,14 +256,14 @@ def _coerce(key: str, value: Any) -> Any:
             return None if value is None else int(value)
         if key in ("mean_score", "cost_usd", "agent_cost_usd"):
             return None if value is None else float(value)
+        if key == "retrieved" and value is None:
+            return None  # not observed
         if key in ("misapplied_examples", "retrieved"):
-            return None if value is None and key == "retrieved" else tuple(str(v) for v in value or ())
+            return tuple(str(v) for v in value or ())
         if key == "deletion_checks":
             return tuple(dict(v) for v in value or ())
         if key in ("defines", "decision"):
             return dict(value or {})
-        if key == "agent_calls":
-            return int(value or 0)
     except (TypeError, ValueError) as exc:
         raise RunLineError(f"`{key}` is {value!r}: {exc}") from None
     return "" if value is None else str(value)

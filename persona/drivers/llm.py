@@ -44,7 +44,7 @@ from persona.drivers.persona_prompt import language_part, reminder
 from persona.drivers.protocol import PersonaCantPlay
 from persona.drivers.tools import TOOL_SPECS
 from persona.llm.types import LLMClient, LLMError, LLMRequest, LLMResponse, ToolUse, probe, replayed
-from persona.outcome import RETRY_WEIGHT
+from persona.outcome import RETRY_WEIGHT, weighted
 from persona.terms import missing_details
 
 PROMPTS = Path(__file__).parent / "prompts"
@@ -472,13 +472,12 @@ class LLMPersonaDriver:
         q.graded = True
         if (disputed := disputed_grade(q.question, q.answer, score)) is not None:
             self.queue.append(disputed)
-        weight = RETRY_WEIGHT if q.attempts == 2 else 1.0
         comment = str(args.get("comment", ""))
         reason = comment if q.attempts == 1 else f"after a search-memory nudge (×{RETRY_WEIGHT}): {comment}"
         self.queue.append(
             Evaluate(
                 qid,
-                round(score * weight, 2),
+                round(weighted(score, q.attempts), 2),
                 reason,
                 q.answer,
                 q.attempts,

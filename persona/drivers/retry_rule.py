@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from persona.drivers.actions import Evaluate
 from persona.grading.exact import Grade
-from persona.outcome import RETRY_WEIGHT, most
+from persona.outcome import RETRY_WEIGHT, most, weighted
 
 _MOST_AFTER_NUDGE = most(2)
 
@@ -43,7 +43,7 @@ def retried(
     `sure` False: that reading is a guess (`why` says why), so the grade is sure only where both
     tries' grades agree. The grade's `attempts` says which try counts: 2, the nudged one ×0.5."""
     first_answer, second_answer = answers
-    after = round(second.score * RETRY_WEIGHT, 2)
+    after = round(weighted(second.score, 2), 2)
     if sure and not claim:  # a replay's recorded nudge after an answer: the answer counts
         return Evaluate(
             question_id,

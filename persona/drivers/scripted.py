@@ -34,7 +34,7 @@ from persona.grading.exact import ExactGrader, Grade, Grader, with_evidence
 from persona.grading.judge import ExamItem, Judge, superseded_values
 from persona.grading.never_told_reading import NeverToldReading
 from persona.grading.stall import is_stall
-from persona.outcome import RETRY_WEIGHT
+from persona.outcome import weighted
 from persona.phrases import phrases_for
 
 
@@ -117,10 +117,9 @@ class ScriptedDriver:
         verdict = await self.judge.judge(ExamItem(q, q.expected, self._answers.get(q.id, []), superseded))
         if verdict.score is None:
             return replace(action, reason=f"{action.reason}; the judge gave no verdict: {verdict.reason}")
-        weight = RETRY_WEIGHT if action.attempts > 1 else 1.0
         return replace(
             action,
-            score=round(verdict.score * weight, 2),
+            score=round(weighted(verdict.score, action.attempts), 2),
             reason=f"judge: {verdict.reason} — for the exact grader, which was not sure ({action.reason})",
             grader=self.judge.name,
             certain=True,
