@@ -25,7 +25,12 @@ from fakes.prompt_cache import AnthropicCache, OpenAICache
 from persona.grading.exact import contains_expected
 from persona.grading.never_told import says_never_told
 
-Step = tuple[str, ...] | tuple[str, str, dict[str, Any]] | tuple[str, str, dict[str, Any], list[str]]
+Step = (
+    tuple[str, ...]
+    | tuple[str, str, dict[str, Any]]
+    | tuple[str, str, dict[str, Any], list[str]]
+    | tuple[str, str, list[tuple[str, dict[str, Any]]]]  # ("beside", text, tool calls): a mistake mode's
+)
 
 
 @dataclass
@@ -86,9 +91,15 @@ def items_of(messages: list[dict[str, Any]], openai: bool) -> list[Item]:
     return out
 
 
+# what the driver writes when a message beside tool calls was not sent (persona/drivers/llm.py)
+NOT_SENT = "(Your message beside these tool calls was not sent"
+
+
 def _user_text(text: str) -> Item:
     if re.search(r"^Phase \d+ of \d+:", text, re.M):
         return Item("phase", text)
+    if text.startswith(NOT_SENT):
+        return Item("note", text)
     return Item("reply", text.removeprefix("The assistant replied:\n"))
 
 
@@ -113,7 +124,8 @@ def plan(phase: str, combine: bool = False, skip_files: bool = False) -> Generat
             if not facts:
                 break
             batch, facts = facts[:3], facts[3:]
-            yield ("say", "Some things about me: " + " ".join(text.rstrip(".") + "." for _, text in batch))
+            told = {"file": file, "ids": [fid for fid, _ in batch]}  # for the mistake modes only
+            yield ("say", "Some things about me: " + " ".join(text.rstrip(".") + "." for _, text in batch), told)
             # the fourth element is for the mistake modes only: the facts still untold
             yield ("call", "facts_mark_told", {"file": file, "ids": [fid for fid, _ in batch]}, [f for f, _ in facts])
             if combine and not facts:
@@ -254,13 +266,19 @@ class FakePersonaModel:
             return ("call", "next_phase", {})
         return None
 
-    def _spoiled(self, step: Step) -> Step:
+    def _spoiled(self, step: Step, messages: list[dict[str, Any]], openai: bool) -> Step:
         """`step` with the mistake a weak model makes: `leak` (the answer in the question),
         `lenient` (every answer graded 10), `misnumber` (a number told wrong), `wrong_language`
         (facts told under a Russian preamble in an English story), `reasoning` (its thinking in
-        the message)."""
+        the message), `beside_failing` (a batch of facts written beside its `facts_mark_told`
+        and a failing tool call, the first time it is told — the message is never sent)."""
         facts = step[0] == "say" and step[1].startswith("Some things about me:")
-        if self.mistake == "leak" and step[0] == "say" and len(step) == 3 and isinstance(step[2], dict):
+        asks = step[0] == "say" and len(step) == 3 and isinstance(step[2], dict) and "question_id" in step[2]
+        first_time = facts and not any(it.kind == "said" and it.text == step[1] for it in items_of(messages, openai))
+        if self.mistake == "beside_failing" and first_time and isinstance(step[2], dict):
+            bogus = ("facts_read", {"file": "diary"})  # no such file: the tool fails
+            return ("beside", step[1], [("facts_mark_told", step[2]), bogus])
+        if self.mistake == "leak" and asks and isinstance(step[2], dict):
             return ("say", f"{step[1]} Is it {step[2]['expected']}, by any chance", step[2])
         if self.mistake == "lenient" and step[0] == "call" and step[1] == "log_evaluation":
             return ("call", "log_evaluation", {**step[2], "score": 10})  # type: ignore[dict-item]
@@ -270,7 +288,6 @@ class FakePersonaModel:
             untold = step[3]
             if isinstance(untold, list) and untold and isinstance(step[2], dict):
                 return ("call", "facts_mark_told", {**step[2], "ids": [*step[2]["ids"], untold[0]]})
-        asks = step[0] == "say" and len(step) == 3 and isinstance(step[2], dict)
         if self.mistake == "two_questions" and asks and isinstance(step[2], dict) and step[2].get("next"):
             return ("say", f"{step[1]} And {step[2]['next']}", step[2])
         if self.mistake == "reasoning" and step[0] == "say":
@@ -279,6 +296,17 @@ class FakePersonaModel:
             preamble = "Привет! Сегодня я хочу рассказать тебе очень многое о себе, о семье и о работе, слушай внимательно."
             return ("say", f"{preamble} {preamble} {step[1]}")
         return step
+
+    def _parts(
+        self, step: Step, messages: list[dict[str, Any]], openai: bool
+    ) -> tuple[str, list[tuple[str, dict[str, Any]]]]:
+        """A step as a response's text and tool calls."""
+        if step[0] in ("say", "text"):
+            return str(step[1]), []
+        if step[0] == "beside":
+            return str(step[1]), list(step[2])  # type: ignore[arg-type]
+        assert isinstance(step[2], dict)
+        return self._combined(step, messages, openai), [(str(step[1]), step[2])]
 
     def _too_long(self, body: dict[str, Any], openai: bool) -> web.Response | None:
         size = len(json.dumps(body)) // 4
@@ -325,21 +353,17 @@ class FakePersonaModel:
         if (refused := self._too_long(body, openai=False)) is not None:
             return refused
         skip = self.mistake == "skip_files"
-        step = self._judge(body) or self._mistaken() or self._spoiled(next_step(body["messages"], False, self.combine, skip))
-        content: list[dict[str, Any]]
-        if step[0] == "say" or step[0] == "text":
-            content = [{"type": "text", "text": step[1]}]
-        else:
-            beside = self._combined(step, body["messages"], openai=False)
-            content = [{"type": "text", "text": beside}] if beside else []
-            content.append(
-                {
-                    "type": "tool_use",
-                    "id": f"toolu_{uuid.uuid4().hex[:16]}",
-                    "name": step[1],
-                    "input": step[2],
-                }
-            )
+        step = (
+            self._judge(body)
+            or self._mistaken()
+            or self._spoiled(next_step(body["messages"], False, self.combine, skip), body["messages"], False)
+        )
+        text, calls = self._parts(step, body["messages"], openai=False)
+        content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
+        content += [
+            {"type": "tool_use", "id": f"toolu_{uuid.uuid4().hex[:16]}", "name": name, "input": args}
+            for name, args in calls
+        ]
         uncached, cached, written = self.anthropic_cache.usage(body)
         message = {
             "id": f"msg_{uuid.uuid4().hex[:16]}",
@@ -347,7 +371,7 @@ class FakePersonaModel:
             "role": "assistant",
             "model": body["model"],
             "content": content,
-            "stop_reason": "tool_use" if step[0] == "call" else "end_turn",
+            "stop_reason": "tool_use" if calls else "end_turn",
             "stop_sequence": None,
             "usage": {
                 "input_tokens": uncached,
@@ -373,25 +397,22 @@ class FakePersonaModel:
         if (refused := self._too_long(body, openai=True)) is not None:
             return refused
         skip = self.mistake == "skip_files"
+        conversation = [m for m in body["messages"] if m["role"] != "system"]
         step = (
             self._judge(body)
             or self._mistaken()
-            or self._spoiled(
-                next_step([m for m in body["messages"] if m["role"] != "system"], True, self.combine, skip)
-            )
+            or self._spoiled(next_step(conversation, True, self.combine, skip), conversation, True)
         )
-        message: dict[str, Any] = {"role": "assistant", "content": None}
-        if step[0] in ("say", "text"):
-            message["content"] = step[1]
-        else:
-            conversation = [m for m in body["messages"] if m["role"] != "system"]
-            message["content"] = self._combined(step, conversation, openai=True) or None
+        text, calls = self._parts(step, conversation, openai=True)
+        message: dict[str, Any] = {"role": "assistant", "content": text or None}
+        if calls:
             message["tool_calls"] = [
                 {
                     "id": f"call_{uuid.uuid4().hex[:12]}",
                     "type": "function",
-                    "function": {"name": step[1], "arguments": json.dumps(step[2])},
+                    "function": {"name": name, "arguments": json.dumps(args)},
                 }
+                for name, args in calls
             ]
         size, cached = self.openai_cache.usage(body)
         usage = {
@@ -403,7 +424,7 @@ class FakePersonaModel:
         choice = {
             "index": 0,
             "message": message,
-            "finish_reason": "tool_calls" if step[0] == "call" else "stop",
+            "finish_reason": "tool_calls" if calls else "stop",
         }
         return web.json_response(
             {

@@ -16,6 +16,9 @@ check them over run kinds × interruptions (tests/test_invariants.py, bench/inte
 - `report_current`: the run's report.md is what its log renders today (a report edited by
   hand, or written before the log was cut or changed, is named).
 - `archive_intact`: every checkpoint the log records has its archive, with the logged digest.
+- `told_delivered`: every fact counted told was in a message the agent received (answered) —
+  the message named it, or said its numbers, codes and names — or a persona slip names it
+  (a fact marked told but never said is counted, and its questions are unscored).
 
 It sits with the commands because one of its checks runs every reader over a folder, the
 viewer's included (the flow's order lets only the last layer import them all).
@@ -35,11 +38,24 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
-from gateway.log.events import Asked, CheckpointSaved, Evaluation, Event, RunStart, Said
+from gateway.log.events import (
+    Asked,
+    CheckpointSaved,
+    Evaluation,
+    Event,
+    FactEdited,
+    FactTold,
+    PersonaSlip,
+    Replied,
+    RunStart,
+    Said,
+)
 from gateway.log.lineage import LineageError, inherited_events, parent_log_path
 from gateway.log.runlog import EVENTS_FILE, RunLog, RunLogFormatError, read_log
 from gateway.run.checkpoints import checkpoints_in, file_sha256
 from gateway.run.fork_start import restored_start
+from persona.benchmark.model import DELETED_MARKERS, Benchmark
+from persona.terms import missing_details
 
 
 class Invariant(StrEnum):
@@ -49,6 +65,7 @@ class Invariant(StrEnum):
     READABLE = "readable"
     REPORT_CURRENT = "report_current"
     ARCHIVE_INTACT = "archive_intact"
+    TOLD_DELIVERED = "told_delivered"
 
 
 @dataclass(frozen=True)
@@ -83,7 +100,66 @@ def check_run(run_dir: Path, *, readers: bool = True) -> list[Violation]:
     found += [Violation(name, Invariant.ARCHIVE_INTACT, m) for m in archive_problems(log, run_dir)]
     if readers and log.header.benchmark.get("path"):
         found += reader_problems(run_dir, log)
+        benchmark = _benchmark(log)
+        if benchmark is not None:
+            found += [Violation(name, Invariant.TOLD_DELIVERED, m) for m in telling_problems(log.events, inherited, benchmark)]
     return found
+
+
+def _benchmark(log: RunLog) -> Benchmark | None:
+    """The run's benchmark, or None when it can't be read (`readable` names that)."""
+    from gateway.report.recordings import benchmark_of
+    from persona.benchmark.errors import BenchmarkErrors
+
+    try:
+        return benchmark_of(log.header)
+    except (BenchmarkErrors, OSError, KeyError):
+        return None
+
+
+def telling_problems(events: list[Event], inherited: list[Event], benchmark: Benchmark) -> list[str]:
+    """Each `fact_told` against the messages the agent received before it: one that named the
+    fact (a scripted fact message), or all of them together saying its current value's numbers,
+    codes and names (the LLM persona's `facts_mark_told`), or a persona slip about the fact."""
+    values = {f"{name}:{fid}": f.text for name, ff in benchmark.facts.items() for fid, f in ff.facts.items()}
+    delivered: list[str] = []
+    named: set[str] = set()
+    slipped: set[str] = set()
+    sent: Said | Asked | None = None
+    problems: list[str] = []
+    said, said_upto = "", 0
+    for e in [*inherited, *events]:
+        match e:
+            case Said() | Asked():
+                sent = e
+            case Replied() if sent is not None:
+                delivered.append(sent.text)
+                if isinstance(sent, Said):
+                    named.update(sent.fact_ids)
+                sent = None
+            case RunStart():
+                sent = None
+            case FactEdited():
+                key = f"{e.file}:{e.fact_id}"
+                if e.new.strip() in DELETED_MARKERS:
+                    values.pop(key, None)
+                else:
+                    values[key] = e.new
+            case PersonaSlip() if e.fact:
+                slipped.add(e.fact)
+            case FactTold():
+                key = f"{e.file}:{e.fact_id}"
+                value = values.get(key)
+                if key in named or key in slipped or value is None:
+                    continue
+                if said_upto < len(delivered):
+                    said, said_upto = "\n".join(delivered), len(delivered)
+                if missing := missing_details(value, said):
+                    problems.append(
+                        f"{key} counted told (event {e.seq}), but no message the agent received said "
+                        f"{', '.join(missing)}, and no persona slip names it"
+                    )
+    return problems
 
 
 ACROSS_RUNS = "(across runs)"  # the run a violation of the cross-run files names

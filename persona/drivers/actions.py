@@ -36,6 +36,10 @@ class SlipKind(StrEnum):
     TWO_QUESTIONS = "two_questions"
     GRADE_DISPUTED = "grade_disputed"  # the exact grader is certain of another grade
     WRONG_LANGUAGE = "wrong_language"
+    # facts marked told on a message written beside tool calls that was not sent: they stay untold
+    MESSAGE_DROPPED = "message_dropped"
+    # a fact's new value (`facts_edit`) never said to the agent: its questions are unscored
+    UPDATE_NOT_SAID = "update_not_said"
 
 
 @dataclass(frozen=True)

@@ -16,11 +16,10 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from persona.benchmark.model import DELETED_MARKERS, Benchmark, Phase, Question, Utterance
+from persona.benchmark.model import Benchmark, Question, Utterance
 from persona.drivers.actions import (
     AgentReply,
     Ask,
@@ -34,18 +33,16 @@ from persona.drivers.actions import (
     Say,
     Slip,
     SlipKind,
-    phase_action,
 )
-from persona.drivers.claims import disputed_grade, leaked_answer, questions_in, two_questions, wrong_language
+from persona.drivers.claims import leaked_answer, questions_in, two_questions, wrong_language
 from persona.drivers.give_up import GiveUp, PlayWatch, is_context_error
 from persona.drivers.live_facts import LiveFacts
 from persona.drivers.persona_compaction import Compaction, compacted
 from persona.drivers.persona_prompt import language_part, reminder
 from persona.drivers.protocol import PersonaCantPlay
+from persona.drivers.tool_calls import PersonaState, PersonaTools, QuestionState
 from persona.drivers.tools import TOOL_SPECS
-from persona.llm.types import LLMClient, LLMError, LLMRequest, LLMResponse, ToolUse, probe, replayed
-from persona.outcome import RETRY_WEIGHT, weighted
-from persona.terms import missing_details
+from persona.llm.types import LLMClient, LLMError, LLMRequest, LLMResponse, probe, replayed
 
 PROMPTS = Path(__file__).parent / "prompts"
 # what the model did that moves the benchmark on, for `PlayWatch` (asking a question does too)
@@ -59,29 +56,7 @@ _OUT_OF_ROLE = re.compile(
     re.I,
 )
 
-
-@dataclass
-class QuestionState:
-    question: Question
-    attempts: int = 0
-    answer: str = ""
-    graded: bool = False
-
-
-@dataclass
-class _State:
-    phase: int = -1
-    messages: list[dict[str, Any]] = field(default_factory=list)
-    boundaries: list[int] = field(default_factory=list)  # message index where each phase began
-    files_read: list[str] = field(default_factory=list)
-    read_mark: dict[str, int] = field(default_factory=dict)  # file → index into `sent` when read
-    sent: list[str] = field(default_factory=list)
-    questions: dict[str, QuestionState] = field(default_factory=dict)
-    last_asked: str | None = None
-    finished: bool = False
-
-
-class LLMPersonaDriver:
+class LLMPersonaDriver(PersonaTools):
     deterministic = True  # given the same model responses (the runner replays them)
 
     def __init__(
@@ -100,7 +75,7 @@ class LLMPersonaDriver:
         self.temperature = temperature
         self.facts = LiveFacts(benchmark)
         self.universal = (PROMPTS / "system.md").read_text(encoding="utf-8")
-        self.state = _State()
+        self.state = PersonaState()
         self.queue: deque[PersonaAction] = deque()
         self.compactions = 0
         self.watch = PlayWatch(give_up or GiveUp())
@@ -157,10 +132,16 @@ class LLMPersonaDriver:
         messages.append({"role": role, "content": blocks})
 
     def _take_reply(self, reply: AgentReply) -> None:
+        riding, self.state.in_flight = self.state.in_flight, []
         if reply.error is not None:
             text = f"(The assistant did not answer: {reply.error})"
+            if riding:
+                text += f"\n(So the facts marked told on that message are not told: {', '.join(riding)}.)"
         else:
             text = f"The assistant replied:\n{reply.text}"
+            if riding:  # the message that told them reached the agent: now they are told
+                self.facts.mark_told(riding)
+                self.queue.append(MarkTold(tuple(riding)))
         qid = self.state.last_asked
         if qid is not None:
             q = self.state.questions[qid]
@@ -205,17 +186,20 @@ class LLMPersonaDriver:
                 self._append("assistant", blocks)
                 # a message beside the tool calls is sent once they ran: one model call, not two
                 self.pending = _REASONING.sub("", response.text).strip()
+                phase = self.state.phase
                 results = [self._run_tool(t) for t in response.tool_uses]
                 self._append("user", results)
                 text, self.pending = self.pending, ""
+                unsent = self._unsent(text, results, moved=self.state.phase != phase)
+                if text and not unsent:
+                    self.state.in_flight, self.state.beside = self.state.beside, []
+                    self._send(text)
+                    return
+                self._dropped(unsent)
                 if self.state.finished:
                     self.queue.append(Finish())
                     return
                 if any(isinstance(a, Say) for a in self.queue):  # `ask_again` sent a message: await its reply
-                    return
-                moved = any(isinstance(a, EnterPhase) for a in self.queue)  # written for the phase before
-                if text and not moved and not _OUT_OF_ROLE.search(text) and not any(r["is_error"] for r in results):
-                    self._send(text)
                     return
                 continue
             text = _REASONING.sub("", response.text).strip()
@@ -238,6 +222,42 @@ class LLMPersonaDriver:
         self._append(
             "user", "(You have used many tools in a row. Write your next message to the assistant now.)"
         )
+
+    def _unsent(self, text: str, results: list[dict[str, Any]], moved: bool) -> str:
+        """Why the message written beside tool calls is not sent ("" when it is). (`moved`: the
+        calls ended the phase. Not "an `EnterPhase` is queued": the first phase's is, while
+        the model writes its first response, and a message there was dropped.)"""
+        if not text:
+            return ""
+        if self.state.finished:
+            return "the conversation ended"
+        if any(isinstance(a, Say) for a in self.queue):
+            return "`ask_again` sent its own message"
+        if moved:
+            return "it was written for the phase before `next_phase`"
+        if _OUT_OF_ROLE.search(text):
+            return "it speaks as an assistant, not as the person"
+        if any(r["is_error"] for r in results):
+            return "a tool call beside it failed"
+        return ""
+
+    def _dropped(self, why: str) -> None:
+        """The message beside the tool calls was not sent: facts marked told on it stay untold
+        (a `message_dropped` slip names them), and the model is told so in the tool results."""
+        riding, self.state.beside = self.state.beside, []
+        if not why:
+            return
+        note = f"(Your message beside these tool calls was not sent: {why}."
+        if riding:
+            note += f" The facts you marked told on it are not told: {', '.join(riding)}. Tell them again."
+            self.queue.append(
+                Slip(
+                    SlipKind.MESSAGE_DROPPED,
+                    f"{', '.join(riding)} marked told on a message that was never sent ({why})",
+                )
+            )
+        if not self.state.finished:
+            self._append("user", note + ")")
 
     async def _call(self, reminder: str | None = None) -> LLMResponse:
         messages = self.state.messages
@@ -279,7 +299,7 @@ class LLMPersonaDriver:
         if asks and question is not None:
             checks.append(leaked_answer(question, text))
         self.queue.extend(slip for slip in checks if slip is not None)
-        progressed = asks or any(isinstance(a, _PROGRESS) for a in self.queue)
+        progressed = asks or bool(self.state.in_flight) or any(isinstance(a, _PROGRESS) for a in self.queue)
         live = not replayed(self.client)  # a resume replays the log first
         self.watch.message(text, progressed, self.benchmark.phases[self.state.phase].title, live)
         self.state.sent.append(text)
@@ -298,195 +318,3 @@ class LLMPersonaDriver:
             return []
         asked = {qid for qid, q in self.state.questions.items() if q.attempts}
         return questions_in(self.benchmark.phases[self.state.phase].questions, asked, text)
-
-    # -- phases ----------------------------------------------------------------------------
-
-    def _enter(self, index: int) -> None:
-        phase = self.benchmark.phases[index]
-        self.state.phase = index
-        self.state.boundaries.append(len(self.state.messages))
-        self.queue.append(EnterPhase(phase.index, phase.chapter, phase.title, phase.require_all_facts))
-        for action in phase.actions:
-            self.queue.append(phase_action(action))
-
-    def _phase_text(self, phase: Phase) -> str:
-        total = len(self.benchmark.phases)
-        lines = [f"Phase {phase.index + 1} of {total}: {phase.title}"]
-        if "new_session" in phase.actions:
-            lines.append(
-                "(A new chat session with the assistant starts now: it sees none of the earlier messages, "
-                "only what it remembers.)"
-            )
-        if phase.require_all_facts:
-            lines.append(f"Before this phase ends, tell every fact of: {', '.join(phase.require_all_facts)}.")
-        if phase.description:
-            lines += ["", phase.description]
-        return "\n".join(lines)
-
-    def _unfinished(self) -> list[str]:
-        phase = self.benchmark.phases[self.state.phase]
-        problems = []
-        for file in phase.require_all_facts:
-            untold = self.facts.untold(file)
-            if untold:
-                problems.append(
-                    f"{len(untold)} facts of {file} are not marked told yet ({', '.join(i for i, _ in untold[:12])})"
-                )
-        ungraded = [
-            q.id
-            for q in phase.questions
-            if not (self.state.questions.get(q.id) and self.state.questions[q.id].graded)
-        ]
-        if ungraded:
-            problems.append(f"questions not yet asked and graded: {', '.join(ungraded)}")
-        return problems
-
-    # -- tools -----------------------------------------------------------------------------
-
-    def _run_tool(self, use: ToolUse) -> dict[str, Any]:
-        handler = getattr(self, f"_tool_{use.name}", None)
-        try:
-            if handler is None:
-                raise ToolInputError(f"unknown tool {use.name!r}")
-            content, is_error = handler(use.arguments), False
-        except ToolInputError as exc:
-            content, is_error = f"Error: {exc}", True
-        return {"type": "tool_result", "tool_use_id": use.id, "content": content, "is_error": is_error}
-
-    def _file(self, args: dict[str, Any]) -> str:
-        name = str(args.get("file", "")).removesuffix(".md")
-        if name not in self.facts.files:
-            raise ToolInputError(f"no facts file {name!r}; files: {', '.join(sorted(self.facts.files))}")
-        return name
-
-    def _tool_next_phase(self, args: dict[str, Any]) -> str:
-        problems = self._unfinished()
-        if problems:
-            raise ToolInputError("this phase is not done: " + "; ".join(problems))
-        if self.state.phase + 1 >= len(self.benchmark.phases):
-            self.state.finished = True
-            return "That was the last phase. The conversation is over; thank you."
-        self._enter(self.state.phase + 1)
-        return self._phase_text(self.benchmark.phases[self.state.phase])
-
-    def _tool_facts_read(self, args: dict[str, Any]) -> str:
-        name = self._file(args)
-        if name not in self.state.files_read:
-            self.state.files_read.append(name)
-            self.state.read_mark[name] = len(self.state.sent)
-        return self.facts.render(name)
-
-    def _tool_facts_get_untold(self, args: dict[str, Any]) -> str:
-        name = self._file(args)
-        untold = self.facts.untold(name)
-        if not untold:
-            return f"All facts of {name} are told."
-        return "\n".join(f"{fid} {text}" for fid, text in untold)
-
-    def _tool_facts_mark_told(self, args: dict[str, Any]) -> str:
-        name = self._file(args)
-        ids = args.get("ids")
-        if not isinstance(ids, list) or not ids:
-            raise ToolInputError('`ids` must be a non-empty list of fact ids such as ["1.2"]')
-        known = self.facts.files[name]
-        unknown = [str(i) for i in ids if str(i).split(":")[-1] not in known]
-        if unknown:
-            raise ToolInputError(f"no fact {', '.join(unknown)} in {name}")
-        said = "\n".join([*self.state.sent[self.state.read_mark.get(name, 0) :], self.pending])
-        marked = []
-        for raw in ids:
-            fid = str(raw).split(":")[-1]
-            missing = missing_details(known[fid], said)
-            if missing:
-                self.queue.append(
-                    Slip(
-                        SlipKind.FACT_NOT_SAID,
-                        f"{name}:{fid} marked told, but {', '.join(missing)} never said since the file was read",
-                        fact=f"{name}:{fid}",
-                        missing=tuple(missing),
-                    )
-                )
-            marked.append(f"{name}:{fid}")
-        self.facts.mark_told(marked)
-        self.queue.append(MarkTold(tuple(marked)))
-        left = len(self.facts.untold(name))
-        return f"Marked {len(marked)} told; {left} left in {name}."
-
-    def _tool_facts_edit(self, args: dict[str, Any]) -> str:
-        name = self._file(args)
-        fid, text = str(args.get("id", "")), str(args.get("text", "")).strip()
-        if fid not in self.facts.files[name]:
-            raise ToolInputError(f"no fact {fid} in {name}; use facts_add for a new fact")
-        if not text:
-            raise ToolInputError("`text` is empty; write the new value, or — to delete the fact")
-        old = self.facts.edit(name, fid, text)
-        self.queue.append(EditFact(name, fid, old, text))
-        return f"{name} {fid} {'deleted' if text in DELETED_MARKERS else 'updated'}."
-
-    def _tool_facts_add(self, args: dict[str, Any]) -> str:
-        name = self._file(args)
-        section, text = str(args.get("section", "")).rstrip("."), str(args.get("text", "")).strip()
-        if not section.isdigit():
-            raise ToolInputError('`section` must be a section number such as "2"')
-        if not text or text in DELETED_MARKERS:
-            raise ToolInputError("`text` must be the new fact")
-        used = {int(f.split(".")[1]) for f in self.facts.files[name] if f.split(".")[0] == section}
-        fid = f"{section}.{next(n for n in range(1, len(used) + 2) if n not in used)}"
-        self.facts.edit(name, fid, text)
-        self.queue.append(EditFact(name, fid, None, text))
-        return f"Added {name} {fid}."
-
-    def _tool_ask_again(self, args: dict[str, Any]) -> str:
-        """The persona's own decision that the assistant claimed not to know: its message
-        asking it to search its memory is the question's second attempt (graded ×0.5)."""
-        qid = str(args.get("question_id", ""))
-        text = str(args.get("message", "")).strip()
-        q = self.state.questions.get(qid)
-        if q is None or q.attempts == 0:
-            raise ToolInputError(f"question {qid!r} has not been asked; ask it first, exactly as written")
-        if q.graded:
-            raise ToolInputError(f"question {qid} is already graded")
-        if q.attempts >= 2:
-            raise ToolInputError(f"question {qid} was already asked again once; grade the answer now")
-        if not text:
-            raise ToolInputError("`message` is what you say to the assistant: ask it to search its memory")
-        q.attempts = 2
-        self.state.sent.append(text)
-        self.state.last_asked = qid
-        self.queue.append(Say(text, Purpose.NUDGE, question_id=qid))
-        return f"Asked again; grade {qid} on the answer to this."
-
-    def _tool_log_evaluation(self, args: dict[str, Any]) -> str:
-        qid = str(args.get("question_id", ""))
-        q = self.state.questions.get(qid)
-        if q is None or q.attempts == 0:
-            raise ToolInputError(f"question {qid!r} has not been asked; ask it first, exactly as written")
-        if q.graded:
-            raise ToolInputError(f"question {qid} is already graded")
-        try:
-            score = float(args.get("score"))  # type: ignore[arg-type]
-        except (TypeError, ValueError):
-            raise ToolInputError("`score` must be a number from 0 to 10") from None
-        if not 0 <= score <= 10:
-            raise ToolInputError(f"score {score:g} is outside 0–10")
-        q.graded = True
-        if (disputed := disputed_grade(q.question, q.answer, score)) is not None:
-            self.queue.append(disputed)
-        comment = str(args.get("comment", ""))
-        reason = comment if q.attempts == 1 else f"after a search-memory nudge (×{RETRY_WEIGHT}): {comment}"
-        self.queue.append(
-            Evaluate(
-                qid,
-                round(weighted(score, q.attempts), 2),
-                reason,
-                q.answer,
-                q.attempts,
-                0.0 if q.attempts == 2 else score,
-                self.name,
-            )
-        )
-        return f"Grade for {qid} logged."
-
-
-class ToolInputError(ValueError):
-    """Bad tool input: returned to the model as a tool error."""

@@ -1,6 +1,6 @@
 """The LLM persona's tools: their specs, as the model sees them.
 
-Their effects are in `persona/drivers/llm.py` (`_tool_*`): bad input never raises, it comes
+Their effects are in `persona/drivers/tool_calls.py` (`_tool_*`): bad input never raises, it comes
 back to the model as a tool error it can act on; the engine, not the model, keeps the agenda
 (`next_phase` refuses while the phase's required facts are untold or its questions ungraded,
 and the retry rule's ×0.5 is applied there, not by the model).

@@ -32,6 +32,7 @@ from tests.persona.drivers.settings import persona
         ("wrong_language", "wrong_language", "a message in ru, not en"),
         ("mark_untold", "fact_not_said", "marked told, but"),
         ("two_questions", "two_questions", "asked in one message"),
+        ("beside_failing", "message_dropped", "marked told on a message that was never sent (a tool call beside it failed)"),
     ],
 )
 async def test_each_mistake_of_a_weak_model_is_a_slip_in_the_report(
@@ -122,3 +123,57 @@ async def test_a_leaked_answer_is_unscored_and_a_disputed_grade_unresolved(
     assert lenient.mean is None and lenient.mean_range is not None  # a range, never the lenient 10.00
     low, high = lenient.mean_range
     assert low < 8.67 < high and "unresolved" in lenient.describe_mean()  # the clean run's mean, within
+
+
+async def test_facts_marked_told_on_a_message_never_sent_stay_untold_until_one_the_agent_received(
+    fake: tuple[FakePersonaModel, ServedApp], tmp_path: Path
+) -> None:
+    """Issue 45 item 1: the persona writes a batch of facts beside its `facts_mark_told` and a
+    tool call that fails, so the message is dropped. Before, the facts counted as told on the
+    dropped text (every profile fact, no slip, while the agent had heard none of them). Now a
+    fact is told only once a message the agent received said it: the model is told its message
+    was not sent, says it again, and the run grades as a clean one."""
+    from gateway.cli.invariants import telling_problems
+    from gateway.log.events import FactTold, Replied, Said
+    from gateway.report.recordings import load_run
+
+    model, served = fake
+    await run_spec(RunSpec("clean", DEMO, {"adapter": "reference"}, persona("anthropic", served.url)), tmp_path)
+    model.mistake = "beside_failing"
+    await run_spec(RunSpec("c", DEMO, {"adapter": "reference"}, persona("anthropic", served.url)), tmp_path)
+    run = load_run(tmp_path / "c")
+    events = run.log.events
+    dropped = [e for e in events if isinstance(e, PersonaSlip) and e.kind == "message_dropped"]
+    batches = sum(-(-len(ff.facts) // 3) for ff in run.benchmark.facts.values())
+    assert len(dropped) == batches == 14  # each batch of three facts, the first time it was written
+    assert telling_problems(events, [], run.benchmark) == []
+    # each fact counted told after the agent answered the message that told it
+    first_told = {f"{e.file}:{e.fact_id}": e.seq for e in reversed(events) if isinstance(e, FactTold)}
+    for key, seq in first_told.items():
+        file, _, fid = key.partition(":")
+        value = run.benchmark.facts[file].facts[fid].text.rstrip(".")
+        said = next(e.seq for e in events if isinstance(e, Said) and value in e.text)
+        assert any(isinstance(e, Replied) and said < e.seq < seq for e in events), key
+    clean = load_run(tmp_path / "clean").summary
+    assert run.summary.mean == clean.mean and run.summary.told_facts == clean.told_facts
+    assert not run.summary.unscored_persona
+
+
+def test_the_told_invariant_names_a_fact_counted_told_before_any_message_said_it() -> None:
+    """`told_delivered` (marathon verify) on a log where the LLM persona's mark came before the
+    message, and the message was never answered."""
+    from gateway.cli.invariants import telling_problems
+    from gateway.log.events import FactsMarked, FactTold, Replied, Said
+
+    benchmark = load_benchmark(DEMO)
+    fid, fact = next(iter(benchmark.facts["profile"].facts.items()))
+    marked = [FactsMarked(fact_ids=[f"profile:{fid}"]), FactTold(file="profile", fact_id=fid)]
+    message = Said(text=f"About me: {fact.text}", purpose="persona")
+    events = [*marked, message, Replied(text="Noted.")]
+    for i, e in enumerate(events):
+        e.seq = i
+    assert [p.split(" counted")[0] for p in telling_problems(events, [], benchmark)] == [f"profile:{fid}"]
+    never_answered = [message, *marked]
+    assert telling_problems(never_answered, [], benchmark)
+    answered = [message, Replied(text="Noted."), *marked]
+    assert telling_problems(answered, [], benchmark) == []
