@@ -110,10 +110,13 @@ def _question_text(line: str) -> str:
     return re.sub(r"\[\w+\]\s*", "", question).strip()
 
 
-def plan(phase: str, combine: bool = False, skip_files: bool = False) -> Generator[Step, str, None]:
+def plan(
+    phase: str, combine: bool = False, skip_files: bool = False, skip_updates: bool = False
+) -> Generator[Step, str, None]:
     """The persona's steps through `phase`. `combine`: the untold facts are listed once per
     file (not again after each batch), so marking a batch told and telling the next can be
-    one response. `skip_files`: the facts files are never told (a mistake mode)."""
+    one response. `skip_files`: the facts files are never told; `skip_updates`: a `✎` update is
+    recorded with `facts_edit` but never told (mistake modes)."""
     required = re.search(r"tell every fact of: (.+)\.$", phase, re.M)
     for file in required.group(1).split(", ") if required and not skip_files else []:
         facts: list[list[str]] = []
@@ -138,7 +141,7 @@ def plan(phase: str, combine: bool = False, skip_files: bool = False) -> Generat
         elif line.startswith("✎"):
             _, file, fid, text = line.split(" ", 3)
             yield ("call", "facts_edit", {"file": file, "id": fid, "text": text})
-            if text.strip() != "—":
+            if text.strip() != "—" and not skip_updates:
                 yield ("say", f"By the way, an update: {text}")
         elif line.startswith("❓"):
             qid, rest = line[1:].strip().split(" ", 1)
@@ -166,10 +169,14 @@ def plan(phase: str, combine: bool = False, skip_files: bool = False) -> Generat
 
 
 def next_step(
-    messages: list[dict[str, Any]], openai: bool = False, combine: bool = False, skip_files: bool = False
+    messages: list[dict[str, Any]],
+    openai: bool = False,
+    combine: bool = False,
+    skip_files: bool = False,
+    skip_updates: bool = False,
 ) -> Step:
     try:
-        return _next_step(messages, openai, combine, skip_files)
+        return _next_step(messages, openai, combine, skip_files, skip_updates)
     except (
         StopIteration,
         RuntimeError,
@@ -179,11 +186,15 @@ def next_step(
 
 
 def _next_step(
-    messages: list[dict[str, Any]], openai: bool = False, combine: bool = False, skip_files: bool = False
+    messages: list[dict[str, Any]],
+    openai: bool = False,
+    combine: bool = False,
+    skip_files: bool = False,
+    skip_updates: bool = False,
 ) -> Step:
     items = items_of(messages, openai)
     start = max(i for i, it in enumerate(items) if it.kind == "phase")
-    steps = plan(items[start].text, combine, skip_files)
+    steps = plan(items[start].text, combine, skip_files, skip_updates)
     step = next(steps)
     rest = items[start + 1 :]
     results = {it.id: it.text for it in rest if it.kind == "result"}
@@ -297,6 +308,12 @@ class FakePersonaModel:
             return ("say", f"{preamble} {preamble} {step[1]}")
         return step
 
+    def _planned(self, messages: list[dict[str, Any]], openai: bool) -> Step:
+        """The plan's next step, with the mistake modes that leave steps out (`skip_files`:
+        the facts are never told; `untold_update`: an update recorded but never told)."""
+        skip_files, skip_updates = self.mistake == "skip_files", self.mistake == "untold_update"
+        return next_step(messages, openai, self.combine, skip_files, skip_updates)
+
     def _parts(
         self, step: Step, messages: list[dict[str, Any]], openai: bool
     ) -> tuple[str, list[tuple[str, dict[str, Any]]]]:
@@ -352,11 +369,10 @@ class FakePersonaModel:
         self.requests.append(body)
         if (refused := self._too_long(body, openai=False)) is not None:
             return refused
-        skip = self.mistake == "skip_files"
         step = (
             self._judge(body)
             or self._mistaken()
-            or self._spoiled(next_step(body["messages"], False, self.combine, skip), body["messages"], False)
+            or self._spoiled(self._planned(body["messages"], openai=False), body["messages"], False)
         )
         text, calls = self._parts(step, body["messages"], openai=False)
         content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
@@ -396,12 +412,11 @@ class FakePersonaModel:
         self.requests.append(body)
         if (refused := self._too_long(body, openai=True)) is not None:
             return refused
-        skip = self.mistake == "skip_files"
         conversation = [m for m in body["messages"] if m["role"] != "system"]
         step = (
             self._judge(body)
             or self._mistaken()
-            or self._spoiled(next_step(conversation, True, self.combine, skip), conversation, True)
+            or self._spoiled(self._planned(conversation, openai=True), conversation, True)
         )
         text, calls = self._parts(step, conversation, openai=True)
         message: dict[str, Any] = {"role": "assistant", "content": text or None}

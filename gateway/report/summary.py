@@ -209,9 +209,16 @@ def _undelivered(
     evaluations: dict[str, Evaluation],
 ) -> dict[str, str]:
     """The questions whose answer holds a detail the persona marked told but never said
-    (`fact_not_said`: 34 told as 35, and "35" graded 0 is no forgetting); they leave `evaluations`."""
+    (`fact_not_said`: 34 told as 35, and "35" graded 0 is no forgetting), or a fact's new value
+    it never said (`update_not_said`: the old value is no forgetting); they leave `evaluations`."""
     out: dict[str, str] = {}
     for slip in slips:
+        if slip.kind is SlipKind.UPDATE_NOT_SAID:
+            for q in planned:
+                if q.id in evaluations and not q.abstain and any(contains_expected(m, q.expected) for m in slip.missing):
+                    evaluations.pop(q.id)
+                    out[q.id] = f"its answer is {slip.fact}'s new value, which the persona never said ({slip.detail})"
+            continue
         ref = slip.fact if slip.kind is SlipKind.FACT_NOT_SAID else ""
         file, _, fid = ref.partition(":")
         fact = benchmark.facts[file].facts.get(fid) if file in benchmark.facts else None

@@ -60,6 +60,9 @@ class PersonaState:
     # on that message while it is in flight: told once the agent received it (issue 45 item 1)
     beside: list[str] = field(default_factory=list)
     in_flight: list[str] = field(default_factory=list)
+    # facts changed this phase (`facts_edit`, `facts_add`): key → (new value, old value, index
+    # into `sent` when changed); checked at the phase's end for a message that said the new value
+    updates: dict[str, tuple[str, str | None, int]] = field(default_factory=dict)
 
 
 class PersonaTools:
@@ -142,6 +145,7 @@ class PersonaTools:
         problems = self._unfinished()
         if problems:
             raise ToolInputError("this phase is not done: " + "; ".join(problems))
+        self._unsaid_updates()
         if self.state.phase + 1 >= len(self.benchmark.phases):
             self.state.finished = True
             return "That was the last phase. The conversation is over; thank you."
@@ -211,6 +215,10 @@ class PersonaTools:
             raise ToolInputError("`text` is empty; write the new value, or — to delete the fact")
         old = self.facts.edit(name, fid, text)
         self.queue.append(EditFact(name, fid, old, text))
+        if text in DELETED_MARKERS:
+            self.state.updates.pop(f"{name}:{fid}", None)
+        else:
+            self.state.updates[f"{name}:{fid}"] = (text, old, len(self.state.sent))
         return f"{name} {fid} {'deleted' if text in DELETED_MARKERS else 'updated'}."
 
     def _tool_facts_add(self, args: dict[str, Any]) -> str:
@@ -224,7 +232,33 @@ class PersonaTools:
         fid = f"{section}.{next(n for n in range(1, len(used) + 2) if n not in used)}"
         self.facts.edit(name, fid, text)
         self.queue.append(EditFact(name, fid, None, text))
+        self.state.updates[f"{name}:{fid}"] = (text, None, len(self.state.sent))
         return f"Added {name} {fid}."
+
+    def _unsaid_updates(self) -> None:
+        """At a phase's end: each fact changed in it whose new value no message since the change
+        said — its numbers, codes and names, or, a value without any, the words that changed —
+        is an `update_not_said` slip naming what was never said (its questions are unscored:
+        the agent answering the old value forgot nothing)."""
+        for key, (new, old, at) in self.state.updates.items():
+            said = "\n".join(self.state.sent[at:])
+            missing = missing_details(new, said)
+            if not missing and not missing_details(new, ""):  # no details: the words that changed
+                before = key_terms(old or "")
+                changed = [t for t in key_terms(new) if not any(terms_match(t, b) for b in before)]
+                found = key_terms(said)
+                if changed and not any(terms_match(c, f) for c in changed for f in found):
+                    missing = changed
+            if missing:
+                self.queue.append(
+                    Slip(
+                        SlipKind.UPDATE_NOT_SAID,
+                        f"{key} changed to {new!r}, but {', '.join(missing)} never said to the assistant after",
+                        fact=key,
+                        missing=tuple(missing),
+                    )
+                )
+        self.state.updates.clear()
 
     def _tool_ask_again(self, args: dict[str, Any]) -> str:
         """The persona's own decision that the assistant claimed not to know: its message

@@ -177,3 +177,34 @@ def test_the_told_invariant_names_a_fact_counted_told_before_any_message_said_it
     assert telling_problems(never_answered, [], benchmark)
     answered = [message, Replied(text="Noted."), *marked]
     assert telling_problems(answered, [], benchmark) == []
+
+
+async def test_an_update_recorded_but_never_told_is_a_slip_and_its_questions_are_unscored(
+    fake: tuple[FakePersonaModel, ServedApp], tmp_path: Path
+) -> None:
+    """Issue 45 item 2: `facts_edit` with no message carrying the new value. Before: no slip,
+    coverage complete, and the questions on the new values graded 0 (6.67 against the clean
+    8.67) — the agent charged with forgetting what it was never told. Now each unsaid update is
+    an `update_not_said` slip and its questions are unscored (persona); every other question
+    grades as in the clean run."""
+    from gateway.report.recordings import load_run
+
+    model, served = fake
+    await run_spec(RunSpec("clean", DEMO, {"adapter": "reference"}, persona("anthropic", served.url)), tmp_path)
+    model.mistake = "untold_update"
+    outcome = await run_spec(RunSpec("c", DEMO, {"adapter": "reference"}, persona("anthropic", served.url)), tmp_path)
+    assert outcome.reason == TerminationReason.COMPLETED
+    summary = load_run(tmp_path / "c").summary
+    clean = load_run(tmp_path / "clean").summary
+    slips = [s for s in summary.slips if s.kind == "update_not_said"]
+    assert sorted(s.fact for s in slips) == ["home:1.3", "home:2.2", "profile:3.1"]  # 3.1 changed twice: its last value
+    questions = {q.id: q for q in load_benchmark(DEMO).questions}
+    new_values = ("1,915", "28 May", "1,100")
+    on_updates = {qid for qid, q in questions.items() if any(v in q.expected for v in new_values)}
+    assert on_updates and set(summary.unscored_persona) == on_updates, summary.unscored_persona
+    assert all("never said" in summary.unscored_persona[q] for q in on_updates)
+    assert {q: e.score for q, e in summary.evaluations.items()} == {
+        q: e.score for q, e in clean.evaluations.items() if q not in on_updates
+    }
+    report = (tmp_path / "c" / "report.md").read_text()
+    assert f"### Unscored (persona): {len(on_updates)}" in report and "- update_not_said: " in report
