@@ -35,6 +35,7 @@ NUMBER_WORDS = {
     "eleven": 11,
     "twelve": 12,
     "twice": 2,
+    "thrice": 3,
     "once": 1,
     "ноль": 0,
     "один": 1,
@@ -59,6 +60,9 @@ NUMBER_WORDS = {
     "одиннадцать": 11,
     "двенадцать": 12,
 }
+# counted only where a claim is checked against what was said (`missing_details`): as number
+# words in the grader they cost its Russian coverage 0.1–0.2 points, tuning and held-out alike
+_COUNT_ADVERBS = {"дважды": 2, "трижды": 3}
 UNIT_WORDS = {
     "km": "km",
     "км": "km",
@@ -281,11 +285,15 @@ def split_items(expected: str) -> list[str]:
     return [i for i in items if i] or [expected.strip()]
 
 
+def _count_adverbs(text: str) -> list[Quantity]:
+    return [Quantity(float(_COUNT_ADVERBS[w]), None) for w in re.findall(r"[^\W\d_]+", text.lower()) if w in _COUNT_ADVERBS]
+
+
 def missing_details(fact: str, said: str) -> list[str]:
     """Numbers, codes and names of `fact` not found in `said` (a paraphrase may change the rest)."""
     missing = []
-    said_qty = extract_quantities(said)
-    for q in extract_quantities(fact):
+    said_qty = [*extract_quantities(said), *_count_adverbs(said)]
+    for q in [*extract_quantities(fact), *_count_adverbs(fact)]:
         if not any(q.matches(s) for s in said_qty):
             missing.append(str(q.value if isinstance(q.value, str) else f"{q.value:g}"))
     said_ids = extract_identifiers(said)
