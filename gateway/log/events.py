@@ -108,6 +108,9 @@ class RunStart(Event):
     # or an empty folder's), or "unknown (why)" for an agent whose state we don't hold
     state: str = ""
     restored: bool = False  # a fork's start that restored its checkpoint (`state` is then its hash)
+    # the persona's window settings (`context_tokens`, `compaction`) this start changed from the
+    # header's: a resume may (the persona's model got a larger window); {} when unchanged
+    persona_window: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass

@@ -82,7 +82,7 @@ def resume_refusal(previous: RunLog, spec: RunSpec, bench: Benchmark, location: 
             f"{location}: the benchmark {spec.benchmark} changed since this run started; "
             "resuming would mix two benchmarks — use --fresh to start over"
         )
-    logged, wanted = previous.header.persona, {**spec.persona, "driver": driver_name(spec.persona)}
+    logged, wanted = _identity(previous.header.persona), _identity({**spec.persona, "driver": driver_name(spec.persona)})
     if logged != wanted:
         differ = sorted(k for k in {*logged, *wanted} if logged.get(k) != wanted.get(k))
         return (
@@ -92,6 +92,22 @@ def resume_refusal(previous: RunLog, spec: RunSpec, bench: Benchmark, location: 
             "or use --fresh to start over"
         )
     return None
+
+
+# how the persona fits its model's window: no part of who plays, so a resume may change them (the
+# fix a context-length failure names is to set `context_tokens` and run again)
+WINDOW_SETTINGS = ("context_tokens", "compaction")
+
+
+def _identity(persona: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in persona.items() if k not in WINDOW_SETTINGS}
+
+
+def window_changes(previous: RunLog, spec: RunSpec) -> dict[str, Any]:
+    """The window settings `spec` changes from the run's header, as this start's values (None:
+    now unset), for `RunStart.persona_window`."""
+    logged = previous.header.persona
+    return {k: spec.persona.get(k) for k in WINDOW_SETTINGS if spec.persona.get(k) != logged.get(k)}
 
 
 def _persona_words(settings: dict[str, Any]) -> str:

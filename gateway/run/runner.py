@@ -63,7 +63,7 @@ from gateway.run.journal import LocalJournal, LogAppender, RunJournal
 from gateway.run.personas import build_driver
 from gateway.run.progress import RunProgress
 from gateway.run.resume import conversation, same_action, told_but_not_logged
-from gateway.run.run_header import ResumeError, RunOutcome, resume_refusal, run_header
+from gateway.run.run_header import ResumeError, RunOutcome, resume_refusal, run_header, window_changes
 from gateway.run.traffic_state import RunTraffic, open_traffic
 from gateway.run.turns import MAX_CONSECUTIVE_AGENT_ERRORS, AgentTurns
 from persona.benchmark.model import Benchmark
@@ -295,6 +295,7 @@ class Run:
                 node=self.journal.node,
                 state=self.agent_state,
                 restored=self.handle is not None and self.handle.restored,
+                persona_window=window_changes(previous, self.spec) if previous is not None else {},
             )
         )
         if previous is not None:

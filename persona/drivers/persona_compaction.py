@@ -42,7 +42,10 @@ def compacted(
     force: bool = False,
 ) -> tuple[list[dict[str, Any]], list[int]] | None:
     """The messages and phase boundaries after a cut, or None when there is nothing to cut
-    (under the limit and not `force`d, or no earlier phase to cut at)."""
+    (under the limit and not `force`d, or no earlier phase to cut at). A `force`d cut — the
+    provider refused the context — cuts at least the oldest phase, even when the rest would
+    fit `trim_to_tokens` (the estimate is only an estimate: a 6,000-token window refused a
+    conversation the limits said fits, and nothing was cut)."""
     if not (force or estimate_tokens(messages) > limits.max_tokens) or len(boundaries) < 2:
         return None
     cut = boundaries[-1]
@@ -50,6 +53,8 @@ def compacted(
         if estimate_tokens(messages[b:]) > limits.trim_to_tokens:
             break
         cut = b
+    if cut == 0 and force:
+        cut = next((b for b in boundaries if b > 0), 0)
     if cut == 0:
         return None
     phase_text = "\n".join(

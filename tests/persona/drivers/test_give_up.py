@@ -20,6 +20,7 @@ from gateway.log.events import (
 from gateway.log.runlog import EVENTS_FILE, read_log
 from gateway.log.vocabulary import TerminationReason
 from gateway.run.config import RunSpec
+from gateway.run.run_header import ResumeError
 from gateway.run.runner import run_spec
 from persona.drivers.give_up import GiveUp
 from tests.conftest import DEMO
@@ -80,6 +81,50 @@ async def test_a_context_length_error_compacts_and_goes_on(
     refused = [r for r in model.requests if len(json.dumps(r)) // 4 > 9000]
     assert refused, "the window was never reached: the test proves nothing"
     assert end.reason == TerminationReason.COMPLETED and graded == 15
+
+
+async def test_a_refused_context_is_cut_even_when_the_estimate_says_it_fits(
+    fake: tuple[FakePersonaModel, ServedApp], tmp_path: Path
+) -> None:
+    """Issue 45 item 5: a 6,000-token window refused a conversation whose estimate fit half the
+    trim target, the forced cut cut nothing, and the run ended `persona_failed` on the first
+    error with three earlier phases that could have gone. Now a refused context loses at least
+    its oldest phase, and the run completes."""
+    model, served = fake
+    model.context_tokens, model.says_window = 6000, False
+    end, _, graded = await play(served.url, tmp_path)
+    assert [r for r in model.requests if len(json.dumps(r)) // 4 > 6000], "never refused: the test proves nothing"
+    assert end.reason == TerminationReason.COMPLETED and graded == 15
+
+
+async def test_a_context_length_failure_resumes_with_the_window_the_fix_names(
+    fake: tuple[FakePersonaModel, ServedApp], tmp_path: Path
+) -> None:
+    """Issue 45 item 5: the failure says to set persona `context_tokens` and run again to
+    resume; resuming with it was refused ("they differ in context_tokens … use --fresh"). A
+    window setting is no part of the persona's identity: the resume goes on, and its start
+    records the window it changed."""
+    from gateway.log.events import RunStart
+
+    model, served = fake
+    model.context_tokens, model.says_window = 4500, False  # the exam phase alone barely fits
+    first = await run_spec(RunSpec("p", DEMO, {"adapter": "reference"}, persona("openai", served.url)), tmp_path)
+    assert first.reason == TerminationReason.PERSONA_FAILED and "persona `context_tokens`" in first.detail
+    before = [e for e in read_log(tmp_path / "p" / EVENTS_FILE).events if isinstance(e, Evaluation)]
+    assert len(before) < 15
+    model.context_tokens = 9000  # the model was given a larger window, and the config says so
+    fixed = persona("openai", served.url, context_tokens=9000)
+    again = await run_spec(RunSpec("p", DEMO, {"adapter": "reference"}, fixed), tmp_path)
+    assert again.reason == TerminationReason.COMPLETED, again.detail
+    log = read_log(tmp_path / "p" / EVENTS_FILE)
+    graded = [e for e in log.events if isinstance(e, Evaluation)]
+    assert len(graded) == 15 and graded[: len(before)] == before  # resumed, not started over
+    starts = [e for e in log.events if isinstance(e, RunStart)]
+    assert [s.persona_window for s in starts] == [{}, {"context_tokens": 9000}]
+    # the persona itself is still its identity: another model is refused, naming what differs
+    other = persona("openai", served.url, context_tokens=9000, temperature=0.2)
+    with pytest.raises(ResumeError, match=r"they differ in temperature\)"):
+        await run_spec(RunSpec("p", DEMO, {"adapter": "reference"}, other), tmp_path)
 
 
 async def test_a_window_too_small_for_the_persona_is_persona_failed_naming_the_fix(
