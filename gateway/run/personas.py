@@ -103,6 +103,7 @@ def _llm_driver(
         give_up=GiveUp.from_settings(settings.get("give_up")),
     )
     driver.window_known = bool(window or settings.get("compaction") or benchmark.settings.get("compaction"))
+    driver.window = int(window) if window else None
     return driver
 
 

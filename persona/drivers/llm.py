@@ -37,7 +37,7 @@ from persona.drivers.actions import (
 from persona.drivers.claims import leaked_answer, questions_in, two_questions, wrong_language
 from persona.drivers.give_up import GiveUp, PlayWatch, is_context_error
 from persona.drivers.live_facts import LiveFacts
-from persona.drivers.persona_compaction import Compaction, compacted
+from persona.drivers.persona_compaction import Compaction, compacted, estimate_tokens
 from persona.drivers.persona_prompt import language_part, reminder
 from persona.drivers.protocol import PersonaCantPlay
 from persona.drivers.tool_calls import PersonaState, PersonaTools, QuestionState
@@ -49,6 +49,9 @@ PROMPTS = Path(__file__).parent / "prompts"
 _PROGRESS = (MarkTold, EditFact, EnterPhase, Evaluate, Finish)
 PROFILE_HEADING = "# Your profile (always current)"  # the one system part that changes in a run
 MAX_TOOL_ROUNDS = 16
+# the most of a model's window the persona's fixed prompt may take, the rest for the conversation
+# (demo-en's ~2,000-token prompt failed in play in a 2,054-token request; its exam fits 4,500)
+FIXED_SHARE = 0.75
 _REASONING = re.compile(r"<(thinking|think|reasoning|scratchpad)>.*?</\1>", re.S | re.I)
 _OUT_OF_ROLE = re.compile(
     r"\b(as an ai( language model| assistant)?|i am an ai|i'm an ai|how can i (help|assist) you( today)?|"
@@ -81,13 +84,15 @@ class LLMPersonaDriver(PersonaTools):
         self.watch = PlayWatch(give_up or GiveUp())
         self.pending = ""  # the message beside the tool calls being run, sent after them
         self.window_known = False  # the config sized the compaction: the server's window can't override it
+        self.window: int | None = None  # the model's window as the config says it (`context_tokens`)
 
     # -- the PersonaDriver protocol --------------------------------------------------------
 
     async def start(self) -> None:
         """Before the first message: one free call to the persona's model — unreachable, a
         refused key or an unknown model is said now, with the fix; the window the server
-        reports sizes the compaction unless the config did."""
+        reports sizes the compaction unless the config did; a window (the config's or the
+        server's) that can't hold the persona's fixed prompt is refused before the agent starts."""
         try:
             window = await probe(self.client)
         except LLMError as exc:
@@ -96,6 +101,23 @@ class LLMPersonaDriver(PersonaTools):
             ) from None
         if window and not self.window_known:
             self.compaction = Compaction.for_window(window)
+        known = self.window or window
+        if known and (fixed := self.fixed_prompt_tokens()) > known * FIXED_SHARE:
+            said = "the config's persona `context_tokens`" if self.window else "the server"
+            raise PersonaCantPlay(
+                f"the persona model's window of {known:,} tokens (as {said} says) can't hold the persona's "
+                f"fixed prompt of about {fixed:,} tokens (its rules, the scenario, the profile, the tools and "
+                f"the first phase) with room for a conversation — use a model with a window of at least "
+                f"{int(fixed / FIXED_SHARE) + 1:,} tokens"
+            )
+
+    def fixed_prompt_tokens(self) -> int:
+        """About how many tokens every request of the persona holds before any conversation:
+        the system parts, the tool specs and the first phase's text (estimated as the
+        compaction estimates)."""
+        tools = [{"name": t.name, "description": t.description, "input_schema": t.parameters} for t in TOOL_SPECS]
+        first = self._phase_text(self.benchmark.phases[0]) if self.benchmark.phases else ""
+        return estimate_tokens({"system": self.system_parts(), "tools": tools, "messages": [first]})
 
     async def next_action(self, reply: AgentReply | None) -> PersonaAction:
         if self.queue:

@@ -128,12 +128,18 @@ class OpenAICompatibleClient:
 
     async def probe(self) -> int | None:
         """One free call before the first message: the server's model list. Raises `LLMError`
-        when the server can't be reached or refuses the key; the model's context window when
-        the server says it (vLLM: `max_model_len`; llama.cpp and others say nothing)."""
+        when the server can't be reached, refuses the key, or lists models but not this one
+        (a misspelt name would fail at the first message, after the agent started); the
+        model's context window when the server says it (vLLM: `max_model_len`; llama.cpp and
+        others say nothing)."""
         try:
             models = await self._sdk.models.list()
         except openai.APIError as exc:
             raise LLMError(f"{self.name}: {exc}") from exc
+        listed = [model.id for model in models.data]
+        if listed and self.model not in listed:
+            shown = ", ".join(listed[:10]) + (f" and {len(listed) - 10} more" if len(listed) > 10 else "")
+            raise LLMError(f"{self.name}: the server has no model {self.model!r}; it lists {shown}")
         for model in models.data:
             extra = model.model_extra or {}
             window = extra.get("max_model_len") or extra.get("context_length")

@@ -216,6 +216,8 @@ def test_a_message_grown_out_of_the_last_counts_as_the_same() -> None:
     [
         ("openai", "http://127.0.0.1:9", "Connection error"),  # nothing listens there
         ("anthropic", None, "model: fake-persona-x"),  # the API knows no such model
+        # an OpenAI-compatible server that lists its models, not this one (issue 45 item 6)
+        ("openai", None, "the server has no model 'fake-persona-x'; it lists fake-persona"),
     ],
 )
 async def test_a_persona_model_that_cant_be_used_is_said_before_the_first_message(
@@ -225,13 +227,34 @@ async def test_a_persona_model_that_cant_be_used_is_said_before_the_first_messag
 
     _, served = fake
     settings = persona(kind, url or served.url)
-    if kind == "anthropic":
-        settings["driver"] = "anthropic:fake-persona-x"
+    if url is None:
+        settings["driver"] = str(settings["driver"]).replace("fake-persona", "fake-persona-x")
     outcome = await run_spec(RunSpec("p", DEMO, {"adapter": "reference"}, settings), tmp_path)
     assert outcome.reason == TerminationReason.PERSONA_FAILED
     assert said in outcome.detail and "check its URL, model name and key" in outcome.detail
     log = read_log(tmp_path / "p" / EVENTS_FILE)
     assert not [e for e in log.events if isinstance(e, Said)]  # the agent was sent nothing
+
+
+@pytest.mark.parametrize("told_by", ["server", "config"])
+async def test_a_known_window_too_small_for_the_fixed_prompt_is_refused_before_the_agent_starts(
+    fake: tuple[FakePersonaModel, ServedApp], tmp_path: Path, told_by: str
+) -> None:
+    """Issue 45 item 6: a window the server says (vLLM's `max_model_len`) or the config says,
+    smaller than the persona's rules, scenario, profile and tools, started the agent and made
+    4 calls before failing. Now it is refused at the persona's start, naming both sizes."""
+    from gateway.log.events import Said
+
+    model, served = fake
+    model.context_tokens = 1500
+    settings = persona("openai", served.url) if told_by == "server" else persona("anthropic", served.url, context_tokens=2000)
+    outcome = await run_spec(RunSpec("p", DEMO, {"adapter": "reference"}, settings), tmp_path)
+    assert outcome.reason == TerminationReason.PERSONA_FAILED
+    window = "1,500" if told_by == "server" else "2,000"
+    assert f"window of {window} tokens (as the {'server' if told_by == 'server' else 'config'}" in outcome.detail
+    assert "fixed prompt of about" in outcome.detail and "use a model with a window of at least" in outcome.detail
+    assert model.requests == []  # not one call of the persona's model
+    assert not [e for e in read_log(tmp_path / "p" / EVENTS_FILE).events if isinstance(e, Said)]
 
 
 async def test_the_window_the_server_reports_sizes_the_compaction(
