@@ -4,7 +4,8 @@ min(size, 1000)` whatever the request, which hid that the persona's conversation
 cached.
 
 Anthropic (explicit): a prefix is cached only at a `cache_control` breakpoint, when it holds at
-least `ANTHROPIC_MIN_TOKENS`; a request reads the longest cached prefix ending at one of its
+least the model's minimum (`persona.llm.cache_breakpoints.min_cacheable_tokens`: 1,024, 2,048
+or 4,096 by model — the fake billed every model by 1,024 and so over-reported cache reads); a request reads the longest cached prefix ending at one of its
 breakpoints or up to `LOOKBACK` blocks before one; it writes a cache entry at each breakpoint.
 Blocks are in the order the API caches them: tools, system, messages.
 OpenAI (automatic): a prompt of at least `OPENAI_MIN_TOKENS` reads the longest prefix it shares
@@ -19,7 +20,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-ANTHROPIC_MIN_TOKENS = 1024
+from persona.llm.cache_breakpoints import min_cacheable_tokens
+
 LOOKBACK = 20
 OPENAI_MIN_TOKENS = 1024
 OPENAI_STEP = 128
@@ -53,6 +55,7 @@ class AnthropicCache:
     def usage(self, body: dict[str, Any]) -> tuple[int, int, int]:
         """(input_tokens, cache_read_input_tokens, cache_creation_input_tokens) of a request."""
         blocks = anthropic_blocks(body)
+        minimum = min_cacheable_tokens(str(body.get("model", "")))
         digests, ends = [], []
         digest, total = hashlib.sha256(), 0
         for text, _ in blocks:
@@ -69,7 +72,7 @@ class AnthropicCache:
                     break
         written_to = -1
         for b in breakpoints:
-            if ends[b] >= ANTHROPIC_MIN_TOKENS:
+            if ends[b] >= minimum:
                 self.entries.add(digests[b])
                 written_to = b
         read = ends[read_to] if read_to >= 0 else 0

@@ -37,12 +37,12 @@ from persona.drivers.actions import (
 from persona.drivers.claims import leaked_answer, questions_in, two_questions, wrong_language
 from persona.drivers.give_up import GiveUp, PlayWatch, is_context_error
 from persona.drivers.live_facts import LiveFacts
-from persona.drivers.persona_compaction import Compaction, compacted, estimate_tokens
+from persona.drivers.persona_compaction import Compaction, compacted
 from persona.drivers.persona_prompt import language_part, reminder
 from persona.drivers.protocol import PersonaCantPlay
 from persona.drivers.tool_calls import PersonaState, PersonaTools, QuestionState
 from persona.drivers.tools import TOOL_SPECS
-from persona.llm.types import LLMClient, LLMError, LLMRequest, LLMResponse, probe, replayed
+from persona.llm.types import LLMClient, LLMError, LLMRequest, LLMResponse, estimate_tokens, probe, replayed
 
 PROMPTS = Path(__file__).parent / "prompts"
 # what the model did that moves the benchmark on, for `PlayWatch` (asking a question does too)

@@ -9,17 +9,11 @@ error from the provider halves both limits and cuts at once (`LLMPersonaDriver._
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-
-def estimate_tokens(value: Any) -> int:
-    """About four characters per token, over the JSON of the messages. The persona's context
-    size is only compared with its own `compaction` limits, so an estimate is enough and needs
-    no provider call; the provider's exact counts are in the usage of every logged response."""
-    return len(json.dumps(value, ensure_ascii=False)) // 4
+from persona.llm.types import estimate_tokens
 
 
 @dataclass

@@ -1,14 +1,15 @@
 """Anthropic Messages through the official async SDK, with prompt caching.
 
-Four cache breakpoints (`cache_control: ephemeral`, the most the API takes): the last tool,
-the last system part that never changes (`LLMRequest.stable_system`: the universal prompt
-and the scenario, not the live profile), and the last two messages. The conversation is the
-bulk of every persona request; with breakpoints only on the system and tools it was never
-cached (billed 0.89× of uncached on marathon-en; with the last two messages, each request
-reads what the one before wrote — the 20-block lookback finds it). A facts edit changes the
-profile part, which invalidates only what follows it. Retries with backoff on 429, 529 and
-5xx are the SDK's (`max_retries`). Key and base URL come from the arguments, else
-`ANTHROPIC_API_KEY` / `ANTHROPIC_BASE_URL`.
+Four cache breakpoints (`cache_control: ephemeral`, the most the API takes), each where its
+prefix reaches the model's minimum cacheable length (`persona.llm.cache_breakpoints`): the last
+system part that never changes (`LLMRequest.stable_system`: the universal prompt and the
+scenario, not the live profile) — or the last tool, when the system adds nothing stable — and
+the last messages. The conversation is the bulk of every persona request; with breakpoints
+only on the system and tools it was never cached (billed 0.89× of uncached on marathon-en;
+with the last messages, each request reads what the one before wrote — the 20-block lookback
+finds it). A facts edit changes the profile part, which invalidates only what follows it.
+Retries with backoff on 429, 529 and 5xx are the SDK's (`max_retries`). Key and base URL come
+from the arguments, else `ANTHROPIC_API_KEY` / `ANTHROPIC_BASE_URL`.
 """
 
 from __future__ import annotations
@@ -18,10 +19,8 @@ from typing import Any
 
 import anthropic
 
+from persona.llm.cache_breakpoints import min_cacheable_tokens, place_breakpoints
 from persona.llm.types import LLMError, LLMRequest, LLMResponse, ToolUse, Usage
-
-EPHEMERAL = {"type": "ephemeral"}
-MESSAGE_BREAKPOINTS = 2  # on the last two messages; the tools and the stable system take two more
 
 
 class AnthropicClient:
@@ -40,17 +39,13 @@ class AnthropicClient:
         """The request body: what the wire gets (also what tests inspect)."""
         system: list[dict[str, Any]] = [{"type": "text", "text": part} for part in request.system]
         stable = len(system) if request.stable_system is None else min(request.stable_system, len(system))
-        if stable:
-            system[stable - 1]["cache_control"] = EPHEMERAL
         tools: list[dict[str, Any]] = [
             {"name": t.name, "description": t.description, "input_schema": t.parameters}
             for t in request.tools
         ]
-        if tools:
-            tools[-1]["cache_control"] = EPHEMERAL
-        messages = list(request.messages)
-        for index in range(max(0, len(messages) - MESSAGE_BREAKPOINTS), len(messages)):
-            messages[index] = _with_breakpoint(messages[index])
+        tools, system, messages = place_breakpoints(
+            tools, system, list(request.messages), stable, min_cacheable_tokens(self.model)
+        )
         body: dict[str, Any] = {
             "model": self.model,
             "max_tokens": request.max_tokens,
@@ -99,13 +94,3 @@ class AnthropicClient:
     async def close(self) -> None:
         await self._sdk.close()
 
-
-def _with_breakpoint(message: dict[str, Any]) -> dict[str, Any]:
-    """A copy of `message` whose last content block carries a cache breakpoint (the caller's
-    messages are the persona's state: never changed here)."""
-    content = message.get("content")
-    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content or [])
-    if not blocks:
-        return message
-    blocks[-1] = {**blocks[-1], "cache_control": EPHEMERAL}
-    return {**message, "content": blocks}

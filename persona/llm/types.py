@@ -8,6 +8,7 @@ scenario, profile) and after the tools: consecutive calls then share a cached pr
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -126,3 +127,11 @@ class LLMClient(Protocol):
     async def complete(self, request: LLMRequest) -> LLMResponse: ...
 
     async def close(self) -> None: ...
+
+
+def estimate_tokens(value: Any) -> int:
+    """About four characters per token, over the JSON of `value`. The persona's sizes are only
+    compared with its own limits (compaction, cache minimums, the window's share), so an
+    estimate is enough and needs no provider call; the provider's exact counts are in the
+    usage of every logged response."""
+    return len(json.dumps(value, ensure_ascii=False)) // 4

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from fakes.prompt_cache import ANTHROPIC_MIN_TOKENS, AnthropicCache, OpenAICache
+from fakes.prompt_cache import AnthropicCache, OpenAICache
+from persona.llm.cache_breakpoints import DEFAULT_MINIMUM as ANTHROPIC_MIN_TOKENS
 
 MARK = {"type": "ephemeral"}
 BIG = "x" * (ANTHROPIC_MIN_TOKENS * 4 + 400)  # one block past the minimum cacheable prefix
@@ -56,3 +57,14 @@ def test_openai_caches_a_shared_prefix_in_steps_from_1024_tokens() -> None:
     longer = {"messages": [*long["messages"], {"role": "user", "content": "two"}]}
     total, cached = cache.usage(longer)
     assert cached % 128 == 0 and 1024 <= cached <= total
+
+
+def test_anthropic_bills_each_model_by_its_own_minimum() -> None:
+    """A 2,000-token prefix caches on a 1,024-token model, not on a 2,048 or a 4,096 one (the
+    fake billed every model by 1,024 and so over-reported cache reads)."""
+    prefix = "x" * (2000 * 4)
+    for model, caches in (("claude-sonnet-4-5", True), ("claude-3-5-haiku-20241022", False), ("claude-opus-4-5", False)):
+        cache = AnthropicCache()
+        request = {**body(prefix, ["hello"]), "model": model}
+        cache.usage(request)
+        assert (cache.usage(request)[1] > 0) is caches, model
