@@ -5,8 +5,9 @@ cached.
 
 Anthropic (explicit): a prefix is cached only at a `cache_control` breakpoint, when it holds at
 least the model's minimum (`persona.llm.cache_breakpoints.min_cacheable_tokens`: 1,024, 2,048
-or 4,096 by model — the fake billed every model by 1,024 and so over-reported cache reads); a request reads the longest cached prefix ending at one of its
-breakpoints or up to `LOOKBACK` blocks before one; it writes a cache entry at each breakpoint.
+or 4,096 by model — the fake billed every model by 1,024 and so over-reported cache reads); a
+request reads the longest cached prefix ending at one of its breakpoints or up to `LOOKBACK`
+blocks before one; it writes a cache entry at each breakpoint.
 Blocks are in the order the API caches them: tools, system, messages.
 OpenAI (automatic): a prompt of at least `OPENAI_MIN_TOKENS` reads the longest prefix it shares
 with an earlier request, counted in `OPENAI_STEP`-token steps.
