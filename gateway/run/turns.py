@@ -94,7 +94,7 @@ class AgentTurns:
         error: its facts don't count as told and it is not graded; it is sent again."""
         assert self.adapter is not None
         if self.traffic is not None:
-            self.traffic.recorder.turn_started()
+            self.traffic.recorder.turn_started(text)
         self.flush()  # what led to this message is on the log's disk before it leaves
         started = time.monotonic()
         try:

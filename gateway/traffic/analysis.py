@@ -99,6 +99,8 @@ class TrafficAnalyzer:
         self.previous: dict[tuple[str, ...], LLMCall] = {}
         self.recent: list[set[str]] = []  # the user texts of the last ordinary calls, newest last
         self.pending_summary: str | None = None
+        self.summary_text = ""  # what the pending summary call answered: the summary itself
+        self.summary_tokens = 0  # the pending summary call's input: the context it summarised
         self.armed_canaries: list[str] = []
 
     def reset_context(self) -> None:
@@ -144,6 +146,7 @@ class TrafficAnalyzer:
             )
         if result.kind == SUMMARY and marker:
             self.pending_summary = f"{self.profile.agent_of(marker)}-summary"
+            self.summary_text, self.summary_tokens = " ".join(call.text.split()), result.input_tokens
         elif result.kind == ORDINARY:
             self._generic(call, result)
         if self.armed_canaries:
@@ -157,6 +160,13 @@ class TrafficAnalyzer:
         self.previous[key] = call
         users = user_texts(call, self.profile)
         earlier, self.recent = self.recent, [*self.recent[-(RECENT_CALLS - 1) :], users]
+        if self.pending_summary is not None and self._carries_summary(call):
+            # a summary call, then the summary in the next input: a compaction, even one that lost
+            # no message (Hermes' one-turn `compact()`: "Compressed: 9 → 9 messages")
+            tokens = input_tokens(before) if before is not None else self.summary_tokens
+            result.compactions.append(CompactionFinding(self.pending_summary, tokens, result.input_tokens))
+            self.pending_summary = None
+            return
         if before is None:
             return
         tokens_before = input_tokens(before)
@@ -186,6 +196,21 @@ class TrafficAnalyzer:
             result.compactions.append(
                 CompactionFinding("tool-output-cleared", tokens_before, result.input_tokens)
             )
+
+
+    def _carries_summary(self, call: LLMCall) -> bool:
+        """The summary the pending summary call wrote is in `call`'s input: its text (the
+        first `SUMMARY_EXCERPT` characters, when it has that many), or the profile's marker of
+        a replayed summary."""
+        whole = " ".join(text_of(call.messages).split()) + " " + " ".join(call.system.split())
+        excerpt = self.summary_text[:SUMMARY_EXCERPT]
+        if len(excerpt) >= SUMMARY_EXCERPT and excerpt in whole:
+            return True
+        return _has(whole, self.profile.replay) is not None
+
+
+# how much of a summary's text must reappear in the next input to show the summary was put there
+SUMMARY_EXCERPT = 60
 
 
 def history_before(call: LLMCall, question: str) -> str | None:

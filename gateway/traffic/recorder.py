@@ -36,6 +36,7 @@ from gateway.log.runlog import RunLogWriteError
 from gateway.log.scrub import scrub
 from gateway.log.vocabulary import CallKind, ErrorKind, ErrorSource
 from gateway.traffic.analysis import CallAnalysis, TrafficAnalyzer, history_before
+from gateway.traffic.call_shape import answers, calls_a_tool, last_user_text
 from gateway.traffic.profile import TrafficProfile
 from gateway.traffic.tool_results import result_items, tool_results
 from gateway.traffic.wire import UNKNOWN, LLMCall, parse_call, text_of
@@ -107,6 +108,7 @@ class Turn:
     failures: list[str] = field(default_factory=list)
     last_failed: bool = False
     ended: bool = False  # the reply came back: calls from here to the next message are the agent's own
+    message: str = ""  # the persona's message the turn answers ("" when not a message: a compaction)
 
 
 def cleaned(call: LLMCall, redactor: Redactor = DEFAULT) -> LLMCall:
@@ -136,18 +138,11 @@ def current_turn_text(call: LLMCall) -> str:
     agent is a tool call into it (Hermes' review writing memories)."""
     texts: list[str] = []
     for m in reversed(call.messages):
-        if m.get("role") == "assistant" and text_of(m.get("content")).strip() and not _calls_a_tool(m):
+        if m.get("role") == "assistant" and text_of(m.get("content")).strip() and not calls_a_tool(m):
             break
         if m.get("role") == "user":
             texts.append(text_of(m.get("content")))
     return "\n".join(reversed(texts))
-
-
-def _calls_a_tool(message: dict[str, Any]) -> bool:
-    content = message.get("content")
-    return bool(message.get("tool_calls")) or (
-        isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "tool_use" for b in content)
-    )
 
 
 def blob_ref(data: bytes) -> str:
@@ -185,6 +180,8 @@ class RunRecorder:
         self.in_flight = 0  # calls the proxy has forwarded and not yet handed over
         self.turn = Turn(ended=True)
         self.background_calls = 0  # calls the profile's background patterns recognised
+        self.unknown_shape_calls = 0  # calls not answering the persona's message that no pattern names
+        self.unknown_shape_example = ""  # the first one's last user text, shortened
         self.unexplained_calls = 0  # other calls outside any persona turn
         self.previous_refs: tuple[int, list[str]] = (-1, [])  # the last exchange's seq and message refs
         # memory calls whose result hasn't come back yet: tool call id → the call's event seq
@@ -222,30 +219,41 @@ class RunRecorder:
     def session_changed(self) -> None:
         self.analyzer.reset_context()
 
-    def turn_started(self) -> None:
-        """A persona message is about to be sent: the calls from here on are its turn's."""
-        self.turn = Turn()
+    def turn_started(self, message: str = "") -> None:
+        """A persona message is about to be sent: the calls from here on are its turn's, and a
+        call that doesn't answer `message` is the agent's own (`call_shape`)."""
+        self.turn = Turn(message=message)
 
     def turn_ended(self) -> None:
         """The reply to the persona's message came back."""
         self.turn.ended = True
 
     def background_note(self) -> str | None:
-        """Said once at a run's end: the agent made calls outside any persona turn while the
-        profile's background patterns never matched — background work the profile may not know
-        (a new heartbeat wording), whose calls and memory writes were counted as ordinary."""
-        if self.background_calls or not self.unexplained_calls:
-            return None
-        patterns = (
-            f"the profile {self.profile.name!r}'s background patterns"
-            if self.profile.background
-            else f"the profile {self.profile.name!r} has no background patterns and"
-        )
-        return (
-            f"{self.unexplained_calls} model call(s) came between a reply and the next message, and "
-            f"{patterns} never matched a call: if the agent does background work (a heartbeat, a review), "
-            "its calls and memory writes were counted as the conversation's — add its prompt to `llm.background`"
-        )
+        """Said once at a run's end: calls of a shape we don't know — not answering the
+        persona's message, and no background pattern names them (recorded as the agent's own,
+        never counted against a question); or calls outside any persona turn while no
+        background pattern ever matched (background work the profile may not know, counted as
+        the conversation's)."""
+        notes = []
+        if self.unknown_shape_calls:
+            notes.append(
+                f"{self.unknown_shape_calls} model call(s) did not answer the persona's message — their "
+                f"conversation ended in something else (the first: {self.unknown_shape_example!r}) — and no "
+                f"background pattern of the profile {self.profile.name!r} names them: recorded as the agent's "
+                "own work, never counted against a question; add their prompt to `llm.background` to label them"
+            )
+        if self.unexplained_calls and not self.background_calls:
+            patterns = (
+                f"the profile {self.profile.name!r}'s background patterns"
+                if self.profile.background
+                else f"the profile {self.profile.name!r} has no background patterns and"
+            )
+            notes.append(
+                f"{self.unexplained_calls} model call(s) came between a reply and the next message, and "
+                f"{patterns} never matched a call: if the agent does background work (a heartbeat, a review), "
+                "its calls and memory writes were counted as the conversation's — add its prompt to `llm.background`"
+            )
+        return "; ".join(notes) or None
 
     def turn_failure(self) -> str | None:
         """Why the turn's answer came out of a failed model call — the turn's last model call
@@ -286,13 +294,25 @@ class RunRecorder:
             parse_call(raw.path, raw.request_body, raw.response_body, raw.response_type), self.redactor
         )
         probe = is_probe(raw)
-        background = not probe and self.profile.is_background(call.system, current_turn_text(call))
+        labelled = not probe and self.profile.is_background(call.system, current_turn_text(call))
+        by_shape = (
+            not probe
+            and not labelled
+            and self.analyzer.classify(call) == CallKind.ORDINARY
+            and not answers(call, self.turn.message, self.profile.users_words)
+        )
+        if by_shape:
+            self.unknown_shape_calls += 1
+            self.unknown_shape_example = self.unknown_shape_example or " ".join(
+                (last_user_text(call) or "").split()
+            )[:120]
+        background = labelled or by_shape
         skipped = CallKind.PROBE if probe else CallKind.BACKGROUND if background else None  # not the conversation
         if skipped is not None:  # no compaction read from it; a background call's memory work is its own
             analysis = CallAnalysis(kind=skipped, memory_calls=[] if probe else self.analyzer.memory_calls(call))
         else:
             analysis = self.analyzer.observe(call)
-        if background:
+        if labelled:
             self.background_calls += 1
         elif not probe and self.turn.ended:
             self.unexplained_calls += 1  # after the reply, before the next message: the agent's own

@@ -155,3 +155,101 @@ def test_a_summary_call_then_a_shorter_list_is_a_compaction_whatever_the_usage()
     recorder.record(exchange({**main, "messages": short}, input_tokens=9000))
     (found,) = [e for e in log.events if isinstance(e, CompactionSeen)]
     assert found.kind.startswith("hermes")
+
+
+COMBINED_REVIEW = (  # Hermes 0.19.0, agent/background_review.py: the memory and skill reviews at once
+    "Review the conversation above and update two things:\n\n**Memory**: who the user is. Did the user "
+    "reveal persona, desires, preferences, personal details, or expectations about how you should "
+    "behave? Save facts about the user and durable preferences with the memory tool.\n\n**Skills**: "
+    "how to do this class of task."
+)
+
+
+def _writes(n: int) -> list[dict[str, Any]]:
+    return [
+        {"type": "tool_use", "id": f"t{i}", "name": "memory", "input": {"action": "add", "content": f"fact {i}"}}
+        for i in range(n)
+    ]
+
+
+def test_a_call_that_does_not_answer_the_persona_is_background_by_its_shape_and_said() -> None:
+    """Issue 46 item 1: Hermes' combined review prompt matched no pattern, and over Telegram 24
+    memory writes were charged to q10. The gateway knows the message it sent: a call whose
+    conversation doesn't end in it is the agent's own — recorded, never charged, and said."""
+    base = shape("hermes_background_review_request.json")
+    log = MemoryLog()
+    recorder = RunRecorder(log, load_profile("anthropic"))  # its memory tool; no pattern knows Hermes' reviews
+    talk = [{"role": "user", "content": "My cat is called Miso"}, {"role": "assistant", "content": "Noted."}]
+    question = "What is my cat called?"
+    recorder.question_started("q10", question, "Miso", abstain=False)
+    recorder.turn_started(question)
+    asked = [*talk, {"role": "user", "content": question}]
+    recorder.record(exchange({**base, "messages": asked}, _writes(1)))  # it searches its memory
+    results = [{"type": "tool_result", "tool_use_id": "t0", "content": "Miso"}]
+    looped = [*asked, {"role": "assistant", "content": _writes(1)}, {"role": "user", "content": results}]
+    recorder.record(exchange({**base, "messages": looped}))  # its answer, after the tool's result
+    review = [*asked, {"role": "assistant", "content": "Miso."}, {"role": "user", "content": COMBINED_REVIEW}]
+    recorder.record(exchange({**base, "messages": review}, _writes(24)))
+    kinds = [(e.kind, e.question_id) for e in log.events if isinstance(e, LLMExchange)]
+    assert kinds == [("ordinary", "q10"), ("ordinary", "q10"), ("background", None)]
+    charged = [m for m in log.events if isinstance(m, MemoryCallSeen) and m.question_id == "q10"]
+    assert len(charged) == 1  # its own search, not the review's 24 writes
+    note = recorder.background_note()
+    assert note is not None and "1 model call(s) did not answer the persona's message" in note
+    assert "Review the conversation above and update two things" in note and "`llm.background`" in note
+    # the profile that names the prompt labels it: background, and nothing unknown to say
+    labelled = RunRecorder(MemoryLog(), load_profile("hermes"))
+    labelled.turn_started(question)
+    labelled.record(exchange({**base, "messages": review}, _writes(24)))
+    assert labelled.background_calls == 1 and labelled.background_note() is None
+
+
+def test_a_message_wrapped_by_its_agent_still_answers_the_persona() -> None:
+    """An agent's wrapping — OpenClaw's context and timestamp, Letta's JSON with its letters
+    escaped — is not another conversation: the call answers the persona's message."""
+    from gateway.traffic.call_shape import answers
+    from gateway.traffic.wire import parse_call
+
+    def call(content: str) -> Any:
+        body = {"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": content}]}
+        return parse_call("/v1/messages", json.dumps(body).encode(), b"", "")
+
+    message = "Мою кошку зовут Мисо, ей четыре года."
+    letta = json.dumps({"type": "user_message", "message": message, "time": "2026-12-05 10:00:00 AM UTC"})
+    assert answers(call(letta), message)  # ensure_ascii: «\u041c\u043e\u044e…» in the wire text
+    openclaw = f"[Sat 2026-12-05 10:00 UTC] {message}\n<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>x<<<END_OPENCLAW_INTERNAL_CONTEXT>>>"
+    assert answers(call(openclaw), message, load_profile("openclaw").users_words)
+    assert not answers(call(COMBINED_REVIEW), message)
+    assert answers(call(COMBINED_REVIEW), "")  # no message known (a compaction command): never moved
+
+
+def test_a_summary_call_then_the_summary_in_the_next_input_is_a_compaction_though_nothing_was_lost() -> None:
+    """Issue 46 item 3: after a one-turn `compact()` Hermes said "Compressed: 9 → 9 messages",
+    a summary call was recorded and the next request carried the summary — yet "compactions
+    seen: 0", because no user message was lost."""
+    log = MemoryLog()
+    recorder = RunRecorder(log, load_profile("hermes"))
+    main = shape("hermes_background_review_request.json")
+    talk = [{"role": "user", "content": "My cat is called Miso"}, {"role": "assistant", "content": "Noted."}]
+    recorder.record(exchange({**main, "messages": [*talk, {"role": "user", "content": "/compress"}]}, input_tokens=900))
+    summary = "The user has a cat called Miso and asked to be reminded of it; nothing else was pending."
+    summary_body = json.loads((FIXTURES / "hermes_compaction_request.json").read_text())
+    recorder.record(
+        RawExchange(
+            "POST", "/v1/chat/completions", {"Content-Type": "application/json"}, json.dumps(summary_body).encode(),
+            200, {"content-type": "application/json"},
+            json.dumps({"choices": [{"message": {"role": "assistant", "content": summary}}]}).encode(),
+        )
+    )
+    block = f"[CONTEXT COMPACTION — REFERENCE ONLY] Earlier turns, summarised:\n{summary}"
+    after = [{"role": "user", "content": block}, *talk, {"role": "user", "content": "Where do I live?"}]
+    recorder.record(exchange({**main, "messages": after}, input_tokens=950))
+    (found,) = [e for e in log.events if isinstance(e, CompactionSeen)]
+    assert found.kind == "hermes-summary"
+    # a summary call whose summary never reaches the next input is no compaction by itself
+    log2 = MemoryLog()
+    other = RunRecorder(log2, load_profile("reference"))
+    other.record(exchange({**main, "messages": [*talk, {"role": "user", "content": "hi"}]}, input_tokens=900))
+    other.analyzer.pending_summary, other.analyzer.summary_text = "reference-summary", summary
+    other.record(exchange({**main, "messages": [*talk, {"role": "user", "content": "hi"}, *talk]}, input_tokens=950))
+    assert not [e for e in log2.events if isinstance(e, CompactionSeen)]
