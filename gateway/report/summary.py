@@ -41,10 +41,10 @@ from gateway.log.events import (
 )
 from gateway.log.lineage import LineageError, inherited_events
 from gateway.log.runlog import REFUSED_TRAFFIC, RunLog
-from gateway.log.vocabulary import CallKind, ErrorKind, ErrorSource, Purpose, SlipKind, TerminationReason
+from gateway.log.vocabulary import CallKind, ErrorKind, ErrorSource, Purpose, TerminationReason
 from gateway.report.cost import RoleCost
+from gateway.report.persona_slips import spoiled_by_slips, unscored_by_slips
 from persona.benchmark.model import DELETED_MARKERS, Benchmark, Question
-from persona.grading.exact import contains_expected
 
 
 @dataclass(frozen=True)
@@ -202,64 +202,6 @@ class RunSummary:
         )
 
 
-def _undelivered(
-    benchmark: Benchmark,
-    planned: list[Question],
-    slips: list[PersonaSlip],
-    evaluations: dict[str, Evaluation],
-) -> dict[str, str]:
-    """The questions whose answer holds a detail the persona marked told but never said
-    (`fact_not_said`: 34 told as 35, and "35" graded 0 is no forgetting), or a fact's new value
-    it never said (`update_not_said`: the old value is no forgetting); they leave `evaluations`."""
-    out: dict[str, str] = {}
-    for slip in slips:
-        if slip.kind is SlipKind.UPDATE_NOT_SAID:
-            for q in planned:
-                if q.id in evaluations and not q.abstain and any(contains_expected(m, q.expected) for m in slip.missing):
-                    evaluations.pop(q.id)
-                    out[q.id] = f"its answer is {slip.fact}'s new value, which the persona never said ({slip.detail})"
-            continue
-        ref = slip.fact if slip.kind is SlipKind.FACT_NOT_SAID else ""
-        file, _, fid = ref.partition(":")
-        fact = benchmark.facts[file].facts.get(fid) if file in benchmark.facts else None
-        if fact is None:
-            continue
-        for q in planned:
-            if (
-                q.id in evaluations
-                and not q.abstain
-                and q.expected
-                and contains_expected(q.expected, fact.text)  # and only what was never said spoils it:
-                and (not slip.missing or any(contains_expected(m, q.expected) for m in slip.missing))
-            ):
-                evaluations.pop(q.id)
-                out[q.id] = (
-                    f"its answer is in {ref} ({fact.text!r}), which the persona marked told but never said"
-                )
-    return out
-
-
-def _persona_spoiled(slips: list[PersonaSlip], evaluations: dict[str, Evaluation]) -> dict[str, str]:
-    """A question whose answer the persona gave away when asking it (`answer_leaked`) leaves the
-    scores — a right answer there measures no memory; a grade the exact grader is certain is
-    wrong (`grade_disputed`) becomes unresolved, its range what the question can score, as an
-    unsure grader's is. Returns the unscored ones, question id → why."""
-    out: dict[str, str] = {}
-    for slip in slips:
-        qid = slip.question_id
-        if not qid or qid not in evaluations:
-            continue
-        if slip.kind is SlipKind.ANSWER_LEAKED:
-            evaluations.pop(qid)
-            out[qid] = "the persona gave its answer away when asking it (answer_leaked)"
-        elif slip.kind is SlipKind.GRADE_DISPUTED:
-            ev = evaluations[qid]
-            evaluations[qid] = replace(
-                ev, certain=False, low=None, high=None, reason=f"{ev.reason} — disputed: {slip.detail}"
-            )
-    return out
-
-
 def mean_range(bounds: Iterable[tuple[float, float]]) -> tuple[float, float] | None:
     """The mean over each grade's (least, most) — `Evaluation.bounds`: every unresolved question
     at its least, every one at its most — what a mean over guesses can be."""
@@ -404,7 +346,7 @@ def summarize(log: RunLog, benchmark: Benchmark) -> RunSummary:
     if segment_start is not None:
         active += last_ts - segment_start
     # the persona's mistakes leave the scores before any figure is made of them
-    unscored = _undelivered(benchmark, list(benchmark.questions), slips, evaluations) | _persona_spoiled(slips, evaluations)
+    unscored = unscored_by_slips(benchmark, list(benchmark.questions), slips, evaluations) | spoiled_by_slips(slips, evaluations)
     by_tag: dict[str, list[tuple[float, float]]] = {}
     for q in benchmark.questions:
         if q.id in evaluations:

@@ -379,3 +379,44 @@ async def test_the_shipped_openclaw_telegram_profile_passes_its_probe(
     assert not [c.line() for c in checks if c.failed], [c.line() for c in checks]
     (round_trip,) = [c for c in checks if c.name == "a checkpoint round trip (forks)"]
     assert round_trip.ok, round_trip.line()
+
+
+@pytest.mark.skipif(not HERMES, reason="hermes-agent is not installed (set MARATHON_HERMES_BIN)")
+async def test_hermes_reviews_over_telegram_charge_nothing_to_a_question(
+    make_benchmark: BenchFactory, tmp_path: Path, standin: ServedApp
+) -> None:
+    """Issue 46 item 1: over Telegram Hermes keeps one agent per chat, and when its memory and
+    skill counters fire on one turn it reviews with the combined prompt ("…update two things:
+    **Memory** … **Skills** …"), which no pattern knew: 24 review writes were charged to q10.
+    Both counters are forced to fire on every turn here."""
+    import json as json_
+
+    from gateway.log.events import Blob, CompactionSeen, SessionChanged
+
+    agent = _hermes_telegram(tmp_path, standin)
+    config = tmp_path / "hermes-home" / "config.yaml"
+    config.write_text(
+        config.read_text()
+        + "memory:\n  memory_enabled: true\n  user_profile_enabled: true\n  nudge_interval: 1\n"
+        + "skills:\n  creation_nudge_interval: 1\n"
+    )
+    outcome = await run_spec(RunSpec("hr", make_benchmark(), agent), tmp_path / "rec")
+    log = read_log(tmp_path / "rec" / "hr" / EVENTS_FILE)
+    assert outcome.reason == TerminationReason.COMPLETED, [e for e in log.events if e.type == "error"][:3]
+    blobs = {e.ref: e.data for e in log.events if isinstance(e, Blob)}
+    exchanges = {e.seq: e for e in log.events if isinstance(e, LLMExchange)}
+
+    def last_message(exchange: LLMExchange) -> str:
+        return json_.dumps(json_.loads(blobs[exchange.message_refs[-1]])) if exchange.message_refs else ""
+
+    reviews = [e for e in exchanges.values() if "Review the conversation above" in last_message(e)]
+    assert reviews, "no review ran: the test proves nothing"
+    assert any("update two things" in last_message(e) for e in reviews), "the combined prompt never fired"
+    assert all(e.kind == "background" and e.question_id is None for e in reviews)
+    charged = [m for m in log.events if isinstance(m, MemoryCallSeen) and m.question_id]
+    assert all(exchanges[m.exchange].kind != "background" for m in charged)
+    # no compaction it didn't make: none, or each after a summary call of its own
+    made = [e for e in exchanges.values() if e.kind == "summary"]
+    for found in [e for e in log.events if isinstance(e, CompactionSeen)]:
+        assert any(s.seq < found.seq for s in made), found
+    assert not [e for e in log.events if isinstance(e, SessionChanged) and e.action == "compact"]
