@@ -420,3 +420,26 @@ async def test_hermes_reviews_over_telegram_charge_nothing_to_a_question(
     for found in [e for e in log.events if isinstance(e, CompactionSeen)]:
         assert any(s.seq < found.seq for s in made), found
     assert not [e for e in log.events if isinstance(e, SessionChanged) and e.action == "compact"]
+
+
+@pytest.mark.skipif(not HERMES, reason="hermes-agent is not installed (set MARATHON_HERMES_BIN)")
+async def test_a_one_turn_compact_of_hermes_shows_as_a_compaction(
+    make_benchmark: BenchFactory, tmp_path: Path, standin: ServedApp
+) -> None:
+    """Issue 46 item 3: after a one-turn `compact()` Hermes replied "Compressed: 9 → 9
+    messages", its summary call was recorded and its next request carried the summary — yet
+    "compactions seen: 0", since no user message was lost."""
+    from gateway.log.events import CompactionSeen, SessionChanged
+    from tests.conftest import TINY
+
+    bench = make_benchmark(
+        ch1__md="# One\n\n## Intro\n> Hello! My cat is called Miso.\n",
+        ch2__md=TINY["ch2.md"].replace("await bench.newSession();", "await bench.compact();"),
+    )
+    outcome = await run_spec(RunSpec("h1", bench, _hermes_telegram(tmp_path, standin)), tmp_path / "rec")
+    log = read_log(tmp_path / "rec" / "h1" / EVENTS_FILE)
+    assert outcome.reason == TerminationReason.COMPLETED, [e for e in log.events if e.type == "error"][:3]
+    (asked,) = [e for e in log.events if isinstance(e, SessionChanged) and e.action == "compact"]
+    summaries = [e for e in log.events if isinstance(e, LLMExchange) and e.kind == "summary" and e.seq < asked.seq]
+    assert summaries, f"Hermes made no summary call: {asked.reply!r}"
+    assert [e for e in log.events if isinstance(e, CompactionSeen) and e.seq > summaries[0].seq]
