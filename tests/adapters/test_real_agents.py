@@ -320,11 +320,29 @@ async def test_openclaw_telegram_as_shipped(
         "llm": {"upstream": standin.url, "port": "auto"},
         "process": {"snapshot": str(REPO / "examples" / "openclaw-telegram-home")},
     }
+    shared = Path("/tmp")
+
+    def openclaw_in_tmp() -> dict[str, int]:
+        """What OpenClaw keeps in the shared /tmp: each entry and file with its size."""
+        found = {}
+        for entry in shared.glob("openclaw*"):
+            found[entry.name] = 0
+            for path in entry.rglob("*") if entry.is_dir() else ():
+                found[f"{entry.name}/{path.relative_to(entry)}"] = path.stat().st_size if path.is_file() else 0
+        return found
+
+    before = openclaw_in_tmp()
     outcome = await run_spec(RunSpec("oc-tg", make_benchmark(), agent), tmp_path / "rec")
     log = read_log(tmp_path / "rec" / "oc-tg" / EVENTS_FILE)
     assert outcome.reason == TerminationReason.COMPLETED, [e for e in log.events if e.type == "error"][:3]
     assert {e.question_id for e in log.events if isinstance(e, Evaluation)} == {"q1", "q2", "q3"}
-    assert (tmp_path / "rec" / "oc-tg" / "agent-state" / "tmp").is_dir()
+    state = tmp_path / "rec" / "oc-tg" / "agent-state"
+    assert (state / "tmp").is_dir()
+    # issue 46 item 2: its log is the run's; in /tmp only what docs/agents.md says can't move
+    assert (state / "logs" / "openclaw.log").stat().st_size > 0
+    after = openclaw_in_tmp()
+    changed = {k for k in after if after[k] != before.get(k)}
+    assert {k.split("/")[0] for k in changed} <= {f"openclaw-state-locks-{os.getuid()}"}, sorted(changed)
 
 
 def _openclaw_telegram_as_shipped(standin: ServedApp, monkeypatch: pytest.MonkeyPatch) -> dict[str, object]:
