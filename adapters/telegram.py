@@ -107,6 +107,13 @@ class TelegramAdapter:
                 raise AgentTimeout(f"the bot did not call getUpdates or setWebhook within {timeout:g} s")
             await asyncio.sleep(0.05)
 
+    def bot_stopped(self) -> None:
+        """The bot's process was stopped to be started again (a checkpoint): it is ready again
+        only when it polls (or sets its webhook) again, as at its first start. A bot that drops
+        the updates waiting at start (Hermes) lost a message sent before that."""
+        self.emulator.polls = 0
+        self.emulator.webhook = ""
+
     def release_polls(self) -> None:
         """The run is ending: answer the bot's pending long poll now (empty), so a bot being
         stopped is not left waiting up to 50 s for it."""

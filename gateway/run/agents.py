@@ -374,6 +374,8 @@ def _restarter(
         if telegram is None:
             await inner.close()
         await process.stop()
+        if telegram is not None:
+            telegram.bot_stopped()
         work()
         if not again:
             return

@@ -461,3 +461,65 @@ async def test_a_one_turn_compact_of_hermes_shows_as_a_compaction(
     summaries = [e for e in log.events if isinstance(e, LLMExchange) and e.kind == "summary" and e.seq < asked.seq]
     assert summaries, f"Hermes made no summary call: {asked.reply!r}"
     assert [e for e in log.events if isinstance(e, CompactionSeen) and e.seq > summaries[0].seq]
+
+
+OPENCLAW_HOME = """{
+  gateway: { mode: "local", bind: "loopback", auth: { mode: "token", token: "${OPENCLAW_GATEWAY_TOKEN}" } },
+  models: { providers: { main: {
+    baseUrl: "${LLM_URL}", apiKey: "${ANTHROPIC_API_KEY}", api: "anthropic-messages",
+    models: [{ id: "claude-sonnet-4-6", name: "claude-sonnet-4-6", contextWindow: 200000, maxTokens: 4096 }],
+  } } },
+  agents: { defaults: {
+    model: { primary: "main/claude-sonnet-4-6" }, workspace: "${OPENCLAW_STATE_DIR}/workspace",
+    heartbeat: { every: "0m" },
+  } },
+  logging: { file: "${OPENCLAW_STATE_DIR}/logs/openclaw.log" },
+}"""
+
+
+def _openclaw_walkthrough(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, profile: str) -> dict[str, object]:
+    """The docs/agents.md OpenClaw walkthrough's settings (`openclaw-http`: its chat endpoint on)."""
+    monkeypatch.setenv("OPENCLAW_GATEWAY_TOKEN", "marathon-openclaw-token")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "offline")
+    home = tmp_path / "openclaw-home"
+    home.mkdir(exist_ok=True)
+    config = OPENCLAW_HOME
+    if profile == "openclaw-http":
+        endpoint = 'http: { endpoints: { chatCompletions: { enabled: true } } },'
+        config = config.replace('bind: "loopback",', f'bind: "loopback", {endpoint}')
+    (home / "openclaw.json").write_text(config)
+    return {
+        "profile": profile, "port": "auto", "timeout": 180,
+        "llm": {"upstream": "standin", "port": "auto"}, "process": {"snapshot": str(home)},
+    }  # fmt: skip
+
+
+PROBED = {  # profile → (the agent it needs, its settings for the probe)
+    "hermes-http": (HERMES, lambda tmp, standin, mp: _hermes_http(tmp, standin, mp)),
+    "hermes-telegram": (HERMES, lambda tmp, standin, mp: _hermes_telegram(tmp, standin)),
+    "openclaw-telegram": (OPENCLAW, lambda tmp, standin, mp: _openclaw_telegram_as_shipped(standin, mp)),
+    "openclaw-ws": (OPENCLAW, lambda tmp, standin, mp: _openclaw_walkthrough(tmp, mp, "openclaw-ws")),
+    "openclaw-http": (OPENCLAW, lambda tmp, standin, mp: _openclaw_walkthrough(tmp, mp, "openclaw-http")),
+    "letta": (LETTA, lambda tmp, standin, mp: mp.setenv("ANTHROPIC_API_KEY", "offline") or {
+        "profile": "letta", "port": "auto", "llm": {"upstream": "standin", "port": "auto"}}),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("profile", sorted(PROBED))
+async def test_each_profiles_probe_is_what_it_claims(
+    profile: str, tmp_path: Path, standin: ServedApp, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 46 item 4: a profile's claims are its probe's — `verified.json5`, the one source of
+    `marathon profiles` and docs/agents.md, against `marathon probe` on the installed agent."""
+    from adapters.profiles.verification import verifications
+    from gateway.run.probe import probe
+
+    binary, settings_for = PROBED[profile]
+    if not binary:
+        pytest.skip(f"the agent of {profile} is not installed")
+    claimed = verifications()[profile]
+    _, checks = await probe(settings_for(tmp_path, standin, monkeypatch), tmp_path / "rec", out=lambda _: None)
+    marks = {c.name: c.line().split(" ", 1)[0] for c in checks}
+    assert marks == claimed.probe, "\n".join(c.line() for c in checks)
+    version = next((c.detail for c in checks if c.name == "its version"), "")
+    assert claimed.version in version, (claimed.version, version)

@@ -7,7 +7,8 @@ short preview, then an edit to the full text; anything longer than 4,000 charact
 
 For the fault tests, as real agents do: SLOW_FIRST=S answers the first message only after S
 seconds (past the run's timeout); HEARTBEAT=TEXT sends TEXT on its own right after each answer
-to a question (like OpenClaw's heartbeat alerts); GREETING=TEXT greets chat CHAT_ID at start.
+to a question (like OpenClaw's heartbeat alerts); GREETING=TEXT greets chat CHAT_ID at start;
+DROP_PENDING=1 drops the updates waiting when it starts, as Hermes' Telegram gateway does.
 """
 
 from __future__ import annotations
@@ -78,7 +79,11 @@ def main() -> None:
     )
     app.add_handler(CommandHandler("new", new))
     app.add_handler(MessageHandler(filters.TEXT & ~filters.COMMAND, talk))
-    app.run_polling(poll_interval=0.0, timeout=int(os.environ.get("POLL_TIMEOUT", "1")))  # long-poll seconds
+    app.run_polling(
+        poll_interval=0.0,
+        timeout=int(os.environ.get("POLL_TIMEOUT", "1")),  # long-poll seconds
+        drop_pending_updates=os.environ.get("DROP_PENDING") == "1" or None,
+    )
 
 
 if __name__ == "__main__":

@@ -192,3 +192,32 @@ def test_a_run_s_probe_says_when_its_benchmark_does_not_load_and_no_table_counts
     )
     assert "✓ a reply arrives and settles" in result.stdout  # the agent itself was probed all the same
     assert write_matrix_report(tmp_path / "rec").problems == []
+
+
+async def test_a_bot_that_drops_waiting_updates_at_start_answers_after_the_checkpoint_round_trip(
+    tmp_path: Path,
+) -> None:
+    """Found checking the profiles' claims (issue 46 item 4): Hermes' Telegram bot drops the
+    updates waiting when it starts, and after a checkpoint's restart the next message was sent
+    before it polled again — dropped, and the round trip timed out. A restarted bot is ready
+    when it polls again, as at its first start."""
+    import sys
+
+    bot = Path(__file__).parents[2] / "adapters" / "bots" / "ptb_memory_bot.py"
+    settings = {
+        "adapter": "telegram",
+        "quiet": 0.3,
+        "timeout": 20,
+        "process": {
+            "command": [sys.executable, str(bot)],
+            "env": {
+                "TELEGRAM_API_ROOT": "${TELEGRAM_API_ROOT}",
+                "TELEGRAM_BOT_TOKEN": "${TELEGRAM_BOT_TOKEN}",
+                "DROP_PENDING": "1",
+            },
+            "ready_timeout": 60,
+        },
+    }
+    _, checks = await probe(settings, tmp_path, out=lambda _: None)
+    fork = by_name(checks)["a checkpoint round trip (forks)"]
+    assert fork.ok is True, fork.line()
