@@ -12,6 +12,8 @@ from typing import Any
 
 import json5
 
+from adapters.profiles.verification import verifications
+
 HERE = Path(__file__).parent
 
 
@@ -64,7 +66,6 @@ def resolve(settings: dict[str, Any]) -> dict[str, Any]:
         return settings
     profile = read_profile(str(name))
     profile.pop("description", None)
-    profile.pop("verified", None)
     return merge(profile, {k: v for k, v in settings.items() if k != "profile"}) | {"profile": name}
 
 
@@ -93,7 +94,7 @@ def describe_profile(name: str) -> list[str]:
         needs.append("env " + ", ".join(envs))
     if ports:
         needs.append("ports " + ", ".join(ports))
-    verified = profile.get("verified")
+    verified = verifications().get(name)
     adapter = profile.get("adapter", "?")
     session = {
         "telegram": f"new session by {' then '.join(profile.get('new_session_commands', ['/new']))}",
@@ -110,11 +111,6 @@ def describe_profile(name: str) -> list[str]:
     return [
         f"{name} ({adapter}): {profile.get('description', '')}",
         f"  needs: {'; '.join(needs) or 'nothing beyond marathonbench'}",
-        "  verified: "
-        + (
-            f"{verified.get('agent')} {verified.get('version')} ({verified.get('on')}; {verified.get('how')})"
-            if isinstance(verified, dict)
-            else "not against the real agent"
-        ),
+        "  verified: " + (verified.line() if verified is not None else "not against the real agent"),
         f"  can: {'; '.join(can)}",
     ]

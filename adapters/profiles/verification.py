@@ -34,10 +34,11 @@ class Verification:
     def probe_text(self) -> str:
         if not self.probe:
             return "not probed"
-        marks = set(self.probe.values())
-        if marks == {"✓"}:
-            return f"probe all ✓ ({len(self.probe)} checks)"
-        return "probe " + ", ".join(f"{mark} {name}" for name, mark in self.probe.items() if mark != "✓")
+        passed = sum(mark == "✓" for mark in self.probe.values())
+        if passed == len(self.probe):
+            return f"probe all ✓ ({passed} checks)"
+        others = ", ".join(f"{mark} {name}" for name, mark in self.probe.items() if mark != "✓")
+        return f"probe ✓ {passed} of {len(self.probe)} checks, {others}"
 
     def line(self) -> str:
         return f"{self.agent} {self.version} ({self.on}): {self.probe_text()}; {self.run}; {self.how}"

@@ -37,3 +37,23 @@ def test_set_overrides_reach_nested_settings_and_bad_ones_say_why() -> None:
     assert resolved["compact_commands"] == ["/compact"]
     with pytest.raises(ValueError, match="expected KEY=VALUE"):
         with_overrides({}, ["llm.port"])
+
+
+def test_what_was_verified_has_one_source_and_the_docs_table_is_it() -> None:
+    """Issue 46 item 4: openclaw-telegram's profile said "probe all ✓" while docs/agents.md said
+    its channel "was not run here". `verified.json5` is the one source: the profiles carry no
+    claim of their own, and the docs' table is the one rendered from it."""
+    import json5
+
+    from adapters.profiles import HERE, profile_names
+    from adapters.profiles.verification import verifications, verified_table
+    from tests.conftest import REPO
+
+    claims = verifications()
+    assert set(claims) == set(profile_names()) - {"openai-generic"}  # every profile a real agent stands behind
+    for name in profile_names():
+        assert "verified" not in json5.loads((HERE / f"{name}.jsonc").read_text()), name
+    docs = (REPO / "docs" / "agents.md").read_text()
+    between = docs.split("<!-- verified:start -->\n", 1)[1].split("\n<!-- verified:end -->", 1)[0]
+    assert between == verified_table()
+    assert all(c.probe for name, c in claims.items() if name != "letta"), "a profile claims no probe"

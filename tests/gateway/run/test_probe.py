@@ -39,6 +39,9 @@ async def test_a_healthy_agent_passes_every_check(tmp_path: Path) -> None:
     assert "archived, restored and started again" in named["a checkpoint round trip (forks)"].detail
     assert (run_dir / "checkpoints" / "probe.tar.gz").is_file()
     assert (run_dir / "events.msgpack").is_file()
+    from adapters.profiles.verification import verifications  # what the reference profile claims
+
+    assert {c.name: c.line().split(" ", 1)[0] for c in checks} == verifications()["reference"].probe
 
 
 async def test_a_model_that_bypasses_the_recorder_is_named_with_the_fix(
