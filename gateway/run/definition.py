@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import subprocess
 from functools import cache
 from pathlib import Path
@@ -71,7 +72,33 @@ def agent_version(settings: dict[str, Any]) -> str:
     command = process.get("command") if isinstance(process, dict) else None
     if not isinstance(command, list) or not command or "${" in str(command[0]):
         return "unknown (an agent we don't start, or one started by a shell command)"
+    package = process.get("version_package") if isinstance(process, dict) else None
+    if isinstance(package, str) and package:
+        return _package_version(binary_for(str(command[0])), package)
     return _version_of(binary_for(str(command[0])))
+
+
+@cache
+def _package_version(program: str, package: str) -> str:
+    """An agent whose program says no version (Letta's `letta` has no --version): its Python
+    package's, asked of the Python its program's first line names (a pip console script)."""
+    found = program if "/" in program else shutil.which(program)
+    try:
+        first = Path(found).read_bytes()[:300].split(b"\n", 1)[0].decode() if found else ""
+    except OSError as exc:
+        return f"unknown ({program}: {type(exc).__name__})"
+    python = first.removeprefix("#!").strip().split(" ")[0] if first.startswith("#!") else ""
+    if not python:
+        return f"unknown ({program} is not a Python program: no version of {package} to read)"
+    try:
+        done = subprocess.run(
+            [python, "-c", f"import importlib.metadata as m; print(m.version({package!r}))"],
+            capture_output=True, text=True, timeout=VERSION_TIMEOUT, stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"unknown ({python}: {type(exc).__name__})"
+    version = done.stdout.strip()
+    return f"{package} {version}" if done.returncode == 0 and version else f"unknown (no package {package} beside {program})"
 
 
 @cache

@@ -523,3 +523,44 @@ async def test_each_profiles_probe_is_what_it_claims(
     assert marks == claimed.probe, "\n".join(c.line() for c in checks)
     version = next((c.detail for c in checks if c.name == "its version"), "")
     assert claimed.version in version, (claimed.version, version)
+
+
+@pytest.mark.skipif(
+    not LETTA,
+    reason="letta is not installed (letta[server,sqlite]==0.11.7, docs/agents.md; set MARATHON_LETTA_BIN)",
+)
+async def test_letta_is_checkpointed_its_forks_answer_from_memory_and_fresh_starts_on_the_snapshot(
+    make_benchmark: BenchFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 46 item 5: Letta through the checks Hermes and OpenClaw pass — a checkpoint of its
+    SQLite state, two forks restored to its hash answering from its memory block, and two
+    `--fresh` runs starting on the same state."""
+    import time
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "offline")
+    agent = {"profile": "letta", "port": "auto", "llm": {"upstream": "standin", "port": "auto"}}
+    rec, bench = tmp_path / "rec", make_benchmark()
+    started = time.monotonic()
+    taught = await run_spec(RunSpec("l", bench, agent, checkpoint_at="exam", until="exam"), rec)
+    teaching = time.monotonic() - started
+    events = read_log(rec / "l" / EVENTS_FILE).events
+    assert taught.reason == TerminationReason.COMPLETED, [e for e in events if e.type == "error"][:3]
+    (saved,) = [e for e in events if isinstance(e, CheckpointSaved)]
+    took = []
+    for fork in ("l.f1", "l.f2"):
+        started = time.monotonic()
+        forked = await run_spec(RunSpec(fork, bench, agent, checkpoint_at="exam", parent=("l", "exam")), rec)
+        took.append(time.monotonic() - started)
+        log = read_log(rec / fork / EVENTS_FILE).events
+        assert forked.reason == TerminationReason.COMPLETED, [e for e in log if e.type == "error"][:3]
+        (start,) = [e for e in log if isinstance(e, RunStart)]
+        assert start.restored and start.state == saved.state_hash
+        assert {e.question_id: e.score for e in log if isinstance(e, Evaluation)}["q1"] == 10
+    print(f"letta: teaching {teaching:.1f} s, forks {', '.join(f'{t:.1f} s' for t in took)}")
+    states = []
+    for _ in range(2):
+        fresh = await run_spec(RunSpec("lf", bench, agent), rec, fresh=True)
+        log = read_log(rec / "lf" / EVENTS_FILE).events
+        assert fresh.reason == TerminationReason.COMPLETED, [e for e in log if e.type == "error"][:3]
+        states += [e.state for e in log if isinstance(e, RunStart)]
+    assert len(states) == 2 and states[0] == states[1]  # each --fresh run starts on the same state

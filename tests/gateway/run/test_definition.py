@@ -58,3 +58,23 @@ def test_the_agent_s_version_is_what_its_own_program_says(tmp_path: Path) -> Non
     )
     assert agent_version({"adapter": "http", "url": "http://x"}).startswith("unknown")
     assert agent_version({"adapter": "reference"}).startswith("reference agent of marathonbench")
+
+
+def test_an_agent_whose_program_says_no_version_is_known_by_its_python_package(tmp_path: Path) -> None:
+    """Letta 0.11.7's `letta` has no --version ("exited 2": its runs' headers said unknown): a
+    profile names its package, read with the Python its program's first line names."""
+    import sys
+    from importlib.metadata import version
+
+    from gateway.run.definition import agent_version
+
+    program = tmp_path / "agent"
+    program.write_text(f"#!{sys.executable}\nimport sys; sys.exit(2)\n")
+    program.chmod(0o755)
+    settings = {"adapter": "http", "process": {"command": [str(program)], "version_package": "json5"}}
+    assert agent_version(settings) == f"json5 {version('json5')}"
+    missing = {"adapter": "http", "process": {"command": [str(program)], "version_package": "no-such-package"}}
+    assert agent_version(missing).startswith("unknown (no package no-such-package")
+    assert agent_version({"adapter": "http", "process": {"command": [str(program)]}}) == (
+        f"unknown ({program} --version exited 2)"
+    )
