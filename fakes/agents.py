@@ -114,11 +114,13 @@ class FakeOpenClaw:
         await ws.send(json.dumps(self._chat(run_id, key, 99, "final", answer)))
 
 
-async def llm_agent(llm_url: str, port: int = 0, retries: int = 3) -> ServedApp:
+async def llm_agent(llm_url: str, port: int = 0, retries: int = 3, fail_status: int = 0) -> ServedApp:
     """An agent that answers through its own model, as Hermes does: each message becomes an
     OpenAI chat-completions call to `llm_url` (tried `retries` times); when the model fails,
     the agent still answers over HTTP 200 — with the failure as its text ("API call failed
-    after 3 retries: HTTP 502"), which a benchmark must not grade as forgetting."""
+    after 3 retries: HTTP 502"), which a benchmark must not grade as forgetting. With
+    `fail_status` it answers that HTTP status instead, as Letta does (500, "An internal server
+    error occurred")."""
     history: dict[str, list[dict[str, str]]] = {}
 
     async def handler(request: web.Request) -> web.StreamResponse:
@@ -141,6 +143,8 @@ async def llm_agent(llm_url: str, port: int = 0, retries: int = 3) -> ServedApp:
                         failure = f"HTTP {response.status}"
                 except ClientError as exc:
                     failure = type(exc).__name__
+        if fail_status:
+            return web.json_response({"detail": "An internal server error occurred"}, status=fail_status)
         return web.json_response({"reply": f"API call failed after {retries} retries: {failure}"})
 
     app = web.Application()

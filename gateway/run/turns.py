@@ -107,7 +107,11 @@ class AgentTurns:
         except AdapterError as exc:
             self.stop_if_recorder_failed()
             self.log_off_turn()
-            self.agent_error(ErrorEvent(source=ErrorSource.AGENT, kind=ErrorKind(exc.kind), message=str(exc)))
+            # an error answer that came out of a failed model call (Letta: HTTP 500 when its model
+            # is unreachable) is the agent's model failing, as the recorder saw it — not the agent
+            failed = self.traffic.recorder.turn_failure() if self.traffic is not None else None
+            source, message = (ErrorSource.AGENT_LLM, f"{exc} — {failed}") if failed else (ErrorSource.AGENT, str(exc))
+            self.agent_error(ErrorEvent(source=source, kind=ErrorKind(exc.kind), message=message))
             if exc.fatal:  # the agent is gone or refuses us: sending again can't help
                 raise
             return AgentReply("", error=f"{exc.kind}: {exc}")

@@ -564,3 +564,28 @@ async def test_letta_is_checkpointed_its_forks_answer_from_memory_and_fresh_star
         assert fresh.reason == TerminationReason.COMPLETED, [e for e in log if e.type == "error"][:3]
         states += [e.state for e in log if isinstance(e, RunStart)]
     assert len(states) == 2 and states[0] == states[1]  # each --fresh run starts on the same state
+
+
+@pytest.mark.skipif(
+    not LETTA,
+    reason="letta is not installed (letta[server,sqlite]==0.11.7, docs/agents.md; set MARATHON_LETTA_BIN)",
+)
+async def test_letta_with_its_model_down_ends_named_and_resumes_to_the_grades(
+    make_benchmark: BenchFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 46 item 5, the faults: Letta's model unreachable ends the run with the model named
+    as the cause (not a traceback, not a grade of 0); the same run resumed with its model back
+    completes."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "offline")
+    down = {"profile": "letta", "port": "auto", "llm": {"upstream": f"http://127.0.0.1:{free_port()}", "port": "auto"}}
+    rec, bench = tmp_path / "rec", make_benchmark()
+    first = await run_spec(RunSpec("ld", bench, down), rec)
+    assert first.reason == TerminationReason.AGENT_LLM_FAILED, first.detail  # its HTTP 500, the model's failure
+    assert "failed model call" in first.detail
+    assert not [e for e in read_log(rec / "ld" / EVENTS_FILE).events if isinstance(e, Evaluation)]
+    back = {**down, "llm": {"upstream": "standin", "port": "auto"}}
+    again = await run_spec(RunSpec("ld", bench, back), rec)
+    log = read_log(rec / "ld" / EVENTS_FILE).events
+    assert again.reason == TerminationReason.COMPLETED, [e for e in log if e.type == "error"][:3]
+    assert {e.question_id for e in log if isinstance(e, Evaluation)} == {"q1", "q2", "q3"}
+    print(f"letta, model down: {first.reason.value}: {first.detail[:200]}")

@@ -105,3 +105,30 @@ async def test_an_agent_that_bypasses_the_recorder_is_told_at_once_and_nothing_r
     assert "LLM calls recorded" not in report and "compactions seen" not in report
     assert "— r: tiny @ unknown (not observed)" in report
     assert not load_run(tmp_path / "out" / "r").observed  # budget tables say "not observable"
+
+
+async def test_an_agent_that_answers_an_error_when_its_model_is_down_ends_agent_llm_failed(
+    make_benchmark: BenchFactory, tmp_path: Path
+) -> None:
+    """Found running Letta through the faults (issue 46 item 5): its model unreachable, Letta
+    answers HTTP 500 "An internal server error occurred", and the run ended `agent_failed` —
+    the agent blamed for its model. The recorder saw the turn's model calls fail: the run ends
+    `agent_llm_failed`, naming them, and resumes once the model is back."""
+    recorder_port, provider_port = free_port(), free_port()  # nothing listens at the provider yet
+    agent = await llm_agent(f"http://127.0.0.1:{recorder_port}", fail_status=500)
+    llm = {"upstream": f"http://127.0.0.1:{provider_port}", "port": recorder_port, "profile": "letta"}
+    config = write_config(tmp_path, make_benchmark(), http_agent_settings(agent, llm=llm))
+    try:
+        down = await asyncio.to_thread(marathon, "run", str(config), cwd=tmp_path)
+        provider = await serve(openai_app(), port=provider_port)  # the model is back
+        try:
+            back = await asyncio.to_thread(marathon, "run", str(config), cwd=tmp_path)
+        finally:
+            await provider.stop()
+    finally:
+        await agent.stop()
+    assert down.returncode == 1 and "[r] agent_llm_failed" in down.stdout, down.stdout + down.stderr
+    assert "HTTP 500" in down.stdout and "failed model call" in down.stdout
+    assert back.returncode == 0, back.stdout + back.stderr
+    log = read_log(tmp_path / "out" / "r" / EVENTS_FILE)
+    assert sorted(e.question_id for e in log.events if isinstance(e, Evaluation)) == ["q1", "q2", "q3"]
