@@ -50,6 +50,7 @@ from gateway.log.redact import Redactor
 from gateway.run.checkpoints import SavedCheckpoint
 from gateway.run.process_adapters import RestartingAdapter, WatchedAdapter
 from gateway.run.restore import restore_state
+from gateway.run.setting_keys import agent_key_problems
 from gateway.traffic.profile import TrafficProfile, load_profile
 from gateway.traffic.recorder import RunRecorder
 from persona.benchmark.model import Benchmark
@@ -119,8 +120,11 @@ def make_adapter(settings: dict[str, Any]) -> AgentAdapter:
 
 def check_agent_settings(settings: dict[str, Any]) -> None:
     """Raise `AdapterConfigError` (a ValueError) for settings that can't work, before a run starts:
-    an unknown profile or adapter, a bad URL, a secret named from an unset environment variable."""
+    an unknown key (`gateway.run.setting_keys`), an unknown profile or adapter, a bad URL, a
+    secret named from an unset environment variable."""
     resolved = resolve(settings)
+    for _, message in agent_key_problems(resolved):  # `--set contxt_tokens=400`, a profile's own
+        raise AdapterConfigError(message)
     llm = resolved.get("llm") if isinstance(resolved.get("llm"), dict) else {}
     for name, port in (("port", resolved.get("port")), ("llm.port", (llm or {}).get("port"))):
         if (

@@ -51,6 +51,7 @@ from gateway.run.fork_plan import (
     with_prepared_memory,
 )
 from gateway.run.placement import RayExecutor, Resources, parse_executor
+from gateway.run.setting_keys import GRADING_KEYS, agent_key_problems, persona_key_problems, unknown_key
 from persona.benchmark.errors import BenchmarkErrors
 from persona.benchmark.forks import as_played
 from persona.benchmark.ladder import benchmark_for
@@ -220,12 +221,17 @@ def _known_keys(
             )
 
 
-def _persona(path: Path, line: int, who: str, persona: Any) -> dict[str, Any]:
-    """The persona settings; a replayed recording's `from` is relative to the config, as a benchmark is."""
+def _persona(
+    path: Path, line: int, who: str, persona: Any, src: SourceMap | None = None, where: KeyPath = ()
+) -> dict[str, Any]:
+    """The persona settings; a replayed recording's `from` is relative to the config, as a
+    benchmark is. An unknown key is refused at its line (`where`: the block's key path)."""
     if isinstance(persona, str):
         persona = {"driver": persona}
     if not isinstance(persona, dict):
         raise ConfigError(path, line, f"{who}: `persona` must be a driver name or an object")
+    for keys, message in persona_key_problems(persona):
+        raise ConfigError(path, src.line(*where, *keys) if src and where else line, f"{who}: {message}")
     if persona.get("driver") == "replay":
         source = persona.get("from")
         if not isinstance(source, str) or not source:
@@ -236,11 +242,15 @@ def _persona(path: Path, line: int, who: str, persona: Any) -> dict[str, Any]:
     return dict(persona)
 
 
-def _agent(path: Path, line: int, who: str, agent: Any) -> dict[str, Any]:
+def _agent(
+    path: Path, line: int, who: str, agent: Any, src: SourceMap | None = None, where: KeyPath = ()
+) -> dict[str, Any]:
     if not isinstance(agent, dict) or not (
         isinstance(agent.get("adapter"), str) or isinstance(agent.get("profile"), str)
     ):
         raise ConfigError(path, line, f"{who}: `agent` must be an object with an `adapter` or a `profile`")
+    for keys, message in agent_key_problems(agent):
+        raise ConfigError(path, src.line(*where, *keys) if src and where else line, f"{who}: {message}")
     return _paths_from(path.parent, agent)
 
 
@@ -290,14 +300,20 @@ def _expand_run(path: Path, src: SourceMap, base: Path, n: int, run: dict[str, A
     bench = run.get("benchmark")
     if not isinstance(bench, str):
         raise ConfigError(path, line, f"run {run_id}: `benchmark` must be a folder path")
-    agent = _agent(path, line, f"run {run_id}", run.get("agent"))
-    persona = _persona(path, line, f"run {run_id}", run.get("persona", {"driver": "scripted"}))
+    agent = _agent(path, line, f"run {run_id}", run.get("agent"), src, (*here, "agent"))
+    persona = _persona(
+        path, line, f"run {run_id}", run.get("persona", {"driver": "scripted"}), src, (*here, "persona")
+    )
     grading = run.get("grading")
     if grading is not None:  # `grading: {judge: …}`: who decides what the exact grader is not sure of
         if not isinstance(grading, dict) or not isinstance(grading.get("judge", ""), str):
             raise ConfigError(
                 path, line, f"run {run_id}: `grading` must be {{judge: \"anthropic:MODEL\" | \"openai:URL#MODEL\"}}"
             )
+        for key in grading:
+            if key not in GRADING_KEYS:
+                where = src.line(*here, "grading", str(key))
+                raise ConfigError(path, where, f"run {run_id}: {unknown_key(str(key), GRADING_KEYS, 'grading')}")
         persona = {**persona, "grading": grading}
     rungs = _names(path, line, f"run {run_id}", "rung", run.get("rung"))
     repeats = _repeats(path, line, f"run {run_id}", run.get("repeats", 1))
@@ -362,7 +378,9 @@ def _experiment(path: Path, src: SourceMap, base: Path, data: Any) -> tuple[Expe
     other = next(str(v) for v in variants if v != baseline)
     names = {"A": str(baseline), "B": other}  # the protocol's roles: A without the added memory, B with it
     agents = {
-        role: _agent(path, src.line("experiment", "variants", n), f"variant {n}", variants[n])
+        role: _agent(
+            path, src.line("experiment", "variants", n), f"variant {n}", variants[n], src, ("experiment", "variants", n)
+        )
         for role, n in names.items()
     }
     tasks = data.get("tasks")
@@ -372,7 +390,14 @@ def _experiment(path: Path, src: SourceMap, base: Path, data: Any) -> tuple[Expe
     if not isinstance(seed, int) or isinstance(seed, bool):
         raise ConfigError(path, src.line("experiment", "seed"), "experiment `seed` must be an integer")
     repeats = _repeats(path, src.line("experiment", "repeats"), "experiment", data.get("repeats", 1))
-    persona = _persona(path, src.line("experiment", "persona"), "experiment", data.get("persona", {"driver": "scripted"}))
+    persona = _persona(
+        path,
+        src.line("experiment", "persona"),
+        "experiment",
+        data.get("persona", {"driver": "scripted"}),
+        src,
+        ("experiment", "persona"),
+    )
     # the same for both variants
     limits = read_limits(path, src.line("experiment", "limits"), "experiment", data.get("limits"))
     resources = read_resources(path, src.line("experiment", "resources"), "experiment", data.get("resources"))
@@ -453,7 +478,11 @@ def _experiment(path: Path, src: SourceMap, base: Path, data: Any) -> tuple[Expe
         prepared = None
         if isinstance(prepare, dict):
             # by default the variant with the added memory prepares it (a baseline without would write nothing)
-            agent = _agent(path, where, "the preparation", prepare["agent"]) if "agent" in prepare else agents["B"]
+            agent = (
+                _agent(path, where, "the preparation", prepare["agent"], src, ("experiment", "prepare", "agent"))
+                if "agent" in prepare
+                else agents["B"]
+            )
             prepared = ((base / prepare["benchmark"]).resolve(), agent, prepare)
         specs = with_prepared_memory(specs, name, str(data["memory"]), prepared)
     return Experiment(name, seed, repeats, agents, tuple(task_names), tuple(pairs), names, decision), specs

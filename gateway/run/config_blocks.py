@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from gateway.run.placement import Resources, parse_resources
+from gateway.run.setting_keys import unknown_key
 
 LIMIT_KEYS = ("wall_seconds", "agent_turns", "spend_usd")
 
@@ -33,6 +34,8 @@ def read_limits(path: Path, line: int, who: str, value: Any) -> dict[str, float]
     persona models). A run that reaches one ends `limit_reached`, a failure that is kept."""
     if value is None:
         return {}
+    if isinstance(value, dict) and (unknown := sorted(set(map(str, value)) - set(LIMIT_KEYS))):
+        raise ConfigError(path, line, f"{who}: {unknown_key(unknown[0], frozenset(LIMIT_KEYS), 'limits')}")
     if (
         not isinstance(value, dict)
         or set(value) - set(LIMIT_KEYS)

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from gateway.log.events import Event, PersonaTurn
+from gateway.run.setting_keys import persona_key_problems
 from persona.benchmark.ladder import without_distractors
 from persona.benchmark.model import Benchmark
 from persona.drivers.give_up import GiveUp
@@ -141,6 +142,8 @@ def _key_problem(spec: str, settings: dict[str, Any], who: str) -> str | None:
 
 def check_persona_settings(settings: dict[str, Any], benchmark: Benchmark) -> None:
     """Raise ValueError for a persona that can't work on `benchmark`, before a run starts."""
+    for _, message in persona_key_problems(settings):  # `--persona` given as settings, an experiment's
+        raise ValueError(message)
     name = driver_name(settings)
     if name == "replay":
         from gateway.run.replay import ReplayDriver, recorded_log

@@ -9,6 +9,7 @@ bad benchmark fails before a run starts rather than hours into it.
 from __future__ import annotations
 
 import contextlib
+import difflib
 import hashlib
 import re
 import stat
@@ -92,6 +93,7 @@ class _Loader:
         if not isinstance(settings, dict):
             self.error(config_path, 1, "expected a JSON object at the top level")
             raise BenchmarkErrors(self.errors)
+        self._unknown_keys(settings, raw, config_path)
 
         chapters = settings.get("chapters")
         if not isinstance(chapters, list) or not chapters or not all(isinstance(c, str) for c in chapters):
@@ -175,6 +177,18 @@ class _Loader:
             warnings=tuple(self.warnings),
             scale=scale,
         )
+
+    def _unknown_keys(self, settings: dict[str, Any], raw: str, config_path: Path) -> None:
+        """A key near one we read is a typo that silently changes the benchmark (`langauge`): refused.
+        Any other may be another tool's (the format leaves room): a warning that it is not read."""
+        for key in map(str, settings):
+            if key in BENCHMARK_KEYS:
+                continue
+            near = difflib.get_close_matches(key, BENCHMARK_KEYS, n=1, cutoff=0.75)
+            if near:
+                self.error(config_path, _key_line(raw, key), f"unknown key {key!r} (did you mean {near[0]!r}?)")
+            else:
+                self.warnings.append(f"{config_path}:{_key_line(raw, key)}: key {key!r} is not read by marathonbench")
 
     def _language(
         self, settings: dict[str, Any], raw: str, config_path: Path, chapters: str, facts: str
@@ -473,6 +487,11 @@ def _looks_like_facts(path: Path) -> bool:
 def _json5_error(message: str) -> tuple[int, str]:
     m = re.match(r"<string>:(\d+)\s*(.*)", message)
     return (int(m.group(1)), m.group(2)) if m else (0, message)
+
+
+# the keys of benchmark.json marathonbench reads (docs/benchmarks.md)
+BENCHMARK_KEYS = ("name", "language", "chapters", "facts", "canaries", "scale", "answer_markers", "deletion_scope",
+                  "compaction")  # fmt: skip
 
 
 def _key_line(raw: str, key: str) -> int:

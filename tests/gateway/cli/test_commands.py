@@ -327,3 +327,11 @@ def test_ctrl_c_in_report_says_what_it_left_not_to_resume(tmp_path: Path) -> Non
         else:
             assert text.endswith("\n"), text[-200:]
     assert (recordings / "demo" / EVENTS_FILE).read_bytes() == data
+
+
+def test_a_misspelt_setting_in_probe_set_is_refused_naming_the_nearest(tmp_path: Path) -> None:
+    """Issue 47 item 1: `probe --set contxt_tokens=400` probed on the default window."""
+    result = marathon("probe", "--agent", "reference", "--set", "contxt_tokens=400", cwd=tmp_path)
+    assert result.returncode == 1
+    assert "unknown key `contxt_tokens` (did you mean `context_tokens`?" in result.stderr
+    assert not (tmp_path / "recordings").exists()  # refused before anything was started

@@ -290,3 +290,44 @@ def test_an_error_names_the_line_of_the_key_it_is_about_not_its_first_mention(tm
 """
     with pytest.raises(ConfigError, match=r"config\.jsonc:5: experiment task: unknown key `clustr` \(did you mean `cluster`\?"):
         load_config(write(tmp_path, tasks))
+
+
+@pytest.mark.parametrize(
+    ("block", "line", "said"),
+    [
+        ('agent: { adapter: "reference" }, persona: {\n  drvier: "anthropic:m" }', 4,
+         "persona (scripted): unknown key `drvier` (did you mean `driver`?"),
+        ('agent: { adapter: "reference",\n  context_token: 400 }', 4,
+         "unknown key `context_token` (did you mean `context_tokens`?"),
+        ('agent: { adapter: "http", url: "http://127.0.0.1:9/chat",\n  reply_pth: "a" }', 4, "did you mean `reply_path`?"),
+        ('agent: { adapter: "http", url: "http://127.0.0.1:9/chat",\n  timout: 30 }', 4, "did you mean `timeout`?"),
+        ('agent: { adapter: "http", url: "http://127.0.0.1:9/chat",\n  llm: { upstrem: "http://x" } }', 4,
+         "agent.llm: unknown key `upstrem` (did you mean `upstream`?"),
+        ('agent: { adapter: "http", url: "u",\n  process: { command: ["a"], redy_timeout: 9 } }', 4,
+         "agent.process: unknown key `redy_timeout` (did you mean `ready_timeout`?"),
+        ('agent: { adapter: "reference" },\n  grading: { juge: "anthropic:m" }', 4,
+         "grading: unknown key `juge` (did you mean `judge`?"),
+        ('agent: { adapter: "reference" },\n  limits: { agent_turn: 9 }', 4,
+         "limits: unknown key `agent_turn` (did you mean `agent_turns`?"),
+        ('agent: { adapter: "reference" }, persona: { driver: "anthropic:m",\n  context_token: 8000 }', 4,
+         "persona (anthropic:m): unknown key `context_token` (did you mean `context_tokens`?"),
+    ],
+)
+def test_a_misspelt_key_in_any_block_is_refused_at_its_line_naming_the_nearest(
+    tmp_path: Path, block: str, line: int, said: str
+) -> None:
+    """Issue 47 item 1: `persona: {drvier: …}` ran the scripted persona, `context_token` the
+    default window, `reply_pth` and `timout` the defaults — only run-level keys were checked."""
+    text = '{\n  runs: [{ id: "r", benchmark: "b",\n  ' + block + " }],\n}\n"
+    with pytest.raises(ConfigError) as caught:
+        load_config(write(tmp_path, text))
+    assert f"config.jsonc:{line}:" in str(caught.value) and said in str(caught.value), (str(caught.value), text)
+
+
+def test_the_shipped_profiles_and_examples_use_only_known_keys() -> None:
+    """Every key a shipped profile sets is one some adapter reads: the check refuses no profile."""
+    from adapters.profiles import profile_names, resolve
+    from gateway.run.setting_keys import agent_key_problems
+
+    for name in profile_names():
+        assert list(agent_key_problems(resolve({"profile": name}))) == [], name

@@ -171,3 +171,17 @@ def test_custom_answer_marker(make_benchmark: BenchFactory) -> None:
         ch2__md="## Examen\n❓ q1 Le chat? Réponse: Miso\n",
     )
     assert load_benchmark(root).questions[0].expected == "Miso"
+
+
+def test_a_misspelt_key_in_benchmark_json_is_refused_and_another_tools_key_is_said(
+    make_benchmark: BenchFactory,
+) -> None:
+    """Issue 47 item 1: `langauge` was ignored and the language detected instead. A key near
+    one we read is refused at its line; a key of another tool's (`description`) is a warning."""
+    typo = make_benchmark(**{"benchmark.json": '{\n  name: "t",\n  langauge: "en",\n  chapters: ["ch1.md", "ch2.md"],\n}\n'})
+    with pytest.raises(BenchmarkErrors) as caught:
+        load_benchmark(typo)
+    assert "benchmark.json:3: unknown key 'langauge' (did you mean 'language'?)" in str(caught.value)
+    text = '{\n  name: "t", language: "en",\n  description: "mine",\n  chapters: ["ch1.md", "ch2.md"],\n}\n'
+    other = make_benchmark(**{"benchmark.json": text})
+    assert any("key 'description' is not read" in w for w in load_benchmark(other).warnings)
