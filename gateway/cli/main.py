@@ -20,10 +20,10 @@ from gateway.cli.benchmarks import cmd_check, cmd_new
 from gateway.cli.forks import cmd_fork
 from gateway.cli.gating import cmd_compare, cmd_gate
 from gateway.cli.logs import cmd_inspect, cmd_repair, cmd_state
+from gateway.cli.probing import cmd_probe
 from gateway.cli.runs import (
     agent_settings,
     cmd_demo,
-    cmd_probe,
     cmd_replay,
     cmd_report,
     cmd_run,

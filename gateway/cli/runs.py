@@ -19,7 +19,6 @@ from typing import Any, NamedTuple
 
 from adapters.profiles import with_overrides
 from gateway.cli.scheduling import choose_executor, run_all
-from gateway.cli.stopping import run_until_stopped
 from gateway.cluster.ray_runs import ExecutorUnavailable
 from gateway.display import safe_text
 from gateway.log.lock import RunInUse
@@ -41,7 +40,6 @@ from gateway.run.definition import run_definition
 from gateway.run.forking import check_can_checkpoint
 from gateway.run.personas import check_persona_settings
 from gateway.run.placement import RayExecutor, resources_for
-from gateway.run.probe import Check
 from gateway.run.run_header import ResumeError, RunOutcome
 from persona.benchmark.errors import BenchmarkErrors
 
@@ -428,7 +426,10 @@ def agent_settings(
         agents = {json.dumps(s.agent, sort_keys=True): s.agent for s in runs}
         if len(agents) != 1:
             names = ", ".join(sorted({s.run_meta.id or s.id for s in loaded.runs}))
-            print(f"error: pick one run with --only (the config's runs: {names})", file=sys.stderr)
+            if only is not None and not runs:
+                print(f"error: the config has no run {only!r} (its runs: {names})", file=sys.stderr)
+            else:
+                print(f"error: pick one run with --only (the config's runs: {names})", file=sys.stderr)
             return 2
         settings, run = next(iter(agents.values())), runs[0]
         recordings = recordings or loaded.recordings
@@ -437,48 +438,3 @@ def agent_settings(
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-
-
-def cmd_probe(
-    config: Path | None, only: str | None, profile: str | None, sets: list[str], recordings: Path | None
-) -> int:
-    """Probe one agent and print the checklist; exit 1 when any check failed."""
-    from gateway.run.probe import probe
-
-    chosen = agent_settings(config, only, profile, sets, recordings)
-    if isinstance(chosen, int):
-        return chosen
-    try:
-        check_agent_settings(chosen.settings)
-        print("probing: a greeting with a marker, then a new session asking for it — the agent's replies:")
-        run_dir, checks = run_until_stopped(probe(chosen.settings, chosen.recordings.resolve()))
-    except (ValueError, OSError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:  # its agent is stopped; a probe is short and not resumed: run it again
-        print("\nprobe: stopped before its checks were done; run it again for the checklist", file=sys.stderr)
-        return 130
-    if chosen.run is not None:  # the run needs its benchmark too: better told now than at `marathon run`
-        checks.append(_benchmark_check(chosen))
-    print()
-    for check in checks:
-        print(check.line())
-    print(f"recorded in {run_dir}")
-    return 1 if any(c.failed for c in checks) else 0
-
-
-def _benchmark_check(chosen: ChosenAgent) -> Check:
-    name = "the run's benchmark loads"
-    assert chosen.run is not None and chosen.config is not None
-    spec = chosen.run
-    try:
-        benchmark = spec.played_benchmark()
-        check_agent_can_play(chosen.settings, benchmark)
-    except BenchmarkErrors as exc:
-        where = chosen.config.parent.resolve()
-        return Check(name, False, str(exc.errors[0]), f"`benchmark` paths are relative to {where}")
-    except ValueError as exc:
-        return Check(name, False, str(exc), "see the message")
-    return Check(
-        name, True, f"{benchmark.name}: {len(benchmark.questions)} questions, {len(benchmark.phases)} phases"
-    )

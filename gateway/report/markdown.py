@@ -62,7 +62,7 @@ def render_markdown(s: RunSummary) -> str:
     if s.inherited:
         out += [f"- {s.inherited}"]
     out += [
-        f"- status: {s.status}; persona: {s.persona}; starts: {s.starts}; re-sent after a crash: {s.resent}",
+        f"- status: {s.status}; persona: {s.persona}; starts: {s.starts}; re-sent after a stop (a crash or Ctrl-C): {s.resent}",
         f"- run time: {s.active_seconds:.1f} s; phases: {s.phases_entered}/{s.phases_planned}",
         (
             f"- **mean score: {_fmt(s.mean)} / 10** over {len(s.evaluations)} graded questions"

@@ -107,7 +107,7 @@ def test_demo_killed_with_sigkill_resumes_and_grades_each_question_once(tmp_path
     assert len(resent) <= 1
     # the console and the report count the same re-sends
     said = re.search(r"resumed \((\d+) message\(s\) re-sent now, (\d+) over the run", result.stdout)
-    report = re.search(r"re-sent after a crash: (\d+)", (log_path.parent / "report.md").read_text())
+    report = re.search(r"re-sent after a stop \(a crash or Ctrl-C\): (\d+)", (log_path.parent / "report.md").read_text())
     assert said and report and said.group(2) == report.group(1) == str(len(resent)), result.stdout
 
 

@@ -335,3 +335,16 @@ def test_a_misspelt_setting_in_probe_set_is_refused_naming_the_nearest(tmp_path:
     assert result.returncode == 1
     assert "unknown key `contxt_tokens` (did you mean `context_tokens`?" in result.stderr
     assert not (tmp_path / "recordings").exists()  # refused before anything was started
+
+
+def test_probe_says_what_is_wrong_with_the_run_it_was_given(tmp_path: Path) -> None:
+    """Issue 47 item 6: `--only nope` said "pick one run with --only" when one was picked; a
+    missing absolute benchmark path's fix said "paths are relative to …"."""
+    missing = tmp_path / "no-such-benchmark"
+    config = config_with(tmp_path, missing, {"adapter": "reference", "context_tokens": 400})
+    nope = marathon("probe", str(config), "--only", "nope", cwd=tmp_path)
+    assert nope.returncode == 2 and "the config has no run 'nope' (its runs: r)" in nope.stderr
+    probed = marathon("probe", str(config), "--only", "r", cwd=tmp_path)
+    assert probed.returncode == 1
+    assert f"fix: `benchmark` is the absolute path {missing}" in probed.stdout
+    assert "paths are relative to" not in probed.stdout
