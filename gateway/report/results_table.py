@@ -72,7 +72,7 @@ def results_table(lines: list[RunLine], names: dict[str, str]) -> str:
             # a run that used up its limits failed, whatever it answered before it stopped
             successful = [line for line in evaluated if not line.limit_reached and line.correct == line.graded]
             misapplied = sum(line.misapplied_old_facts for line in mine)
-            examples = [f"{line.task}:{q}" for line in mine for q in line.misapplied_examples][:2]
+            examples = list(dict.fromkeys(f"{line.task}:{q}" for line in mine for q in line.misapplied_examples))[:2]
             abstain = [q for line in evaluated for q in line.questions.values() if "abstain" in q.tags]
             violations = sum(line.canary_hits for line in mine) + sum(
                 1 for line in mine for q in line.questions.values() if q.recalled

@@ -64,3 +64,13 @@ def test_spreads_stay_within_the_data_and_a_guess_is_no_win() -> None:
     table = results_table([a, guessed], {"A": "without", "B": "with"})
     row_a = next(r for r in table.splitlines() if r.startswith("| A (without) | g"))
     assert row_a.split(" | ")[3] == "0"  # wins only here: none on a guess
+
+
+def test_a_misapplied_example_is_named_once_across_repeats() -> None:
+    """Issue 47 item 6: the gate's examples read "demo-s0:q11, demo-s0:q11" — one question of
+    one task, in two repeats."""
+    lines = [line("t1", "A", {"q1": False}, misapplied=["q1"]), line("t1", "A", {"q1": False}, misapplied=["q1"])]
+    lines[1] = replace(lines[1], pair="e.t1.r2")
+    lines += [line("t2", "A", {"q2": False}, misapplied=["q2"]), line("t1", "B", {"q1": True})]
+    row = next(r for r in results_table(lines, {"A": "a", "B": "b"}).splitlines() if r.startswith("| A"))
+    assert "3 (e.g. t1:q1, t2:q2)" in row, row
