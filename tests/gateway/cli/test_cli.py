@@ -204,3 +204,16 @@ def test_a_run_that_fails_in_its_first_minutes_suggests_the_probe(
     result = marathon("run", str(config), cwd=tmp_path)
     assert result.returncode == 1, result.stdout + result.stderr
     assert "hint: it failed early — `marathon probe CONFIG --only dead`" in result.stdout
+
+
+def test_ctrl_c_after_stdouts_reader_is_gone_still_says_the_summary(tmp_path: Path) -> None:
+    """Issue 47 item 6: `marathon run … | tee log`, then Ctrl-C: tee dies with the run, and the
+    summary hit the closed pipe — exit 141, nothing said. The rest goes to stderr instead."""
+    proc = demo_until(tmp_path, 30)
+    assert proc.stdout is not None
+    proc.stdout.close()  # the reader is gone, as tee is after Ctrl-C
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert "[demo] interrupted" in err and "run the same command again to resume" in err, err
+    assert "Traceback" not in err and "BrokenPipeError" not in err
