@@ -36,7 +36,7 @@ LLM_KEYS = frozenset(
     """upstream port profile memory_tools file_tools wrapper_tools memory_paths summary flush
     replay cleared context_noise background secret_names""".split()
 )
-GRADING_KEYS = frozenset({"judge"})
+GRADING_KEYS = frozenset({"judge", "base_url", "api_key_env"})  # the judge and its model's settings
 # the persona's, by driver ("llm": anthropic:… and openai:…); `grading` is the run's, copied in
 PERSONA_KEYS = {
     "scripted": frozenset({"driver", "facts_per_message", "grading"}),

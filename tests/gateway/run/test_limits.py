@@ -42,6 +42,11 @@ def test_experiment_limits_apply_to_both_variants_and_bad_ones_are_refused(tmp_p
     config.write_text(
         '{ runs: [ { id: "r", benchmark: "b", agent: {adapter: "reference"}, limits: { turns: 5 } } ] }'
     )
+    with pytest.raises(ConfigError, match=r"limits: unknown key `turns` \(did you mean `agent_turns`\?"):
+        load_config(config)
+    config.write_text(
+        '{ runs: [ { id: "r", benchmark: "b", agent: {adapter: "reference"}, limits: { agent_turns: -5 } } ] }'
+    )
     with pytest.raises(ConfigError, match="`limits` must be"):
         load_config(config)
 
