@@ -354,7 +354,8 @@ def cmd_chat(
     if isinstance(chosen, int):
         return chosen
     try:
-        run_until_stopped(chat(chosen.settings, chosen.recordings.resolve(), sys.stdin, print))
+        prompt = _prompt if sys.stdin.isatty() else None  # a person at a terminal; not a pipe
+        run_until_stopped(chat(chosen.settings, chosen.recordings.resolve(), sys.stdin, print, prompt))
     except (ValueError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
@@ -408,3 +409,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main())
+
+
+def _prompt(text: str) -> None:
+    print(text, end="", flush=True)

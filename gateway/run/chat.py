@@ -2,8 +2,10 @@
 is recorded like a run's (header, `say`, `reply`, `error`, LLM traffic when the profile says
 where the agent's model is). For trying a profile before a long run.
 
-Lines starting with `/new-session` start a new session the way the profile does; an empty
-line or end of input ends the chat (`completed`); a stop signal ends it `interrupted`.
+Lines starting with `/new-session` start a new session the way the profile does; `/help` says
+the chat's own commands (never sent to the agent: a bot may have a /help of its own, which a
+person trying it did not mean to ask); an empty line or end of input ends the chat
+(`completed`); a stop signal ends it `interrupted`. A person at a terminal is prompted `you> `.
 """
 
 from __future__ import annotations
@@ -24,8 +26,23 @@ from gateway.log.vocabulary import ErrorKind, ErrorSource, Purpose, SessionActio
 from gateway.run.agents import describe_agent, open_agent, recording_wanted, traffic_profile
 from gateway.traffic.recorder import RunRecorder
 
+HELP = (
+    "(the chat's own commands — everything else goes to the agent as typed:\n"
+    "  /new-session   start a new session, as a run does\n"
+    "  /help          this\n"
+    "  an empty line  stop; the chat is recorded)"
+)
+PROMPT = "you> "
 
-async def chat(settings: dict[str, Any], recordings: Path, lines: TextIO, out: Callable[[str], None]) -> Path:
+
+async def chat(
+    settings: dict[str, Any],
+    recordings: Path,
+    lines: TextIO,
+    out: Callable[[str], None],
+    prompt: Callable[[str], None] | None = None,
+) -> Path:
+    """`prompt(PROMPT)` before each line, when given (the CLI gives it for a terminal)."""
     run_id = time.strftime("chat-%Y%m%d-%H%M%S")
     run_dir = recordings / run_id
     header = Header(
@@ -49,14 +66,19 @@ async def chat(settings: dict[str, Any], recordings: Path, lines: TextIO, out: C
             if header.agent.get("offline_stand_in"):
                 out("(the agent runs on the offline rule-based model stand-in, not an LLM)")
             name = settings.get("profile") or header.agent.get("adapter", "the agent")
-            out(f"chatting with {name} — empty line to stop, /new-session for a new session")
+            out(f"chatting with {name} — empty line to stop, /new-session for a new session, /help")
             ended = TerminationReason.COMPLETED
             incoming = _lines_of(lines)
             try:
                 while True:
+                    if prompt is not None:
+                        prompt(PROMPT)
                     text = (await incoming.get()).rstrip("\n")
                     if not text.strip():
                         break
+                    if text.strip() == "/help":
+                        out(HELP)
+                        continue
                     if text.strip() == "/new-session":
                         session = await handle.adapter.new_session()
                         writer.append(SessionChanged(action=SessionAction.NEW_SESSION, detail=session))

@@ -348,3 +348,31 @@ def test_probe_says_what_is_wrong_with_the_run_it_was_given(tmp_path: Path) -> N
     assert probed.returncode == 1
     assert f"fix: `benchmark` is the absolute path {missing}" in probed.stdout
     assert "paths are relative to" not in probed.stdout
+
+
+def test_chat_prompts_a_person_at_a_terminal_and_keeps_help_to_itself(tmp_path: Path) -> None:
+    """Issue 47 item 5: `marathon chat` showed no input prompt and sent `/help` to the agent."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.marathon_cli import MARATHON_ENV
+
+    piped = marathon("chat", "--agent", "reference", cwd=tmp_path, stdin="/help\nhi\n\n")
+    assert piped.returncode == 0, piped.stderr
+    assert "/new-session   start a new session" in piped.stdout and "you> " not in piped.stdout  # a pipe: no prompt
+    (run_dir,) = (tmp_path / "recordings").glob("chat-*")
+    assert [e.text for e in read_log(run_dir / EVENTS_FILE).events if isinstance(e, Said)] == ["hi"]
+    main, terminal = os.openpty()  # a person at a terminal
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "gateway.cli", "chat", "--agent", "reference", "--recordings", "tty"],
+            cwd=tmp_path, stdin=terminal, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=MARATHON_ENV,
+        )  # fmt: skip
+        os.write(main, b"hi\n\n")
+        out, err = proc.communicate(timeout=60)
+    finally:
+        os.close(main)
+        os.close(terminal)
+    assert proc.returncode == 0, err
+    assert out.count("you> ") >= 2 and "agent> " in out, out
