@@ -41,7 +41,7 @@ from gateway.log.runlog import EVENTS_FILE, read_log  # noqa: E402
 from gateway.run.config import RunSpec  # noqa: E402
 from gateway.run.runner import run_spec  # noqa: E402
 from persona.drivers.llm import PROFILE_HEADING  # noqa: E402
-from persona.llm.cache_breakpoints import min_cacheable_tokens, place_breakpoints  # noqa: E402
+from persona.llm.cache_breakpoints import min_cacheable_tokens, place_breakpoints, with_breakpoint  # noqa: E402
 
 PRICE_INPUT = 3.0 / 1_000_000
 WRITE, READ, OPENAI_CACHED = 1.25, 0.1, 0.5
@@ -86,13 +86,6 @@ def _plain(body: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, A
     return body.get("tools", []), system, body["messages"], stable
 
 
-def _mark_last(message: dict[str, Any]) -> dict[str, Any]:
-    message = copy.deepcopy(message)
-    if isinstance(message.get("content"), list) and message["content"]:
-        message["content"][-1]["cache_control"] = MARK
-    return message
-
-
 def placed(body: dict[str, Any], model: str, how: str) -> dict[str, Any]:
     """The body for `model` with its breakpoints placed `how`."""
     tools, system, messages, stable = _plain(body)
@@ -103,7 +96,7 @@ def placed(body: dict[str, Any], model: str, how: str) -> dict[str, Any]:
             tools[-1]["cache_control"] = MARK
         if stable:
             system[stable - 1]["cache_control"] = MARK
-        messages = [*messages[:-2], *(_mark_last(m) for m in messages[-2:])]
+        messages = [*messages[:-2], *(with_breakpoint(m) for m in messages[-2:])]
     else:  # system + tools
         for part in system:
             part["cache_control"] = MARK

@@ -30,7 +30,6 @@ config file's folder.
 
 from __future__ import annotations
 
-import difflib
 import random
 import re
 from dataclasses import dataclass, field, replace
@@ -212,13 +211,7 @@ def _known_keys(
     own line (`where` is the path of the object holding it)."""
     for key in data:
         if key not in known:
-            near = difflib.get_close_matches(str(key), known, n=1)
-            hint = f"did you mean `{near[0]}`? " if near else ""
-            raise ConfigError(
-                path,
-                src.line(*where, str(key)),
-                f"{who}: unknown key `{key}` ({hint}expected one of {', '.join(known)})",
-            )
+            raise ConfigError(path, src.line(*where, str(key)), unknown_key(str(key), frozenset(known), who))
 
 
 def _persona(

@@ -298,8 +298,8 @@ class RunRecorder:
         by_shape = (
             not probe
             and not labelled
-            and self.analyzer.classify(call) == CallKind.ORDINARY
             and not answers(call, self.turn.message, self.profile.users_words)
+            and self.analyzer.classify(call) == CallKind.ORDINARY  # only for a call that doesn't answer
         )
         if by_shape:
             self.unknown_shape_calls += 1

@@ -177,11 +177,11 @@ class PersonaTools:
             raise ToolInputError(f"no fact {', '.join(unknown)} in {name}")
         said = "\n".join(self.state.sent[self.state.read_mark.get(name, 0) :])
         marked, beside = [], []
-        terms = _Terms(said)
+        terms, pending = _Terms(said), _Terms(self.pending)
         for raw in ids:
             fid = str(raw).split(":")[-1]
             missing = missing_details(known[fid], said)
-            if self.pending and _told_by_pending(known[fid], said, self.pending, bool(missing), terms):
+            if self.pending and _told_by_pending(known[fid], said, pending, bool(missing), terms):
                 beside.append(f"{name}:{fid}")  # told by the message beside this call, once it is received
                 continue
             if missing:
@@ -312,13 +312,13 @@ class PersonaTools:
         return f"Grade for {qid} logged."
 
 
-def _told_by_pending(fact: str, said: str, pending: str, details_missing: bool, said_terms: _Terms) -> bool:
+def _told_by_pending(fact: str, said: str, pending: _Terms, details_missing: bool, said_terms: _Terms) -> bool:
     """Whether the message beside the tool calls is what tells `fact`: it holds the details the
     messages sent so far lack, or — a fact said without details, or already said — more of the
     fact's key terms than they do (a batch marked told beside the next one rides on nothing)."""
     if details_missing:
-        return not missing_details(fact, f"{said}\n{pending}")
-    return _Terms(pending).share(fact) > said_terms.share(fact)
+        return not missing_details(fact, f"{said}\n{pending.text}")
+    return pending.share(fact) > said_terms.share(fact)
 
 
 class _Terms:

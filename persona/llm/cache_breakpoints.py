@@ -75,12 +75,12 @@ def place_breakpoints(
     for index in range(len(messages) - 1, -1, -1):
         if used == MAX_BREAKPOINTS or ends[index] < minimum:
             break
-        messages[index] = _with_breakpoint(messages[index])
+        messages[index] = with_breakpoint(messages[index])
         used += 1
     return tools, system, messages
 
 
-def _with_breakpoint(message: dict[str, Any]) -> dict[str, Any]:
+def with_breakpoint(message: dict[str, Any]) -> dict[str, Any]:
     """A copy of `message` whose last content block carries a cache breakpoint."""
     content = message.get("content")
     blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content or [])
