@@ -4,7 +4,8 @@ statements and answers questions from them (`POST /chat`, `{"message"}` → `{"r
 Its environment steers it: DIE_AFTER=N exits (code 3) on the Nth message after printing why;
 DELAY=S waits S seconds a message (so a test can act while runs are under way); PIDS=DIR gets
 a file named by its pid (so a test can check it is gone); NOTES=FILE keeps what it was told in
-that file (its state on disk: read at start, appended to). It prints "agent pid N" at start.
+that file (its state on disk: read at start, appended to); START_FAILS=FILE exits (code 4) at
+start while that file exists. It prints "agent pid N" at start.
 """
 
 from __future__ import annotations
@@ -17,6 +18,9 @@ AGENT = textwrap.dedent(
     """
     import json, os, sys, time, http.server
     notes, count = [], 0
+    if os.environ.get("START_FAILS") and os.path.exists(os.environ["START_FAILS"]):
+        print("fatal: the licence file is locked", flush=True)
+        sys.exit(4)
     store = os.environ.get("NOTES")
     if store and os.path.exists(store):
         notes = [l for l in open(store).read().splitlines() if l]

@@ -277,6 +277,9 @@ class RunEnded(Event):
     type: ClassVar[str] = "end"
     reason: TerminationReason = TerminationReason.COMPLETED
     detail: str = ""
+    # the runner's process, as in its RunStart: an end whose pid no RunStart had is a start that
+    # stopped before its agent was up (0 in logs from before it was logged)
+    pid: int = 0
 
 
 @dataclass

@@ -35,6 +35,11 @@ def _indented(text: str) -> str:
     return "\n  ".join(line.rstrip() for line in text.splitlines())
 
 
+def _early(count: int) -> str:
+    """Say how many starts stopped before the agent was up — the log has no RunStart for them."""
+    return f" ({count} stopped before the agent was up)" if count else ""
+
+
 def _short(text: str, limit: int = 160) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -62,7 +67,8 @@ def render_markdown(s: RunSummary) -> str:
     if s.inherited:
         out += [f"- {s.inherited}"]
     out += [
-        f"- status: {s.status}; persona: {s.persona}; starts: {s.starts}; re-sent after a stop (a crash or Ctrl-C): {s.resent}",
+        f"- status: {s.status}; persona: {s.persona}; starts: {s.starts}{_early(s.starts_before_agent)}; "
+        f"re-sent after a stop (a crash or Ctrl-C): {s.resent}",
         f"- run time: {s.active_seconds:.1f} s; phases: {s.phases_entered}/{s.phases_planned}",
         (
             f"- **mean score: {_fmt(s.mean)} / 10** over {len(s.evaluations)} graded questions"

@@ -76,7 +76,7 @@ class RunSummary:
     agent_errors: list[ErrorEvent]
     runner_errors: list[ErrorEvent]
     resent: int
-    starts: int
+    starts: int  # every start the log shows: a logged RunStart, or an end with none before it
     by_tag: dict[str, list[tuple[float, float]]] = field(default_factory=dict)  # each grade's bounds
     exchanges: int = 0
     tokens: dict[str, int] = field(default_factory=dict)
@@ -98,6 +98,9 @@ class RunSummary:
     # questions graded on evidence the persona never delivered (a fact marked told whose value
     # was never said): out of the scores, never counted as forgotten — question id → why
     unscored_persona: dict[str, str] = field(default_factory=dict)
+    # of `starts`, those stopped before the agent was up (a Ctrl-C or failure while it started):
+    # they logged their end but no RunStart
+    starts_before_agent: int = 0
     memory_flushes: int = 0  # pre-compaction memory-flush turns the recorder saw
     background_calls: int = 0  # the agent's own calls (heartbeats, reviews): not the conversation
     inherited: str = ""  # a fork: what it inherits from its parent's checkpoint (never re-graded)
@@ -225,7 +228,8 @@ def summarize(log: RunLog, benchmark: Benchmark) -> RunSummary:
     runner_errors: list[ErrorEvent] = []
     ending: TerminationReason | None = None
     ending_detail = ""
-    resent = starts = phases = 0
+    resent = starts = phases = early_starts = 0
+    started = 0  # the pid of the RunStart since the last RunEnded, else 0
     active = 0.0
     exchanges = 0
     tokens = {"input": 0, "output": 0, "cache_read": 0, "cache_write": 0}
@@ -276,8 +280,15 @@ def summarize(log: RunLog, benchmark: Benchmark) -> RunSummary:
                     active += last_ts - segment_start
                 segment_start = event.ts
                 starts += 1
+                started = event.pid
                 ending, ending_detail = None, ""
             case RunEnded():
+                # a runner's end (it logs its pid) with no RunStart of that process: that start
+                # stopped before its agent was up (the one before was killed, leaving no end)
+                if event.pid and event.pid != started:
+                    starts += 1
+                    early_starts += 1
+                started = 0
                 ending, ending_detail = event.reason, " ".join(event.detail.split())  # one line
             case PhaseEntered():
                 phases = max(phases, event.index + 1)
@@ -374,6 +385,7 @@ def summarize(log: RunLog, benchmark: Benchmark) -> RunSummary:
         runner_errors=runner_errors,
         resent=resent,
         starts=starts,
+        starts_before_agent=early_starts,
         by_tag=by_tag,
         exchanges=exchanges,
         tokens=tokens,

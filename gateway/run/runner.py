@@ -482,7 +482,7 @@ class Run:
             if self.traffic is not None and (note := self.traffic.recorder.background_note()):
                 self.log(ErrorEvent(source=ErrorSource.RUNNER, kind=ErrorKind.BACKGROUND_UNRECOGNISED, message=note))
                 print(f"[{self.spec.id}] warning: {note}", file=sys.stderr, flush=True)
-            self.log(RunEnded(reason=reason, detail=detail))
+            self.log(RunEnded(reason=reason, detail=detail, pid=os.getpid()))
         except RunLogWriteError:
             pass  # the log is what failed; the report below still says what we have
         finally:

@@ -175,3 +175,21 @@ def _answers(port: int) -> bool:
 
     with socket.socket() as s:
         return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+async def test_a_start_that_failed_before_the_agent_was_up_is_counted_among_the_starts(
+    make_benchmark: BenchFactory, tmp_path: Path
+) -> None:
+    """Issue 47: the report said "starts: 2" after three starts — the one that stopped before
+    its agent was up logged an end but no start."""
+    flag = tmp_path / "locked"
+    agent = http_process_agent(tmp_path, free_port(), START_FAILS=str(flag), DIE_AFTER="3")
+    spec = RunSpec("r", make_benchmark(), agent)
+    first = await run_spec(spec, tmp_path)  # the agent dies on its third message
+    flag.touch()
+    second = await run_spec(spec, tmp_path)  # it can't start at all
+    flag.unlink()
+    assert (first.reason, second.reason) == (TerminationReason.AGENT_FAILED,) * 2
+    assert "exited with code 4" in second.detail
+    report = (tmp_path / "r" / "report.md").read_text()
+    assert "starts: 2 (1 stopped before the agent was up);" in report, report
