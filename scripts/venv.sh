@@ -35,8 +35,50 @@ ensure_venv() {  # $1: extras, e.g. "[test]" or ""
     rm -rf "$root/.venv"
     "$py" -m venv "$root/.venv"
   fi
-  "$root/.venv/bin/python" -m pip install --quiet --disable-pip-version-check -e "$root$extras" >&2
+  pip_install "$root" "$root$extras"
   # installing without extras leaves earlier extras in place: remember the richer install
   [ -z "$extras" ] && [ "$shash" = "$hash" ] && extras="$sextras"
   echo "$hash $extras" > "$stamp"
+}
+
+# pip's output, as progress a person (or a CI log) can follow: a count of the packages fetched
+# (redrawn in place on a terminal, every tenth elsewhere), then the install, and pip's errors
+# as they come. $1: 1 when stderr is a terminal.
+pip_progress() {
+  awk -v tty="${1:-0}" '
+    function say(text) {
+      if (tty) { printf "\r\033[K%s", text > "/dev/stderr" } else { print text > "/dev/stderr" }
+      fflush("/dev/stderr")
+    }
+    /^Collecting / {
+      n++; name = $2; sub(/[<>=!~;\[(].*/, "", name)
+      if (tty || n == 1 || n % 10 == 0) say("  fetching packages: " n " (" name ")")
+    }
+    /^Installing collected packages:/ {
+      count = split(substr($0, index($0, ":") + 1), names, ",")
+      if (tty) printf "\n" > "/dev/stderr"
+      tty = 0; say("  installing " count " packages into .venv (the longest step: a minute or so)")
+    }
+    /^Successfully installed/ { say("  installed") }
+    /^ERROR|^error:/ { if (tty) printf "\n" > "/dev/stderr"; tty = 0; say($0) }
+  '
+}
+
+# pip install $2 into $1/.venv, saying what it does (pip_progress); on failure, the end of
+# pip's output and where the whole of it is kept.
+pip_install() {
+  local root="$1" target="$2" log started=$SECONDS tty=0
+  log="$(mktemp "${TMPDIR:-/tmp}/marathonbench-pip.XXXXXX")"
+  [ -t 2 ] && tty=1
+  echo "installing marathonbench and its packages into .venv" >&2
+  { local rc=0; "$root/.venv/bin/python" -m pip install --disable-pip-version-check --progress-bar off \
+      -e "$target" || rc=$?; echo "$rc" > "$log.rc"; } 2>&1 | tee "$log" | pip_progress "$tty"
+  if [ "$(cat "$log.rc")" != 0 ]; then
+    echo "pip failed; the end of its output (all of it: $log):" >&2
+    tail -n 25 "$log" >&2
+    rm -f "$log.rc"
+    return 1
+  fi
+  echo "  .venv ready in $((SECONDS - started)) s" >&2
+  rm -f "$log" "$log.rc"
 }

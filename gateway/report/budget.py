@@ -32,6 +32,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from gateway.report.recordings import RecordedRun
+from gateway.step_progress import StepProgress
 from persona.outcome import is_correct
 
 Z95 = 1.959964
@@ -235,32 +236,39 @@ def build_ladders(runs: list[RecordedRun]) -> list[Ladder]:
             )
             groups[label + "\0" + repr(sorted(h.agent.items())) + repr(sorted(h.persona.items()))].append(run)
     ladders = []
-    for key, members in groups.items():
-        spec = members[0].benchmark.scale
-        assert spec is not None
-        rungs = []
-        for name in spec.rungs:
-            at = [r for r in members if r.rung == name]
-            if not at:
-                continue
-            outcomes = [o for r in at for o in outcomes_of(r, spec.correct)]
-            planned = {q.id for r in at for q in r.benchmark.questions}
-            observable = all(r.observed for r in at)
-            unresolved = sum(len(r.summary.unresolved) for r in at)
-            rung = Rung(
-                name,
-                spec.ladder[name],
-                at,
-                outcomes,
-                observable,
-                excluded=len(at) * len(planned) - len(outcomes) - unresolved,
-                unresolved=unresolved,
-            )
-            if observable:
-                rung.cells = {b: budget_cell(outcomes, b) for b in spec.budgets}
-            rungs.append(rung)
-        ladders.append(Ladder(key.split("\0")[0], rungs, spec.budgets, spec.target, spec.correct))
+    with StepProgress("bootstrapping ladders", len(groups)) as progress:
+        for key, members in groups.items():
+            ladders.append(_ladder(key.split("\0")[0], members))
+            progress.advance(key.split("\0")[0])
     return ladders
+
+
+def _ladder(label: str, members: list[RecordedRun]) -> Ladder:
+    """One ladder: each rung's outcomes, and its budget cells (bootstrapped: the slow part)."""
+    spec = members[0].benchmark.scale
+    assert spec is not None
+    rungs = []
+    for name in spec.rungs:
+        at = [r for r in members if r.rung == name]
+        if not at:
+            continue
+        outcomes = [o for r in at for o in outcomes_of(r, spec.correct)]
+        planned = {q.id for r in at for q in r.benchmark.questions}
+        observable = all(r.observed for r in at)
+        unresolved = sum(len(r.summary.unresolved) for r in at)
+        rung = Rung(
+            name,
+            spec.ladder[name],
+            at,
+            outcomes,
+            observable,
+            excluded=len(at) * len(planned) - len(outcomes) - unresolved,
+            unresolved=unresolved,
+        )
+        if observable:
+            rung.cells = {b: budget_cell(outcomes, b) for b in spec.budgets}
+        rungs.append(rung)
+    return Ladder(label, rungs, spec.budgets, spec.target, spec.correct)
 
 
 _CORRECT_WORDS = {

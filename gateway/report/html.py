@@ -31,6 +31,7 @@ from gateway.report.markdown import render_markdown
 from gateway.report.recordings import RecordedRun
 from gateway.report.run_cards import RunCard
 from gateway.report.summary import mean_range
+from gateway.step_progress import StepProgress
 from persona.outcome import passed
 
 TEMPLATE = Path(__file__).parent / "templates" / "report.html"
@@ -259,6 +260,19 @@ def ab_plot(c: Comparison) -> dict[str, Any]:
     return _figure(fig, f"Paired A/B by question group — {c.experiment}")
 
 
+def _charted_runs(runs: list[RecordedRun]) -> list[dict[str, Any]]:
+    """Each run read whole, charted one by one (a few seconds for an experiment: counted)."""
+    charted = [r for r in runs if not r.released]
+    out = []
+    with StepProgress("charting runs", len(charted)) as progress:
+        for r in charted:
+            charts = [score_by_chapter(r), score_by_tag(r), context_over_time(r), memory_calls_per_question(r)]
+            label = f"{r.summary.run_id} — {r.summary.status}, mean " + r.summary.describe_mean()
+            out.append({"label": label, "summary": render_markdown(r.summary), "charts": charts})
+            progress.advance(r.run_dir.name)
+    return out
+
+
 def render_html(
     recordings: Path,
     runs: list[RecordedRun],
@@ -287,20 +301,7 @@ def render_html(
     ]  # fmt: skip
     data = {
         "sections": sections,
-        "runs": [
-            {
-                "label": f"{r.summary.run_id} — {r.summary.status}, mean " + r.summary.describe_mean(),
-                "summary": render_markdown(r.summary),
-                "charts": [
-                    score_by_chapter(r),
-                    score_by_tag(r),
-                    context_over_time(r),
-                    memory_calls_per_question(r),
-                ],
-            }
-            for r in runs
-            if not r.released
-        ],
+        "runs": _charted_runs(runs),
         "uncharted": [
             {
                 "title": "runs summed up in the sections above (forks, ladder rungs), not charted one by one",

@@ -34,6 +34,7 @@ from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
+from gateway.step_progress import StepProgress
 from persona.benchmark.errors import BenchmarkErrors
 from persona.benchmark.loader import load_benchmark
 from persona.benchmark.model import Benchmark, FactUpdate, Question
@@ -280,12 +281,15 @@ def facts_at(
 
 async def check_sets(judge: Judge, paths: list[Path]) -> SetResult:
     result = SetResult(judge.name, [str(p) for p in paths])
-    for path in paths:
-        for item in read_set(path):
-            if isinstance(item, ReplyItem):
-                await _count_reply(result, judge, path, item)
-            else:
-                await _count_answer(result, judge, path, item)
+    sets = [(path, read_set(path)) for path in paths]  # a bad set fails before any is judged
+    with StepProgress(f"judging with {judge.name}", sum(len(items) for _, items in sets)) as progress:
+        for path, items in sets:
+            for item in items:
+                if isinstance(item, ReplyItem):
+                    await _count_reply(result, judge, path, item)
+                else:
+                    await _count_answer(result, judge, path, item)
+                progress.advance(f"{path.name}:{item.line}")
     return result
 
 

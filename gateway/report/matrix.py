@@ -20,6 +20,7 @@ from gateway.report.forks import ForkGroup, build_fork_groups, render_forks, ren
 from gateway.report.recordings import load_runs
 from gateway.report.results_table import results_table
 from gateway.report.run_line import RunLine, lines_jsonl, run_line, write_lines
+from gateway.step_progress import StepProgress
 from gateway.whole_file import write_whole
 
 SUMMARY_FILE = "matrix.md"
@@ -52,10 +53,11 @@ def write_matrix_report(recordings: Path, seed: int = 0, *, write: bool = True) 
     runs, cards, problems = load_runs(recordings)
     ladders = build_ladders(runs)
     by_experiment: dict[str, list[RunLine]] = defaultdict(list)
-    for run in runs:
-        name = run.meta.experiment
-        if name:
-            by_experiment[str(name)].append(run_line(run))
+    in_experiments = [run for run in runs if run.meta.experiment]
+    with StepProgress("tabulating experiment runs", len(in_experiments)) as progress:
+        for run in in_experiments:  # each answer's diagnostic chain: the slow part of a report
+            by_experiment[str(run.meta.experiment)].append(run_line(run))
+            progress.advance(run.run_dir.name)
     comparisons = []
     verdicts = []
     written: list[Path] = []

@@ -21,6 +21,7 @@ from gateway.log.run_meta import RunMeta
 from gateway.log.runlog import EVENTS_FILE, RunLog, RunLogFormatError, read_header, read_log
 from gateway.report.run_cards import CardIndex, RunCard, Stamp, stamp_of
 from gateway.report.summary import RunSummary, summarize
+from gateway.step_progress import StepProgress
 from persona.benchmark.errors import BenchmarkErrors
 from persona.benchmark.forks import as_played
 from persona.benchmark.ladder import benchmark_for
@@ -141,11 +142,18 @@ def read_cards(run_dirs: list[Path]) -> list[RunCard | str | None]:
     """`read_card` of each, over worker processes when there are many and cores to spare
     (started fresh, never forked: `marathon run` calls this with threads running)."""
     workers = min(os.cpu_count() or 1, 4)
-    if len(run_dirs) < PARALLEL_FROM or workers < 2:
-        return [read_card(d) for d in run_dirs]
-    context = multiprocessing.get_context("spawn")
-    with concurrent.futures.ProcessPoolExecutor(workers, mp_context=context) as pool:
-        return list(pool.map(read_card, run_dirs, chunksize=32))
+    with StepProgress("summarising runs", len(run_dirs)) as progress:
+        if len(run_dirs) < PARALLEL_FROM or workers < 2:
+            return [_counted(read_card(d), d, progress) for d in run_dirs]
+        context = multiprocessing.get_context("spawn")
+        with concurrent.futures.ProcessPoolExecutor(workers, mp_context=context) as pool:
+            read = pool.map(read_card, run_dirs, chunksize=32)  # in order, as each is done
+            return [_counted(card, d, progress) for card, d in zip(read, run_dirs, strict=True)]
+
+
+def _counted(card: RunCard | str | None, run_dir: Path, progress: StepProgress) -> RunCard | str | None:
+    progress.advance(run_dir.name)
+    return card
 
 
 def load_runs(
@@ -165,29 +173,11 @@ def load_runs(
     cards: dict[str, RunCard] = {}
     unread: list[Path] = []
     stamps: dict[str, Stamp] = {}
-    for run_dir in run_dirs(recordings):
-        stamp = stamp_of(run_dir)
-        card = index.get(run_dir.name, stamp) if stamp is not None else None
-        if card is not None:
-            cards[run_dir.name] = card
-            continue
-        try:
-            header = read_header(run_dir / EVENTS_FILE)
-        except (RunLogFormatError, OSError) as exc:
-            problems.append(f"{run_dir.name}: unreadable log ({exc})")
-            continue
-        if not header.benchmark.get("path"):
-            continue  # a probe or a typed chat: no benchmark, nothing to tabulate
-        where = header.run_meta
-        if where.experiment or where.fork_of or where.prepares or header.benchmark.get("rung"):
-            if (run := _read_whole(run_dir, problems)) is not None:
-                runs.append(run)
-                if not run.meta.experiment:
-                    run.release()
-        else:
-            unread.append(run_dir)
-            if stamp is not None:
-                stamps[run_dir.name] = stamp
+    folders = run_dirs(recordings)
+    with StepProgress("reading runs", len(folders)) as progress:
+        for run_dir in folders:
+            _index_run(run_dir, index, runs, cards, unread, stamps, problems)
+            progress.advance(run_dir.name)
     for run_dir, read in zip(unread, read_cards(unread), strict=True):
         if isinstance(read, RunCard):
             cards[run_dir.name] = read
@@ -204,6 +194,41 @@ def load_runs(
             del cards[card.folder]
     runs.sort(key=lambda r: r.run_dir.name)
     return runs, sorted(cards.values(), key=lambda c: c.folder), problems
+
+
+def _index_run(
+    run_dir: Path,
+    index: CardIndex,
+    runs: list[RecordedRun],
+    cards: dict[str, RunCard],
+    unread: list[Path],
+    stamps: dict[str, Stamp],
+    problems: list[str],
+) -> None:
+    """Sort one run folder: a card the index still holds, a run read whole (a ladder's or an
+    experiment's), or a plain run to card (`unread`); an unreadable log is a problem."""
+    stamp = stamp_of(run_dir)
+    card = index.get(run_dir.name, stamp) if stamp is not None else None
+    if card is not None:
+        cards[run_dir.name] = card
+        return
+    try:
+        header = read_header(run_dir / EVENTS_FILE)
+    except (RunLogFormatError, OSError) as exc:
+        problems.append(f"{run_dir.name}: unreadable log ({exc})")
+        return
+    if not header.benchmark.get("path"):
+        return  # a probe or a typed chat: no benchmark, nothing to tabulate
+    where = header.run_meta
+    if where.experiment or where.fork_of or where.prepares or header.benchmark.get("rung"):
+        if (run := _read_whole(run_dir, problems)) is not None:
+            runs.append(run)
+            if not run.meta.experiment:
+                run.release()
+    else:
+        unread.append(run_dir)
+        if stamp is not None:
+            stamps[run_dir.name] = stamp
 
 
 def _read_whole(run_dir: Path, problems: list[str]) -> RecordedRun | None:

@@ -26,6 +26,7 @@ from gateway.log.vocabulary import Purpose
 from gateway.report.cost import RoleCost
 from gateway.report.markdown import refresh_run_report
 from gateway.report.recordings import benchmark_of
+from gateway.step_progress import StepProgress
 from persona.benchmark.model import Question
 from persona.grading.judge import CALIBRATION, ExamItem, Judge, Verdict, superseded_values
 from persona.outcome import PASS_SCORE, passed, weighted
@@ -88,6 +89,7 @@ async def rescore(run_dir: Path, judge: Judge) -> tuple[list[Rescored], Path]:
     items, persona = exam_items(run_dir)
     results = []
     calls = 0
+    progress = StepProgress(f"re-grading with {judge.name}", len(items))  # an LLM judge: minutes
     for item in items:
         read = ""
         unsure: Verdict | None = None  # the first try's verdict, where the retry reading is unsure
@@ -114,6 +116,8 @@ async def rescore(run_dir: Path, judge: Judge) -> tuple[list[Rescored], Path]:
                 item.question.id, persona.get(item.question.id), score, len(item.answers), read + verdict.reason
             )
         )
+        progress.advance(item.question.id)
+    progress.close()
     slug = re.sub(r"[^A-Za-z0-9._-]+", "_", judge.name)[:60]
     out = run_dir / f"rescore-{slug}.md"
     (run_dir / f"rescore-{slug}.json").write_text(

@@ -9,6 +9,7 @@ says why it gave a score; the LLM judge (a later grader) re-grades what it canno
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Mapping
@@ -471,10 +472,12 @@ class ValueMatch:
     reason: str
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def value_in(text: str, expected: str) -> ValueMatch:
     """Whether `text` holds the whole of `expected` — the one primitive the grader's evidence
     checks, the diagnostic chain, the persona's claims and the traffic's evidence read a value
-    in a text with."""
+    in a text with. Remembered (it is pure): a report over many runs of one benchmark asks it
+    the same persona message and value in every run."""
     probe = Question("evidence", "", expected, (), "", 0)
     grade = ExactGrader(superseded_rule=False).grade(probe, expected, text)
     return ValueMatch(grade.correct if grade.certain else None, grade.correct, grade.reason)

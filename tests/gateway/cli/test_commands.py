@@ -260,8 +260,12 @@ def test_judge_check_on_your_own_set(tmp_path: Path) -> None:
         '{"language": "en", "question": "What is my cat called?", "expected": "Miso", "answer": "Mochi.", "gold": 0}\n'
         '{"language": "en", "question": "Dog?", "reply": "You never told me about a dog.", "never_told": true}\n'
     )
-    result = marathon("judge-check", "--grader", "exact", "--set", str(own), "--json", cwd=tmp_path)
+    progress = {"MARATHON_PROGRESS_AFTER": "0"}  # show the count from the first item (issue 47)
+    result = marathon("judge-check", "--grader", "exact", "--set", str(own), "--json", cwd=tmp_path, env=progress)
     assert result.returncode == 0, result.stderr
+    assert result.stderr.splitlines() == ["judging with exact 1/3 (mine.jsonl:1)", "judging with exact 3/3 (mine.jsonl:3)"] + [
+        line for line in result.stderr.splitlines() if line.startswith("judging with exact: done, 3/3 in ")
+    ], result.stderr  # on stderr: stdout is still the JSON alone
     figures = json.loads(result.stdout)
     assert figures["items"] == 2 and figures["accuracy_certain"] == 1.0 and figures["coverage"] == 1.0
     assert figures["never_told"]["en"]["recall"] == 1.0

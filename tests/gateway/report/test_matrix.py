@@ -100,9 +100,11 @@ def test_a_matrix_runs_in_parallel_and_reports_from_recordings(
     matrix = (recordings / "matrix.md").read_text()
     for path in (recordings / "matrix.md", recordings / "report.html", recordings / "mem.runs.jsonl"):
         path.unlink()
-    again = marathon("report", str(recordings), cwd=tmp_path)
+    again = marathon("report", str(recordings), cwd=tmp_path, env={"MARATHON_PROGRESS_AFTER": "0"})
     assert again.returncode == 0, again.stderr
     assert (recordings / "matrix.md").read_text() == matrix
+    steps = [line.split(":")[0] for line in again.stderr.splitlines() if ": done, " in line]
+    assert steps == ["reading runs", "bootstrapping ladders", "tabulating experiment runs", "charting runs"], again.stderr
     assert (recordings / "report.html").is_file() and (recordings / "mem.runs.jsonl").is_file()
     compared = marathon("compare", str(recordings / "mem.runs.jsonl"), cwd=tmp_path)
     assert compared.returncode == 0 and "| all | 6 | 2 | 4 | 0 | 0 |" in compared.stdout
