@@ -14,7 +14,6 @@ import json
 import time
 from collections import defaultdict
 from collections.abc import Sequence
-from datetime import datetime
 from pathlib import Path
 from string import Template
 from typing import Any
@@ -23,9 +22,10 @@ import plotly.graph_objects as go
 from plotly.offline import get_plotlyjs
 
 from gateway import __version__
-from gateway.log.events import Asked, CompactionSeen, LLMExchange, SessionChanged
 from gateway.report.budget import Ladder, render_ladder
+from gateway.report.chart_layout import as_figure as _figure
 from gateway.report.comparison import Comparison, render_comparison
+from gateway.report.context_chart import context_over_time
 from gateway.report.forks import ForkGroup, render_forks
 from gateway.report.markdown import render_markdown
 from gateway.report.recordings import RecordedRun
@@ -39,12 +39,6 @@ STAND_IN_NOTE = (
     "Some runs' agent ran on the offline rule-based model stand-in, not an LLM: their scores "
     "measure the platform, not a model."
 )
-
-
-def _figure(fig: go.Figure, title: str) -> dict[str, Any]:
-    fig.update_layout(title=title, margin={"l": 60, "r": 20, "t": 50, "b": 50}, template="plotly_white")
-    data: dict[str, Any] = json.loads(fig.to_json())
-    return data
 
 
 def score_by_chapter(run: RecordedRun) -> dict[str, Any]:
@@ -78,6 +72,11 @@ def _mean_bars(groups: dict[str, list[tuple[float, float]]], title: str) -> dict
                 f"{low:.2f}" if low == high else f"{low:.2f}–{high:.2f} (unresolved grades)"
                 for low, high in spans
             ],
+            # each bar says its mean: a mean of 0 (every abstain question failed) is a bar of no
+            # height, which a reader must not take for a group with no data
+            text=[f"{low:.1f}" if low == high else f"{low:.1f}–{high:.1f}" for low, high in spans],
+            textposition="outside",
+            cliponaxis=False,
             name="mean score",
         )
     )
@@ -85,71 +84,6 @@ def _mean_bars(groups: dict[str, list[tuple[float, float]]], title: str) -> dict
     if not groups:
         _empty(fig, "no question graded in this run (a teaching run's exam is played by its forks)")
     return _figure(fig, title)
-
-
-def _clock(ts: float) -> str:
-    """A log timestamp as plotly's date axis reads it (local time, as the transcript shows it)."""
-    return datetime.fromtimestamp(ts).isoformat(timespec="milliseconds")
-
-
-SESSION_LABELS = {"new_session": "new session", "compact": "compaction asked"}
-# a clock in 24-hour form at every zoom: milliseconds for a run of seconds, minutes for hours
-CLOCK_TICKS = [
-    {"dtickrange": [None, 1000], "value": "%H:%M:%S.%L"},
-    {"dtickrange": [1000, 60000], "value": "%H:%M:%S"},
-    {"dtickrange": [60000, None], "value": "%H:%M"},
-]
-
-
-def context_over_time(run: RecordedRun) -> dict[str, Any]:
-    """The agent's LLM input size per call, with compactions and questions marked, over the
-    time of day (24-hour, as in the transcript: a short run's axis is seconds, not 0.045 min);
-    each new session is a dotted line, so the drop in context size after it is explained."""
-    events = run.log.events
-    calls = [e for e in events if isinstance(e, LLMExchange) and e.kind.conversational]
-    fig = go.Figure(
-        go.Scatter(
-            x=[_clock(e.ts) for e in calls],
-            y=[e.input_tokens for e in calls],
-            mode="lines+markers",
-            name="input tokens per call",
-        )
-    )
-    compactions = [e for e in events if isinstance(e, CompactionSeen)]
-    fig.add_trace(
-        go.Scatter(
-            x=[_clock(e.ts) for e in compactions],
-            y=[e.tokens_before for e in compactions],
-            mode="markers",
-            marker={"symbol": "x", "size": 12, "color": "crimson"},
-            name="compaction",
-            text=[e.kind for e in compactions],
-        )
-    )
-    asked = [e for e in events if isinstance(e, Asked)]
-    fig.add_trace(
-        go.Scatter(
-            x=[_clock(e.ts) for e in asked],
-            y=[0] * len(asked),
-            mode="markers",
-            marker={"symbol": "triangle-up", "size": 10, "color": "seagreen"},
-            name="question",
-            text=[e.question_id for e in asked],
-        )
-    )
-    for change in (e for e in events if isinstance(e, SessionChanged)):
-        at = _clock(change.ts)
-        fig.add_shape(
-            type="line", xref="x", yref="paper", x0=at, x1=at, y0=0, y1=1,
-            line={"dash": "dot", "width": 1, "color": "#667"},
-        )  # fmt: skip
-        fig.add_annotation(
-            x=at, xref="x", y=1, yref="paper", yanchor="bottom", showarrow=False,
-            text=SESSION_LABELS.get(change.action, change.action), font={"size": 10, "color": "#556"},
-        )  # fmt: skip
-    fig.update_xaxes(type="date", tickformatstops=CLOCK_TICKS, title="time of day (24-hour)")
-    fig.update_yaxes(title="tokens")
-    return _figure(fig, "Agent context size over time" + ("" if calls else " (LLM traffic not recorded)"))
 
 
 def _empty(fig: go.Figure, text: str) -> None:

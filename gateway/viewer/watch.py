@@ -71,6 +71,7 @@ class RunWatch:
     last_start: RunStart | None = None
     last_end: RunEnded | None = None
     last_seq: int = -1
+    last_ts: float = 0.0  # the newest event's time: where a resumed start's stop began
     traffic: bool = False  # a model call of the agent reached the recorder
     streams: int = 0  # open event streams on this watch: it stays detailed while there are any
     error: str = ""
@@ -130,15 +131,17 @@ class RunWatch:
                     self.unresolved.discard(event.question_id)
             case LLMExchange() if event.kind.conversational:
                 self.traffic = True
-        self.last_seq = event.seq
         if self.detailed:
             self._index(event)
+        self.last_seq, self.last_ts = event.seq, event.ts
 
     def _index(self, event: Event) -> None:
         """The transcript item, question, evidence, blob or exchange `event` makes."""
         match event:
             case RunStart():
-                self._item(event, "start", resumed=event.resumed)
+                # a resumed start: the run was stopped from its last event till now (the chart's band)
+                stopped = self.last_ts if event.resumed and self.last_seq >= 0 else None
+                self._item(event, "start", resumed=event.resumed, stopped_at=stopped)
             case RunEnded():
                 self._item(event, "end", reason=event.reason, detail=event.detail)
             case PhaseEntered():
@@ -274,7 +277,9 @@ class RunWatch:
 
     def series(self) -> dict[str, list[list[Any]]]:
         """The context-size chart's data for the whole run (the transcript itself is paged)."""
-        out: dict[str, list[list[Any]]] = {"calls": [], "compactions": [], "questions": [], "sessions": []}
+        out: dict[str, list[list[Any]]] = {
+            "calls": [], "compactions": [], "questions": [], "sessions": [], "stops": []
+        }  # fmt: skip
         for i in self.items:
             if i["kind"] == "llm":
                 out["calls"].append([i["ts"], i["input_tokens"]])
@@ -284,6 +289,8 @@ class RunWatch:
                 out["questions"].append([i["ts"], i["question_id"]])
             elif i["kind"] == "session":  # a drop in context size right after one is explained
                 out["sessions"].append([i["ts"], i["action"]])
+            elif i["kind"] == "start" and i["stopped_at"] is not None:  # stopped, then resumed
+                out["stops"].append([i["stopped_at"], i["ts"]])
         return out
 
     def exchange(self, seq: int) -> dict[str, Any] | None:

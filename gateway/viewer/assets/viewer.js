@@ -72,28 +72,60 @@ async function showList() {
 
 // ---- one run ----------------------------------------------------------------------------
 
+// The same figure as the report's (gateway/report/context_chart.py), by the same rules: the
+// line breaks where the run was stopped and a shaded band shows the stop; session lines are
+// named once in the legend (a ladder's many labels would overlap); milliseconds only on ticks
+// under a second apart, and at most a tick a second.
 const SESSION_LABELS = {new_session: "new session", compact: "compaction asked"};
+const SESSION_LINES = {new_session: "dot", compact: "dashdot"};
+const STOPPED_FILL = "rgba(120, 120, 140, 0.18)";
+const at = (ts) => new Date(ts * 1000);
+
+function brokenAt(points, breaks) {  // points as x and y, with a gap (null) at each break between two
+  const xs = [], ys = [];
+  const pending = [...breaks].sort((a, b) => a - b);
+  for (const [ts, value] of [...points].sort((a, b) => a[0] - b[0])) {
+    while (pending.length && pending[0] <= ts) {
+      if (xs.length) { xs.push(null); ys.push(null); }
+      pending.shift();
+    }
+    xs.push(at(ts)); ys.push(value);
+  }
+  return [xs, ys];
+}
 
 function chartFigure(series, recorded) {
   const sessions = series.sessions || [];
+  const stops = series.stops || [];
+  const [xs, ys] = brokenAt(series.calls, stops.map((s) => s[1]));
+  const legendOnly = (name, extra) => ({x: [null], y: [null], name, ...extra});
+  const actions = [...new Set(sessions.map((p) => p[1]))].sort();
+  const times = [...series.calls, ...series.questions, ...sessions].map((p) => p[0]);
+  const span = times.length ? Math.max(...times) - Math.min(...times) : 0;
   return {
     data: [
-      {x: series.calls.map((p) => new Date(p[0] * 1000)), y: series.calls.map((p) => p[1]), mode: "lines+markers", name: "input tokens per call"},
-      {x: series.compactions.map((p) => new Date(p[0] * 1000)), y: series.compactions.map((p) => p[1]), mode: "markers", name: "compaction",
+      {x: xs, y: ys, mode: "lines+markers", name: "input tokens per call", connectgaps: false},
+      {x: series.compactions.map((p) => at(p[0])), y: series.compactions.map((p) => p[1]), mode: "markers", name: "compaction",
        marker: {symbol: "x", size: 12, color: "crimson"}},
-      {x: series.questions.map((p) => new Date(p[0] * 1000)), y: series.questions.map(() => 0), mode: "markers", name: "question",
+      {x: series.questions.map((p) => at(p[0])), y: series.questions.map(() => 0), mode: "markers", name: "question",
        text: series.questions.map((p) => p[1]), marker: {symbol: "triangle-up", size: 10, color: "seagreen"}},
+      ...actions.map((a) => legendOnly(`${SESSION_LABELS[a] || a} (${sessions.filter((p) => p[1] === a).length})`,
+        {mode: "lines", line: {dash: SESSION_LINES[a] || "dot", width: 1, color: "#667"}})),
+      ...(stops.length ? [legendOnly(`stopped, then resumed (${stops.length})`,
+        {mode: "markers", marker: {symbol: "square", size: 12, color: STOPPED_FILL}})] : []),
     ],
     layout: {
       title: {text: "Agent context size over time" + (recorded ? "" : " — not observable: no LLM call of the agent reached the recorder")},
       margin: {l: 60, r: 20, t: 40, b: 40}, yaxis: {title: {text: "tokens"}}, template: "plotly_white",
-      xaxis: {type: "date", title: {text: "time of day (24-hour)"}, tickformatstops: [  // as the transcript's clock
-        {dtickrange: [null, 1000], value: "%H:%M:%S.%L"}, {dtickrange: [1000, 60000], value: "%H:%M:%S"}, {dtickrange: [60000, null], value: "%H:%M"}]},
-      // a new session (or an asked compaction) explains the drop after it: a dotted line, labelled
-      shapes: sessions.map((p) => ({type: "line", xref: "x", yref: "paper", x0: new Date(p[0] * 1000), x1: new Date(p[0] * 1000), y0: 0, y1: 1,
-        line: {dash: "dot", width: 1, color: "#667"}})),
-      annotations: sessions.map((p) => ({x: new Date(p[0] * 1000), xref: "x", y: 1, yref: "paper", yanchor: "bottom", showarrow: false,
-        text: SESSION_LABELS[p[1]] || p[1], font: {size: 10, color: "#556"}})),
+      xaxis: {type: "date", title: {text: "time of day (24-hour)"}, hoverformat: "%H:%M:%S",
+        nticks: Math.max(2, Math.min(10, Math.floor(span))), tickformatstops: [  // as the transcript's clock
+        {dtickrange: [null, 999], value: "%H:%M:%S.%L"}, {dtickrange: [1000, 59999], value: "%H:%M:%S"}, {dtickrange: [60000, null], value: "%H:%M"}]},
+      shapes: [
+        ...sessions.map((p) => ({type: "line", xref: "x", yref: "paper", x0: at(p[0]), x1: at(p[0]), y0: 0, y1: 1,
+          line: {dash: SESSION_LINES[p[1]] || "dot", width: 1, color: "#667"}})),
+        ...stops.map((s) => ({type: "rect", xref: "x", yref: "paper", x0: at(s[0]), x1: at(s[1]), y0: 0, y1: 1,
+          fillcolor: STOPPED_FILL, line: {width: 0}, layer: "below"})),
+      ],
     },
   };
 }
@@ -103,6 +135,7 @@ function addToSeries(series, item) {
   else if (item.kind === "compaction") series.compactions.push([item.ts, item.tokens_before]);
   else if (item.kind === "question" && !item.resent) series.questions.push([item.ts, item.question_id]);
   else if (item.kind === "session") (series.sessions = series.sessions || []).push([item.ts, item.action]);
+  else if (item.kind === "start" && item.stopped_at != null) (series.stops = series.stops || []).push([item.stopped_at, item.ts]);
   else return false;
   return true;
 }

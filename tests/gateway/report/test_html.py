@@ -70,12 +70,13 @@ async def test_the_report_draws_every_chart_offline(browser: Browser, tmp_path: 
         marks = await div.locator(".point, .trace.bars path, .scatterlayer .trace path").count()
         assert marks > 0
     context = page.locator("#run-chart-2")
-    assert await context.locator(".scatterlayer .trace").count() == 3  # calls, compactions, questions
+    # calls, compactions, questions, and the new session's legend entry
+    assert await context.locator(".scatterlayer .trace").count() == 4
     # a clock a person reads beside the transcript (24-hour), not "minutes since start" 0…0.045
     ticks = await svg_texts(context.locator(".xtick text"))
     assert ticks and all(re.fullmatch(r"\d\d:\d\d(:\d\d(\.\d{1,3})?)?", t) for t in ticks), ticks
     # the exam's new session is marked where the context drops
-    assert "new session" in await svg_texts(context.locator(".annotation"))
+    assert "new session (1)" in await svg_texts(context.locator(".legendtext"))
     # Pass@1/2/4 coincide on these rungs: each line its own dash, said in the title too
     ladder = page.locator("#ladder0-0")
     dashes = await ladder.locator(".scatterlayer .trace path.js-line").evaluate_all(

@@ -309,7 +309,8 @@ async def test_the_page_shows_the_runs_the_transcript_and_the_chart(browser: Bro
     await expect(page.locator(".bubble.agent").first).to_be_visible()
     await expect(page.locator(".grade").first).to_contain_text("expected:")
     await expect(page.locator("#chart .main-svg").first).to_be_visible()
-    assert await page.locator("#chart .scatterlayer .trace").count() == 3  # calls, compactions, questions
+    # calls, compactions, questions, and the new session's legend entry
+    assert await page.locator("#chart .scatterlayer .trace").count() == 4
     title = await page.eval_on_selector("#chart .gtitle", "e => e.textContent")
     assert title == "Agent context size over time"
     # filters: only the update questions and what belongs to them
