@@ -10,6 +10,9 @@ plotly package: nothing from a CDN) and a small JSON API over the run logs:
     GET /api/runs/{id}/exchange/{seq}     one recorded LLM exchange (request and response, as logged: redacted)
     GET /api/runs/{id}/stream?after=      server-sent events: transcript items as the log grows
 
+Each takes `in=NAME` for a recordings folder inside this one (an experiment's, a fork folder):
+only a name `/api/runs` lists under `subfolders`.
+
 What a caller may rely on: the viewer only reads. Logs are followed incrementally
 (`LogFollower`), never locked or written, so a run never waits for it; a torn or half-written
 log shows what is complete; a run id from a URL names a folder directly under the
@@ -89,9 +92,22 @@ def make_app(recordings: Path, host: str = "127.0.0.1") -> web.Application:
     app = web.Application(middlewares=[host_guard(host)])
     app[STORE] = store
     streams: set[asyncio.Task[Any]] = set()
+    inside: dict[str, Recordings] = {}  # the recordings folders inside this one, opened on demand
+
+    def store_for(request: web.Request) -> Recordings:
+        """`?in=NAME`: a recordings folder inside this one (an experiment's, a fork folder) —
+        only a name this folder's own listing gives, so a URL can never leave it."""
+        name = request.query.get("in", "")
+        if not name:
+            return store
+        if name not in store.subfolders() or (store.root / name).resolve().parent != store.root:
+            raise web.HTTPNotFound(text="no such recordings folder inside this one")
+        if name not in inside:
+            inside[name] = Recordings(store.root / name)
+        return inside[name]
 
     async def needs(request: web.Request) -> RunWatch:
-        watch = await store.watch(request.match_info["run_id"])
+        watch = await store_for(request).watch(request.match_info["run_id"])
         if watch is None:
             raise web.HTTPNotFound(text="no such run under the recordings folder")
         return watch
@@ -110,16 +126,21 @@ def make_app(recordings: Path, host: str = "127.0.0.1") -> web.Application:
             raise web.HTTPNotFound()
         return web.FileResponse(path)
 
-    listed: dict[str, Any] = {"version": -1, "body": b""}  # the last list answer, encoded
+    listed: dict[str, dict[str, Any]] = {}  # each folder's last list answer, encoded
 
     async def runs(request: web.Request) -> web.Response:
-        summaries, pending = await store.listing()
-        subfolders = store.subfolders()
-        key = (store.version, json.dumps(subfolders))
-        if listed["version"] != key:  # 10,000 summaries take ~0.1 s to encode: not every 2 s for nothing
-            body = {"root": str(store.root), "runs": summaries, "pending": pending, "subfolders": subfolders}
-            listed.update(version=key, body=json.dumps(body).encode())
-        return web.Response(body=listed["body"], content_type="application/json")
+        here = store_for(request)
+        summaries, pending = await here.listing()
+        subfolders = here.subfolders() if here is store else {}  # one level: an experiment's folder
+        key = (here.version, json.dumps(subfolders))
+        last = listed.setdefault(str(here.root), {"version": -1, "body": b""})
+        if last["version"] != key:  # 10,000 summaries take ~0.1 s to encode: not every 2 s for nothing
+            body = {
+                "root": str(here.root), "in": request.query.get("in", ""), "runs": summaries,
+                "pending": pending, "subfolders": subfolders,
+            }  # fmt: skip
+            last.update(version=key, body=json.dumps(body).encode())
+        return web.Response(body=last["body"], content_type="application/json")
 
     async def run(request: web.Request) -> web.Response:
         watch = await needs(request)

@@ -5,6 +5,18 @@
 const main = document.getElementById("main");
 const where = document.getElementById("where");
 let stopCurrent = () => {};
+// the recordings folder inside the served one that the page shows ("" for the served folder
+// itself): every API call names it (`in=`), every link keeps it
+let folder = "";
+let currentRun = "";
+
+function api(path) {
+  return folder ? `${path}${path.includes("?") ? "&" : "?"}in=${encodeURIComponent(folder)}` : path;
+}
+
+function runLink(runId) {
+  return `${folder ? "#/in/" + encodeURIComponent(folder) : "#"}/run/${encodeURIComponent(runId)}`;
+}
 
 function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
@@ -43,16 +55,23 @@ async function showList() {
   where.textContent = "";
   const table = el("table", {class: "runs", id: "runs"});
   const note = el("p", {class: "meta"});
-  main.replaceChildren(el("h2", {text: "Runs"}), note, table);
+  const inside = el("p", {class: "meta", id: "subfolders"});
+  main.replaceChildren(...kids(
+    el("h2", {text: folder ? `Runs in ${folder}/` : "Runs"}),
+    folder ? el("p", {}, el("a", {href: "#/", id: "to-root", text: "← the runs of the folder above"})) : null,
+    note, inside, table));
   async function draw() {
-    const data = await getJSON("/api/runs");
-    const nested = Object.entries(data.subfolders).map(([name, n]) => `${name}/ (${n} runs: marathon view ${data.root}/${name})`);
-    note.textContent = `${data.runs.length} run(s) under ${data.root}` +
-      (data.pending ? ` — reading ${data.pending} more…` : "") +
-      (nested.length ? `; other recordings folders inside: ${nested.join(", ")}` : "");
+    const data = await getJSON(api("/api/runs"));
+    note.textContent = `${data.runs.length} run(s) under ${data.root}` + (data.pending ? ` — reading ${data.pending} more…` : "");
+    // recordings folders inside this one (an experiment's, a fork folder): a link each
+    const nested = Object.entries(data.subfolders);
+    inside.replaceChildren(...(nested.length ? [document.createTextNode("recordings folders inside: ")] : []),
+      ...nested.flatMap(([name, n], i) => [
+        ...(i ? [document.createTextNode(", ")] : []),
+        el("a", {href: `#/in/${encodeURIComponent(name)}`, class: "subfolder", text: `${name}/ (${n} runs)`})]));
     const head = el("tr", {}, ...["run", "status", "benchmark", "agent", "persona", "progress", "graded", "mean", "cost"].map((h) => el("th", {text: h})));
     const rows = data.runs.map((r) =>
-      el("tr", {"data-run": r.id, onclick: () => (location.hash = `#/run/${encodeURIComponent(r.id)}`)},
+      el("tr", {"data-run": r.id, onclick: () => (location.hash = runLink(r.id))},
         el("td", {text: r.id}),
         el("td", {}, el("span", {class: `status ${r.status}`, text: r.status})),
         el("td", {text: r.benchmark + (r.rung ? ` @ ${r.rung}` : "")}),
@@ -141,13 +160,17 @@ function addToSeries(series, item) {
 }
 
 async function showRun(runId) {
-  const run = await getJSON(`/api/runs/${encodeURIComponent(runId)}`);
-  where.textContent = `/ ${run.id}`;
+  const run = await getJSON(api(`/api/runs/${encodeURIComponent(runId)}`));
+  currentRun = runId;
+  where.textContent = folder ? `/ ${folder} / ${run.id}` : `/ ${run.id}`;
   const status = el("span", {class: `status ${run.status}`, text: run.status, id: "run-status"});
   const meta = el("p", {class: "meta", id: "run-meta"});
   const describe = (r) => {
-    meta.textContent = `${r.benchmark}${r.rung ? " @ " + r.rung : ""} · agent ${r.agent}${r.model ? " (" + r.model + ")" : ""} · persona ${r.persona} · phase ${Math.max(r.phase, 0)}/${r.phases} · graded ${r.graded}/${r.questions} · mean ${fmtMean(r.mean, r)} · ${r.cost}`
-      + (r.forked_from ? ` · forked from ${r.forked_from.run} at checkpoint "${r.forked_from.checkpoint}": what came before is inherited from that run (open it for the teaching), never graded again` : "");
+    const text = (t) => document.createTextNode(t);
+    meta.replaceChildren(text(`${r.benchmark}${r.rung ? " @ " + r.rung : ""} · agent ${r.agent}${r.model ? " (" + r.model + ")" : ""} · persona ${r.persona} · phase ${Math.max(r.phase, 0)}/${r.phases} · graded ${r.graded}/${r.questions} · mean ${fmtMean(r.mean, r)} · ${r.cost}`),
+      // a fork's parent is a run in the same folder: a link to its teaching
+      ...(r.forked_from ? [text(" · forked from "), el("a", {href: runLink(r.forked_from.run), id: "fork-parent", text: r.forked_from.run}),
+        text(` at checkpoint "${r.forked_from.checkpoint}": what came before is inherited from that run (open it for the teaching), never graded again`)] : []));
     status.textContent = r.status;
     status.className = `status ${r.status}`;
   };
@@ -295,7 +318,7 @@ async function showRun(runId) {
   }
 
   function follow() {
-    source = new EventSource(`/api/runs/${encodeURIComponent(runId)}/stream?after=${lastSeq}`);
+    source = new EventSource(api(`/api/runs/${encodeURIComponent(runId)}/stream?after=${lastSeq}`));
     source.addEventListener("items", (e) => take(JSON.parse(e.data)));
     source.addEventListener("status", (e) => describe(JSON.parse(e.data)));
     source.addEventListener("restarted", () => { source.close(); showRun(runId); });
@@ -303,7 +326,7 @@ async function showRun(runId) {
 
   async function page() {
     more.disabled = true;
-    const data = await getJSON(`/api/runs/${encodeURIComponent(runId)}/items?after=${lastSeq}&limit=500`);
+    const data = await getJSON(api(`/api/runs/${encodeURIComponent(runId)}/items?after=${lastSeq}&limit=500`));
     take(data.items);
     more.hidden = !data.more;
     more.disabled = false;
@@ -329,8 +352,7 @@ function blockText(block) {
 }
 
 async function inspect(seq) {
-  const runId = decodeURIComponent(location.hash.split("/")[2]);
-  const ex = await getJSON(`/api/runs/${encodeURIComponent(runId)}/exchange/${seq}`);
+  const ex = await getJSON(api(`/api/runs/${encodeURIComponent(currentRun)}/exchange/${seq}`));
   const body = document.getElementById("inspector-body");
   const content = (c) => Array.isArray(c) ? c.map(blockText).join("\n") : typeof c === "string" ? c : JSON.stringify(c);
   body.replaceChildren(...kids(
@@ -351,7 +373,13 @@ async function inspect(seq) {
 async function route() {
   stopCurrent();
   stopCurrent = () => {};
-  const parts = location.hash.replace(/^#\/?/, "").split("/");
+  // #/run/ID, #/in/FOLDER, #/in/FOLDER/run/ID — or the list of the served folder
+  let parts = location.hash.replace(/^#\/?/, "").split("/");
+  folder = "";
+  if (parts[0] === "in" && parts[1]) {
+    folder = decodeURIComponent(parts[1]);
+    parts = parts.slice(2);
+  }
   try {
     if (parts[0] === "run" && parts[1]) await showRun(decodeURIComponent(parts[1]));
     else await showList();

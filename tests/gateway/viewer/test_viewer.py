@@ -397,3 +397,52 @@ async def test_marathon_view_prints_its_address_and_serves_the_recordings(record
         proc.send_signal(2)  # Ctrl-C: a quiet stop, nothing about resuming runs
         assert await asyncio.wait_for(proc.wait(), 30) == 0
     assert proc.stderr is not None and b"resume" not in await proc.stderr.read()
+
+
+async def test_a_folder_inside_and_a_forks_parent_are_links(
+    browser: Browser,  # noqa: F811
+    recorded: Path,
+    tmp_path: Path,
+) -> None:
+    """Issue 47: runs in an experiment's or a fork folder showed at the root only as a text hint
+    with a command, and a fork named its parent in text."""
+    recordings = tmp_path / "recordings"
+    (recordings / "demo").mkdir(parents=True)
+    shutil.copy(recorded / "demo" / EVENTS_FILE, recordings / "demo" / EVENTS_FILE)
+    inside = recordings / "exams"
+    agent = {"adapter": "reference", "context_tokens": 400}
+    await run_spec(RunSpec("teach", DEMO, agent, checkpoint_at="exam", until="exam"), inside)
+    await run_spec(RunSpec("teach.f1", DEMO, agent, checkpoint_at="exam", parent=("teach", "exam")), inside)
+    served = await serve(make_app(recordings))
+    try:
+        status, _ = await get(f"{served.url}/api/runs?in=..")
+        assert status == 404  # only a folder the listing names
+        status, _ = await get(f"{served.url}/api/runs/teach?in=nope")
+        assert status == 404
+        page = await browser.new_page(viewport={"width": 1200, "height": 900})
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        await page.goto(f"{served.url}/")
+        await expect(page.locator('tr[data-run="demo"]')).to_be_visible()
+        await page.locator("a.subfolder").click()  # "exams/ (2 runs)"
+        await expect(page.locator("h2")).to_have_text("Runs in exams/")
+        await expect(page.locator('tr[data-run="teach.f1"]')).to_contain_text("finished")
+        await page.screenshot(path=str(artifact("viewer-subfolder.png")))
+        await page.locator('tr[data-run="teach.f1"]').click()
+        await expect(page.locator(".bubble.agent").first).to_be_visible()
+        await expect(page.locator("#run-meta")).to_contain_text('at checkpoint "exam"')
+        await page.locator("a.inspect").first.click()  # the inspector reads the run in its folder
+        await expect(page.locator("#inspector")).to_contain_text("Request: system")
+        await page.keyboard.press("Escape")
+        header = {"x": 0, "y": 0, "width": 1200, "height": 200}
+        await page.screenshot(path=str(artifact("viewer-fork-parent-link.png")), clip=header)
+        await page.locator("#fork-parent").click()
+        await expect(page.locator("#where")).to_have_text("/ exams / teach")
+        await expect(page.locator(".bubble.persona").first).to_contain_text("Some things to remember")
+        assert page.url.endswith("#/in/exams/run/teach")
+        await page.goto(f"{served.url}/#/in/exams")
+        await page.locator("#to-root").click()
+        await expect(page.locator('tr[data-run="demo"]')).to_be_visible()
+        assert not errors
+    finally:
+        await served.stop()
