@@ -20,6 +20,7 @@ from typing import Any
 import anthropic
 from aiohttp import web
 
+from adapters.reference.faults import IGNORED_ANSWER, REFUSED_WRITE, MemoryFaults
 from adapters.reference.memory import MemoryFolder
 
 PROMPTS = Path(__file__).parent / "prompts"
@@ -56,6 +57,8 @@ class AgentConfig:
     # the memory add-on: False gives the same agent without memory tools (the B side of a
     # with/without-memory A/B); its compactions still summarise, so only the add-on differs
     memory: bool = True
+    # stages of memory broken on purpose (adapters/reference/faults.py): the autopsy's known truth
+    faults: MemoryFaults = field(default_factory=MemoryFaults)
 
 
 @dataclass
@@ -119,7 +122,8 @@ class ReferenceAgent:
             "messages": messages,
         }
         if tools:
-            kwargs["tools"] = TOOLS
+            # the no_search fault: the search tool is not offered (stored, never retrieved)
+            kwargs["tools"] = [t for t in TOOLS if not (self.config.faults.no_search and t["name"] == "memory_search")]
         if self.config.stream:
             async with self.client.messages.stream(**kwargs) as stream:
                 return await stream.get_final_message()
@@ -128,12 +132,16 @@ class ReferenceAgent:
 
     async def _tool_loop(self, session: Session) -> str:
         working = list(session.messages)
+        searched = False
         for _ in range(MAX_TOOL_ROUNDS):
             message = await self._call(self.system, working, tools=self.config.memory)
             blocks = [b.model_dump(exclude_none=True) for b in message.content]
             working.append({"role": "assistant", "content": blocks})
             if message.stop_reason != "tool_use":
+                if searched and self.config.faults.ignore_results:  # found, then not used
+                    return IGNORED_ANSWER
                 return "".join(b.text for b in message.content if b.type == "text").strip()
+            searched = searched or any(b.type == "tool_use" and b.name == "memory_search" for b in message.content)
             results = [self._run_tool(b.id, b.name, b.input) for b in message.content if b.type == "tool_use"]
             working.append({"role": "user", "content": results})
         return "(I could not finish this answer.)"
@@ -142,7 +150,10 @@ class ReferenceAgent:
         params = args if isinstance(args, dict) else {}
         if name == "memory_write":
             self.stats.memory_writes += 1
-            content = self.memory.write(str(params.get("text", "")))
+            text = str(params.get("text", ""))
+            if self.config.faults.refuses(text):  # never stored
+                return {"type": "tool_result", "tool_use_id": tool_use_id, "content": REFUSED_WRITE, "is_error": True}
+            content = self.memory.write(text)
         elif name == "memory_search":
             self.stats.memory_searches += 1
             found = self.memory.search(str(params.get("query", "")))
@@ -171,6 +182,8 @@ class ReferenceAgent:
         )
         summary = "".join(b.text for b in message.content if b.type == "text")
         self.stats.compactions += 1
+        if self.config.faults.lose:  # stored, then lost
+            self.memory.drop(self.config.faults.loses)
         session.messages = [
             {"role": "user", "content": f"Summary of our earlier conversation:\n{summary}"},
             {"role": "assistant", "content": "Understood."},

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 _STOP = frozenset(
@@ -45,6 +46,15 @@ class MemoryFolder:
             return []
         lines = self.notes.read_text(encoding="utf-8").splitlines()
         return [re.sub(r"^- \[[^\]]*\]\s*", "", ln) for ln in lines if ln.startswith("- ")]
+
+    def drop(self, lost: Callable[[str], bool]) -> int:
+        """Remove the notes `lost` picks (the `lose` fault); how many went."""
+        if not self.notes.exists():
+            return 0
+        lines = self.notes.read_text(encoding="utf-8").splitlines(keepends=True)
+        kept = [ln for ln in lines if not lost(ln)]
+        self.notes.write_text("".join(kept), encoding="utf-8")
+        return len(lines) - len(kept)
 
     def search(self, query: str, limit: int = 3) -> list[str]:
         wanted = stems(query)

@@ -227,6 +227,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("run", type=Path, help="a run folder or its events.msgpack")
     p.add_argument("--limit", type=int, default=0, help="print at most this many events (0 = all)")
     p.set_defaults(handler=lambda a: cmd_inspect(a.run, a.limit))
+    p = sub.add_parser("autopsy", help="where each wrong answer's fact was lost in the agent's memory")
+    p.add_argument("run", type=Path, help="a run folder")
+    p.add_argument("--question", help="one question's timeline: told, written, read, in input, asked, graded")
+    p.set_defaults(handler=lambda a: _autopsy(a))
     p = sub.add_parser(
         "repair",
         help="cut a damaged run log back to its intact records before the damage (the original is kept aside)",
@@ -405,6 +409,12 @@ def cmd_grade(args: argparse.Namespace) -> int:
     except (OSError, RunLogFormatError, BenchmarkErrors, KeyError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+
+
+def _autopsy(args: argparse.Namespace) -> int:
+    from gateway.cli.autopsies import cmd_autopsy
+
+    return cmd_autopsy(args.run, args.question)
 
 
 if __name__ == "__main__":

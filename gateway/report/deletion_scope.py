@@ -19,10 +19,9 @@ from typing import Any
 from adapters.base import AdapterConfigError
 from adapters.lifecycle import fill
 from gateway.log.events import Event, FactEdited
+from gateway.report.scoped_files import read_scoped
 from persona.benchmark.model import DELETED_MARKERS, Benchmark
 from persona.grading.leak import states_deleted
-
-MAX_FILE_BYTES = 8 * 1024 * 1024
 
 
 @dataclass
@@ -77,29 +76,18 @@ def check_scope(bench: Benchmark, events: list[Event], folder: Path | None) -> S
     if folder is None or not folder.is_dir():
         check.not_read.append(f"the state folder {folder} is not there")
         return check
-    seen: set[Path] = set()
-    for pattern in scope:
-        for path in sorted(folder.glob(pattern)):
-            if path in seen or not path.is_file() or path.is_symlink():
-                continue
-            seen.add(path)
-            where = str(path.relative_to(folder))
-            if path.stat().st_size > MAX_FILE_BYTES:
-                check.not_read.append(f"{where} (over {MAX_FILE_BYTES // 2**20} MiB)")
-                continue
-            data = path.read_bytes()
-            if b"\0" in data[:4096]:
-                check.not_read.append(f"{where} (not text)")
-                continue
-            check.files += 1
-            for n, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):
-                for key, text in deleted.items():
-                    hits = states_deleted([text], line)  # its names and numbers, as an answer is read
-                    if hits:
-                        check.found.append(f"{', '.join(hits)} (of deleted {key}): {where}:{n}")
-                for marker in canaries:
-                    if marker in line:
-                        check.found.append(f"canary {marker}: {where}:{n}")
+    scoped = read_scoped(folder, scope)
+    check.not_read += scoped.not_read
+    check.files = len(scoped.texts)
+    for where, text in scoped.texts.items():
+        for n, line in enumerate(text.splitlines(), 1):
+            for key, deleted_text in deleted.items():
+                hits = states_deleted([deleted_text], line)  # its names and numbers, as an answer is read
+                if hits:
+                    check.found.append(f"{', '.join(hits)} (of deleted {key}): {where}:{n}")
+            for marker in canaries:
+                if marker in line:
+                    check.found.append(f"canary {marker}: {where}:{n}")
     return check
 
 

@@ -151,6 +151,12 @@ def check_agent_settings(settings: dict[str, Any]) -> None:
                 f"the reference agent on {settings['model_base_url']} needs its model's API key in ${key_env} "
                 "(or name another variable with api_key_env), which is not set"
             )
+        try:
+            from adapters.reference.faults import MemoryFaults
+
+            MemoryFaults.of(settings.get("faults"))
+        except ValueError as exc:
+            raise AdapterConfigError(str(exc)) from None
         return
     make_adapter(settings)
 
@@ -402,6 +408,7 @@ async def _start_reference(
 ) -> AgentHandle:
     # imported here: the anthropic SDK takes ~2 s to import, and only this agent needs it
     from adapters.reference.agent import COMPACT_COMMAND, AgentConfig, ReferenceAgent
+    from adapters.reference.faults import MemoryFaults
 
     base_url = settings.get("model_base_url")
     api_key = "offline-stand-in"
@@ -428,6 +435,7 @@ async def _start_reference(
             stream=bool(settings.get("stream", True)),
             llm_timeout=float(settings.get("llm_timeout", 120)),
             memory=bool(settings.get("memory", True)),
+            faults=MemoryFaults.of(settings.get("faults")),
         )
     )
     stack.push_async_callback(agent.close)

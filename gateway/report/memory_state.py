@@ -1,0 +1,117 @@
+"""What an agent's memory held, read from its state folder: the files its profile names as
+memory (`memory_files`, globs under the state folder), each read whole when it is text.
+
+Why: a memory call says what the agent *asked* to store; only the state says what its memory
+kept. The memory autopsy reads it at the end of a run (and the deletion-scope check, with the
+benchmark's globs). What a caller may rely on: files over `MAX_FILE_BYTES`, binary files and
+links are listed as not read (gateway/report/scoped_files.py), never skipped in silence; an agent whose memory is not in files
+(no `memory_files`, no state folder) gives no state at all, with the reason.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gateway.report.deletion_scope import state_folder
+from gateway.report.scoped_files import ScopedFiles, read_scoped
+from persona.grading.exact import value_in
+from persona.numerals import digits_for_words
+from persona.terms import split_items
+
+# where each adapter keeps its memory inside the state folder, when its settings don't say
+DEFAULT_MEMORY_FILES = {"reference": ["memory/**/*"]}
+
+
+def memory_globs(agent: dict[str, Any]) -> list[str]:
+    """The agent's memory files, as its settings (the run header's) name them."""
+    named = agent.get("memory_files")
+    if isinstance(named, list):
+        return [str(g) for g in named]
+    return list(DEFAULT_MEMORY_FILES.get(str(agent.get("adapter", "")), []))
+
+
+@dataclass
+class MemoryState:
+    """The agent's memory files at one moment; `unseen` says why there are none to read."""
+
+    files: ScopedFiles | None
+    unseen: str = ""
+
+    @classmethod
+    def at_end(cls, agent: dict[str, Any], run_dir: Path) -> MemoryState:
+        globs = memory_globs(agent)
+        if not globs:
+            return cls(None, "the agent's memory is not in files we know of (no `memory_files` in its settings)")
+        folder = state_folder(agent, run_dir)
+        if folder is None or not folder.is_dir():
+            return cls(None, f"the agent's state folder {folder} is not there")
+        return cls(read_scoped(folder, globs))
+
+    def holds(self, value: str) -> bool | None:
+        """Does memory hold every item of `value` (in some file)? None: unsure, or no state."""
+        if self.files is None:
+            return None
+        return all_items(value, list(self.files.texts.values()))
+
+    def where(self, value: str) -> list[str]:
+        """The files holding `value` for sure."""
+        if self.files is None:
+            return []
+        return [path for path, text in self.files.texts.items() if any_text(value, [text])]
+
+
+def all_items(value: str, texts: list[str]) -> bool | None:
+    """Is each item of `value` (a list answer's items apart) in one of `texts`? Three-valued,
+    as the grader: False as soon as an item is surely in none, None when some match is unsure."""
+    verdicts = [any_text(item, texts) for item in split_items(value)]
+    if False in verdicts:
+        return False
+    return None if None in verdicts else True
+
+
+def any_text(value: str, texts: list[str]) -> bool | None:
+    """Is `value` in one of `texts`: True if surely in one, False if surely in none, else None.
+    Each text is read line by line (a JSON string's escaped newlines too): a memory file or a
+    search result is a list of notes, and the grader reads one note as it reads one answer —
+    a whole file of numbers beside the value would leave it unsure which one is meant."""
+    unsure = False
+    for text in texts:
+        for line in _LINES.split(text):
+            if not line.strip():
+                continue
+            found = held(line, value)
+            if found:
+                return True
+            unsure = unsure or found is None
+    return None if unsure else False
+
+
+def held(text: str, value: str) -> bool | None:
+    """Is `value` in `text` — present, not given as an answer? The grader's match, without the
+    doubts that are about reading an answer (other values beside it, a hedge, alternatives):
+    where it located the value, the value is there. Unsure only where it could not locate it
+    and saw something it could not read (another notation, a date that reads two ways)."""
+    match = value_in(text, value)
+    if match.likely:
+        return True
+    if match.found is None and _DIGIT.search(value) and not _could_hold(text, value):
+        return False  # no digit and none of its words: not that value in another notation
+    return False if match.found is False else None
+
+
+def _could_hold(text: str, value: str) -> bool:
+    """Could `text` hold the value in a notation the grader can't read? Only with a digit (in
+    figures or words) or one of the value's own words in it."""
+    if _DIGIT.search(digits_for_words(text)):
+        return True
+    words = {w for w in re.findall(r"[^\W\d_]{3,}", value.lower())}
+    return bool(words & set(re.findall(r"[^\W\d_]{3,}", text.lower())))
+
+
+_DIGIT = re.compile(r"\d")
+
+
+_LINES = re.compile(r"\n|\\n")

@@ -1,0 +1,130 @@
+"""The memory autopsy (issue 48) on failures we know: the reference agent with one stage of
+its memory broken on purpose (adapters/reference/faults.py) — each wrong answer's stage is the
+broken one, with its timeline; and where nothing can be seen, it says so instead of guessing."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gateway.report.autopsy import NoStage, QuestionAutopsy, Stage, StepKind, autopsy
+from gateway.report.recordings import load_run
+from gateway.run.config import RunSpec
+from gateway.run.runner import run_spec
+from tests.conftest import DEMO, TINY
+from tests.marathon_cli import marathon
+
+SWITCHES: dict[str, dict[str, Any]] = {
+    "refuses": {"refuse_writes": ["Pixel", "1,100"]},  # q9 never stored; q10's update never stored
+    "loses": {"lose": ["LH1173"]},  # q4: stored, dropped at the next compaction
+    "no-search": {"no_search": True},
+    "ignores": {"ignore_results": True},
+}
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, QuestionAutopsy]]:
+    where = tmp_path_factory.mktemp("autopsy")
+
+    async def play() -> None:
+        for name, faults in {"clean": {}, **SWITCHES}.items():
+            agent = {"adapter": "reference", "context_tokens": 400, "faults": faults}
+            await run_spec(RunSpec(name, DEMO, agent, {"driver": "scripted"}), where)
+        unrecorded = {"adapter": "reference", "context_tokens": 400, "record_llm": False, "faults": SWITCHES["loses"]}
+        await run_spec(RunSpec("unrecorded", DEMO, unrecorded, {"driver": "scripted"}), where)
+
+    asyncio.run(play())
+    return {
+        name: {q.question_id: q for q in autopsy(load_run(where / name)).questions}
+        for name in ("clean", *SWITCHES, "unrecorded")
+    } | {"_where": where}  # type: ignore[dict-item]
+
+
+def test_every_graded_question_gets_a_verdict(runs: dict[str, dict[str, QuestionAutopsy]]) -> None:
+    clean = runs["clean"]
+    assert len(clean) == 15
+    assert clean["q9"].no_stage is NoStage.RIGHT and clean["q4"].no_stage is NoStage.RIGHT
+    assert clean["q12"].no_stage is NoStage.ABSTAIN  # nothing was told: no memory stage
+
+
+def test_a_refused_write_is_never_stored_and_its_timeline_shows_the_refusals(
+    runs: dict[str, dict[str, QuestionAutopsy]],
+) -> None:
+    q9 = runs["refuses"]["q9"]
+    assert q9.stage is Stage.NEVER_STORED, q9.verdict
+    kinds = [s.kind for s in q9.steps]
+    assert kinds[0] is StepKind.TOLD and StepKind.WRITE_REFUSED in kinds and StepKind.WRITTEN not in kinds
+    assert kinds[-2:] == [StepKind.ASKED, StepKind.GRADED]
+
+
+def test_an_update_whose_new_value_was_refused_kept_the_old_value(runs: dict[str, dict[str, QuestionAutopsy]]) -> None:
+    q10 = runs["refuses"]["q10"]  # the painter's 950 → 1,100: only 950 reached memory
+    assert q10.stage in (Stage.KEPT_OLD_VALUE, Stage.UNKNOWN), q10.verdict
+    if q10.stage is Stage.KEPT_OLD_VALUE:
+        assert StepKind.OLD_WRITTEN in [s.kind for s in q10.steps]
+    else:
+        assert "matcher" in q10.unseen  # unsure: said, never decided
+
+
+def test_a_note_dropped_at_compaction_was_stored_then_lost(runs: dict[str, dict[str, QuestionAutopsy]]) -> None:
+    q4 = runs["loses"]["q4"]
+    assert q4.stage is Stage.STORED_THEN_LOST, q4.verdict
+    assert StepKind.WRITTEN in [s.kind for s in q4.steps] and StepKind.IN_MEMORY not in [s.kind for s in q4.steps]
+
+
+def test_without_search_what_memory_holds_is_not_retrieved(runs: dict[str, dict[str, QuestionAutopsy]]) -> None:
+    wrong = [q for q in runs["no-search"].values() if q.stage is not None]
+    assert wrong and all(q.stage is Stage.NOT_RETRIEVED for q in wrong if q.stage is not Stage.UNKNOWN)
+    assert sum(q.stage is Stage.NOT_RETRIEVED for q in wrong) >= 3
+    one = next(q for q in wrong if q.stage is Stage.NOT_RETRIEVED)
+    assert [s.kind for s in one.steps][-1] is StepKind.IN_MEMORY  # the memory files, at the end
+
+
+def test_a_found_value_ignored_in_the_answer_was_retrieved_but_not_used(
+    runs: dict[str, dict[str, QuestionAutopsy]],
+) -> None:
+    wrong = [q for q in runs["ignores"].values() if q.stage is not None]
+    assert len(wrong) >= 5 and all(q.stage is Stage.NOT_USED for q in wrong), [q.verdict for q in wrong]
+    assert StepKind.READ in [s.kind for s in wrong[0].steps]
+
+
+def test_with_the_traffic_unrecorded_the_stage_is_unknown_and_says_why(
+    runs: dict[str, dict[str, QuestionAutopsy]],
+) -> None:
+    q4 = runs["unrecorded"]["q4"]
+    assert q4.stage is Stage.UNKNOWN and q4.unseen == "the agent's LLM traffic was not recorded"
+
+
+async def test_a_deleted_fact_answered_again_is_a_deleted_fact_still_kept(tmp_path: Path) -> None:
+    """The reference agent has no way to forget: what it was asked to delete stays in its notes."""
+    bench = tmp_path / "bench"
+    bench.mkdir()
+    for name, text in TINY.items():
+        (bench / name).write_text(text)
+    (bench / "pets.md").write_text(TINY["pets.md"].replace("Miso eats tuna", "Miso's vet is called Daniel Brooks"))
+    (bench / "ch1.md").write_text(TINY["ch1.md"] + "✎ pets 1.3 —\n")
+    question = "❓ q4 [deleted] Who is Miso's vet? Correct answer: you asked me to forget it\n"
+    (bench / "ch2.md").write_text(TINY["ch2.md"] + question)
+    await run_spec(RunSpec("r", bench, {"adapter": "reference", "context_tokens": 400}, {"driver": "scripted"}), tmp_path)
+    q4 = {q.question_id: q for q in autopsy(load_run(tmp_path / "r")).questions}["q4"]
+    assert q4.stage is Stage.DELETED_KEPT, q4.verdict
+    assert {StepKind.DELETED, StepKind.IN_MEMORY} <= {s.kind for s in q4.steps}
+
+
+def test_marathon_autopsy_prints_every_question_and_one_timeline(runs: dict[str, Any]) -> None:
+    """`marathon autopsy RUN [--question ID]`"""
+    run = runs["_where"] / "refuses"
+    table = marathon("autopsy", str(run), cwd=run.parent)
+    assert table.returncode == 0, table.stderr
+    assert "| q9 | Pixel | 0 | never stored |" in table.stdout
+    assert len(re.findall(r"^\| q\d+ \|", table.stdout, re.M)) == 15
+    assert "offline rule-based model stand-in" in table.stdout
+    one = marathon("autopsy", str(run), "--question", "q9", cwd=run.parent)
+    assert one.returncode == 0 and one.stdout.startswith("q9: expected 'Pixel' — never stored")
+    assert "write refused" in one.stdout
+    missing = marathon("autopsy", str(run), "--question", "q99", cwd=run.parent)
+    assert missing.returncode == 2 and "no graded question 'q99'" in missing.stderr
