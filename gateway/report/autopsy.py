@@ -22,28 +22,19 @@ match never decides a stage. What a caller may rely on: every graded question ge
 
 from __future__ import annotations
 
-import json
 from collections import Counter
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
 from gateway.log.events import (
-    Asked,
     Evaluation,
-    Event,
-    EvidenceCheck,
-    FactEdited,
-    MemoryCallFailed,
-    MemoryCallSeen,
-    Said,
 )
 from gateway.report.deletion_checks import deleted_before
-from gateway.report.diagnosis import COMPUTED, Diagnoser
-from gateway.report.memory_state import MemoryState, all_items
+from gateway.report.diagnosis import COMPUTED
+from gateway.report.fact_trail import Mark, Trail
+from gateway.report.memory_state import MemoryState, all_items, any_text
 from gateway.report.recordings import RecordedRun
 from persona.benchmark.model import DELETED_MARKERS, Question
-from persona.grading.exact import value_in
 from persona.grading.leak import states_deleted
 from persona.outcome import PassRule, is_correct
 from persona.terms import split_items
@@ -86,11 +77,16 @@ class StepKind(StrEnum):
 
 @dataclass(frozen=True)
 class Step:
-    """One moment of a fact's life: `seq` is the log record it is read from (-1: the state)."""
+    """One moment of a value's life: `at` is the log record it is read from (None: the memory
+    files after the run)."""
 
-    seq: int
+    at: Mark | None
     kind: StepKind
     detail: str = ""
+
+    @property
+    def order(self) -> int:
+        return self.at.order if self.at is not None else 1 << 60
 
 
 @dataclass(frozen=True)
@@ -112,69 +108,27 @@ class QuestionAutopsy:
 
 
 @dataclass
-class _Write:
-    seq: int
-    text: str  # the strings of the call's arguments, a line each
-    accepted: bool
-
-
-@dataclass
 class RunAutopsy:
     run_id: str
     questions: list[QuestionAutopsy] = field(default_factory=list)
     memory_unseen: str = ""  # why the memory files could not be read ("" when they were)
 
 
-def _writes(diagnoser: Diagnoser, events: Sequence[Event]) -> list[_Write]:
-    """Each memory write with its own call's arguments: the n-th write of a tool in an exchange
-    is the n-th call of that tool in the exchange's response."""
-    refused = {e.call for e in events if isinstance(e, MemoryCallFailed)}
-    taken: dict[tuple[int, str], int] = {}
-    out = []
-    for e in events:
-        if not isinstance(e, MemoryCallSeen) or e.operation == "read":
-            continue
-        exchange = diagnoser.exchanges.get(e.exchange)
-        calls = [c for c in (exchange.tool_calls if exchange else []) if c.get("name") == e.tool]
-        n = taken.get((e.exchange, e.tool), 0)
-        taken[(e.exchange, e.tool)] = n + 1
-        args = calls[n].get("arguments") if n < len(calls) else None
-        out.append(_Write(e.seq, "\n".join(_strings(args)), e.seq not in refused))
-    return out
-
-
-def _some_item(value: str, text: str) -> bool:
-    """Does `text` surely hold an item of `value` (a list answer's items apart)? For the steps."""
-    return any(value_in(text, item).found for item in split_items(value))
-
-
 @dataclass
 class _Indexes:
-    """One run's log, indexed once for every question."""
+    """One run's trail, its memory files and its deletions, read once for every question."""
 
     run: RecordedRun
-    diagnoser: Diagnoser
-    writes: list[_Write]
+    trail: Trail
     memory: MemoryState
-    asked: dict[str, int]
-    said: list[tuple[int, str]]
-    edits: list[FactEdited]
-    evidence: dict[str, bool]
     deleted: dict[str, list[str]]
 
     @classmethod
     def of(cls, run: RecordedRun) -> _Indexes:
-        events = run.log.events
-        diagnoser = Diagnoser(run)
         return cls(
             run,
-            diagnoser,
-            _writes(diagnoser, events),
+            Trail.of(run.log),
             MemoryState.at_end(run.header.agent, run.run_dir),
-            {e.question_id: e.seq for e in events if isinstance(e, Asked) and not e.resent},
-            [(e.seq, e.text) for e in events if isinstance(e, Said)],
-            [e for e in events if isinstance(e, FactEdited)],
-            {e.question_id: e.in_context for e in events if isinstance(e, EvidenceCheck)},
             deleted_before(run, {q.id for q in run.summary.planned if q.deleted}),
         )
 
@@ -191,22 +145,23 @@ def autopsy(run: RecordedRun, rule: str = PassRule.FIRST_TRY) -> RunAutopsy:
 
 
 def _question(index: _Indexes, q: Question, ev: Evaluation, rule: str) -> QuestionAutopsy:
-    steps: list[Step] = [Step(index.asked[q.id], StepKind.ASKED, q.text)] if q.id in index.asked else []
+    trail, memory = index.trail, index.memory
+    asked = trail.asked.get(q.id)
+    steps: list[Step] = [Step(asked, StepKind.ASKED, q.text)] if asked else []
     right = is_correct(rule, ev.score, ev.attempts)
 
     def verdict(stage: Stage | None, no_stage: NoStage | None = None, unseen: str = "") -> QuestionAutopsy:
-        steps.append(Step(ev.seq, StepKind.GRADED, f"{ev.score:g}/10: {ev.answer[:120]}"))
-        ordered = tuple(sorted(steps, key=lambda s: s.seq if s.seq >= 0 else 1 << 60))  # the state: last
+        steps.append(Step(trail.graded.get(q.id), StepKind.GRADED, f"{ev.score:g}/10: {ev.answer[:120]}"))
+        ordered = tuple(sorted(steps, key=lambda s: s.order))  # the memory files after the run: last
         return QuestionAutopsy(q.id, q.expected, ev.score, stage, no_stage, unseen, ordered, q.tags)
 
-    memory = index.memory
     if q.deleted:
         gone = index.deleted.get(q.id, [])
-        deletions = [e for e in index.edits if e.new.strip() in DELETED_MARKERS and e.old in gone]
-        steps += [Step(e.seq, StepKind.DELETED, e.old or "") for e in deletions]
+        deletions = [(at, e) for at, e in trail.edits if e.new.strip() in DELETED_MARKERS and e.old in gone]
+        steps += [Step(at, StepKind.DELETED, e.old or "") for at, e in deletions]
         held = "\n".join(memory.files.texts.values()) if memory.files is not None else ""
         if kept := [t for t in gone if states_deleted([t], held)]:
-            steps.append(Step(-1, StepKind.IN_MEMORY, "; ".join(kept)[:200]))
+            steps.append(Step(None, StepKind.IN_MEMORY, "; ".join(kept)[:200]))
         if not ev.certain:
             return verdict(None, NoStage.UNRESOLVED)
         if states_deleted(gone, ev.answer):
@@ -217,36 +172,37 @@ def _question(index: _Indexes, q: Question, ev: Evaluation, rule: str) -> Questi
     if COMPUTED in q.tags:
         return verdict(None, NoStage.COMPUTED)
     value = q.expected
-    before = index.asked.get(q.id, 1 << 60)
-    told = all_items(value, [text for seq, text in index.said if seq < before])
-    telling = [(seq, text) for seq, text in index.said if seq < before and _some_item(value, text)]
-    steps += [Step(seq, StepKind.TOLD, text[:160]) for seq, text in telling[:3]]
+    before = asked.order if asked else 1 << 60
+    said = [(at, text) for at, text in trail.said if at.order < before]
+    told = all_items(value, [text for _, text in said])
+    steps += [Step(at, StepKind.TOLD, text[:160]) for at, text in said if _some_item(value, text)][:3]
     # an update: the fact's text before the edit that brought the asked value in
     changed = [
-        e for e in index.edits
-        if e.old and e.seq < before and _some_item(value, e.new) and not _some_item(value, e.old)
+        (at, e) for at, e in trail.edits
+        if e.old and at.order < before and _some_item(value, e.new) and not _some_item(value, e.old)
     ]  # fmt: skip
-    olds = [e.old for e in changed if e.old]
-    steps += [Step(e.seq, StepKind.UPDATED, f"{e.old} → {e.new}") for e in changed]
-    earlier = [w for w in index.writes if w.seq < before]
+    olds = [e.old for _, e in changed if e.old]
+    steps += [Step(at, StepKind.UPDATED, f"{e.old} → {e.new}") for at, e in changed]
+    earlier = [w for w in trail.writes if w.at.order < before]
     steps += [
-        Step(w.seq, StepKind.WRITTEN if w.accepted else StepKind.WRITE_REFUSED, w.text[:160])
+        Step(w.at, StepKind.WRITTEN if w.accepted else StepKind.WRITE_REFUSED, w.text[:160])
         for w in earlier
         if _some_item(value, w.text)
     ]
     old_written = [w for w in earlier if w.accepted and any(_old_value_in(o, value, w.text) for o in olds)]
-    steps += [Step(w.seq, StepKind.OLD_WRITTEN, w.text[:160]) for w in old_written]
-    results = [text for found in index.diagnoser._tool_results(q.id) for text in _texts(json.loads(found))]
+    steps += [Step(w.at, StepKind.OLD_WRITTEN, w.text[:160]) for w in old_written]
+    results = trail.read.get(q.id, [])
     read = all_items(value, results) if results else False
     if read:
-        steps.append(Step(before, StepKind.READ, "a memory read in the question's turn returned it"))
-    in_system = index.diagnoser._in_system(q.id, value)
-    in_context = index.evidence.get(q.id, False)
+        steps.append(Step(asked, StepKind.READ, "a tool result in the question's turn held it"))
+    systems = trail.system.get(q.id, [])
+    in_system = any_text(value, systems) if systems else False
+    in_context = trail.evidence.get(q.id, False)
     if in_system or in_context:
-        steps.append(Step(before, StepKind.IN_INPUT, "the system prompt" if in_system else "the conversation"))
+        steps.append(Step(asked, StepKind.IN_INPUT, "the system prompt" if in_system else "the conversation"))
     held_now = memory.holds(value)
     if held_now:
-        steps.append(Step(-1, StepKind.IN_MEMORY, ", ".join(memory.where(value))))
+        steps.append(Step(None, StepKind.IN_MEMORY, ", ".join(memory.where(value))))
     if not ev.certain:
         return verdict(None, NoStage.UNRESOLVED)
     if right:
@@ -257,8 +213,8 @@ def _question(index: _Indexes, q: Question, ev: Evaluation, rule: str) -> Questi
         return verdict(Stage.UNKNOWN, unseen="the agent's LLM traffic was not recorded")
     if read or in_system or in_context:
         return verdict(Stage.NOT_USED)
-    if read is None:
-        return verdict(Stage.UNKNOWN, unseen="the matcher can't decide whether a read returned it")
+    if read is None or in_system is None:
+        return verdict(Stage.UNKNOWN, unseen="the matcher can't decide whether the model's input held it")
     accepted = [w.text for w in earlier if w.accepted]
     stored = all_items(value, accepted) if accepted else False
     if stored is None:
@@ -270,27 +226,9 @@ def _question(index: _Indexes, q: Question, ev: Evaluation, rule: str) -> Questi
     return verdict(Stage.NOT_RETRIEVED if held_now else Stage.STORED_THEN_LOST)
 
 
-def _strings(value: object) -> list[str]:
-    """Every string in a tool call's arguments (its text, a file's content, a key's value)."""
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, list):
-        return [s for item in value for s in _strings(item)]
-    if isinstance(value, dict):
-        return [s for item in value.values() for s in _strings(item)]
-    return []
-
-
-def _texts(content: object) -> list[str]:
-    """The text a tool result carried, without its envelope (ids, types): the strings under
-    `content` and `text`, or the result itself when it is a string."""
-    if isinstance(content, str):
-        return [content]
-    if isinstance(content, list):
-        return [t for item in content for t in _texts(item)]
-    if isinstance(content, dict):
-        return [t for key in ("content", "text") if key in content for t in _texts(content[key])]
-    return []
+def _some_item(value: str, text: str) -> bool:
+    """Does `text` surely hold an item of `value` (a list answer's items apart)? For the steps."""
+    return any(any_text(item, [text]) for item in split_items(value))
 
 
 def _old_value_in(old_fact: str, value: str, text: str) -> bool:
@@ -321,6 +259,6 @@ def render_timeline(q: QuestionAutopsy) -> str:
     `marathon inspect` numbers them; "end": the memory files after the run)."""
     lines = [f"{q.question_id}: expected {q.expected!r} — {q.verdict}"]
     for step in q.steps:
-        at = "end" if step.seq < 0 else str(step.seq)
+        at = "end" if step.at is None else str(step.at)
         lines.append(f"  {at:>6}  {step.kind:<22} {' '.join(step.detail.split())[:140]}")
     return "\n".join(lines) + "\n"

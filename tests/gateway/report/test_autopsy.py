@@ -128,3 +128,16 @@ def test_marathon_autopsy_prints_every_question_and_one_timeline(runs: dict[str,
     assert "write refused" in one.stdout
     missing = marathon("autopsy", str(run), "--question", "q99", cwd=run.parent)
     assert missing.returncode == 2 and "no graded question 'q99'" in missing.stderr
+
+
+async def test_a_forks_autopsy_reads_the_teaching_it_inherited(tmp_path: Path) -> None:
+    """A fork's facts were told and written in its parent's log: the trail follows them there."""
+    agent = {"adapter": "reference", "context_tokens": 400, "faults": {"refuse_writes": ["Pixel"]}}
+    await run_spec(RunSpec("teach", DEMO, agent, checkpoint_at="exam", until="exam"), tmp_path)
+    await run_spec(RunSpec("teach.f1", DEMO, agent, checkpoint_at="exam", parent=("teach", "exam")), tmp_path)
+    q9 = {q.question_id: q for q in autopsy(load_run(tmp_path / "teach.f1")).questions}["q9"]
+    assert q9.stage is Stage.NEVER_STORED, q9.verdict
+    refused = [s for s in q9.steps if s.kind is StepKind.WRITE_REFUSED]
+    assert refused and all(s.at is not None and s.at.inherited for s in refused)
+    asked = next(s for s in q9.steps if s.kind is StepKind.ASKED)
+    assert asked.at is not None and not asked.at.inherited and str(refused[0].at).startswith("parent:")

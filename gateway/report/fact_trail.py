@@ -1,0 +1,167 @@
+"""A run's log as the memory autopsy reads it: every persona message, fact edit, memory write
+(with its own call's arguments, and whether its tool refused it), and each question's turn —
+what its reads returned and what its system prompts held — over the run's own events and, for
+a fork, the events it inherits from its parent (and its parent's parent).
+
+Why its own index: a fork's inherited events come from other logs, whose record numbers
+(`seq`) start again at 0 — so the trail orders events by their place in the whole history
+(`Mark.order`) and keeps each one's `seq` and whether it is inherited only to show it. What a
+caller may rely on: a parent log that can't be read leaves the trail with the run's own events
+and `unseen` saying why.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from gateway.log.events import (
+    Asked,
+    Blob,
+    Evaluation,
+    Event,
+    EvidenceCheck,
+    FactEdited,
+    LLMExchange,
+    MemoryCallFailed,
+    MemoryCallSeen,
+    Said,
+)
+from gateway.log.lineage import LineageError, inherited_events
+from gateway.log.runlog import RunLog
+
+
+@dataclass(frozen=True)
+class Mark:
+    """Where a record is: its place in the whole history, its own log's `seq`, and whether
+    it is the parent's (a fork's inherited teaching)."""
+
+    order: int
+    seq: int
+    inherited: bool = False
+
+    def __str__(self) -> str:
+        return f"parent:{self.seq}" if self.inherited else str(self.seq)
+
+
+@dataclass(frozen=True)
+class Write:
+    at: Mark
+    text: str  # the strings of the call's arguments, a line each
+    accepted: bool  # False: its tool returned an error (nothing stored)
+
+
+@dataclass
+class Trail:
+    said: list[tuple[Mark, str]] = field(default_factory=list)
+    edits: list[tuple[Mark, FactEdited]] = field(default_factory=list)
+    writes: list[Write] = field(default_factory=list)
+    asked: dict[str, Mark] = field(default_factory=dict)  # question → its first asking
+    evidence: dict[str, bool] = field(default_factory=dict)  # question → still in context when asked
+    graded: dict[str, Mark] = field(default_factory=dict)  # question → its evaluation
+    read: dict[str, list[str]] = field(default_factory=dict)  # question → what its turn's tools returned
+    system: dict[str, list[str]] = field(default_factory=dict)  # question → its turn's system prompts
+    unseen: str = ""  # why the inherited part is missing ("" when there is none or it was read)
+
+    @classmethod
+    def of(cls, log: RunLog) -> Trail:
+        trail = cls()
+        try:
+            inherited = inherited_events(log.path, log.header) if log.path is not None else []
+        except LineageError as exc:
+            inherited, trail.unseen = [], f"the parent's log can't be read ({exc})"
+        segments = [*_segments(inherited), log.events]
+        order = 0
+        for n, segment in enumerate(segments):
+            order = trail._add(segment, order, inherited=n < len(segments) - 1)
+        return trail
+
+    def _add(self, events: list[Event], order: int, inherited: bool) -> int:
+        blobs = {e.ref: e.data for e in events if isinstance(e, Blob)}
+        exchanges = {e.seq: e for e in events if isinstance(e, LLMExchange)}
+        refused = {e.call for e in events if isinstance(e, MemoryCallFailed)}
+        taken: dict[tuple[int, str], int] = {}
+        for event in events:
+            at = Mark(order, event.seq, inherited)
+            order += 1
+            match event:
+                case Said():
+                    self.said.append((at, event.text))
+                case FactEdited():
+                    self.edits.append((at, event))
+                case Asked() if not event.resent:
+                    self.asked.setdefault(event.question_id, at)
+                case EvidenceCheck():
+                    self.evidence[event.question_id] = event.in_context
+                case Evaluation():
+                    self.graded[event.question_id] = at
+                case MemoryCallSeen() if event.operation != "read":
+                    exchange = exchanges.get(event.exchange)
+                    calls = [c for c in (exchange.tool_calls if exchange else []) if c.get("name") == event.tool]
+                    n = taken.get((event.exchange, event.tool), 0)  # its tool's n-th call in that response
+                    taken[(event.exchange, event.tool)] = n + 1
+                    args = calls[n].get("arguments") if n < len(calls) else None
+                    self.writes.append(Write(at, "\n".join(strings(args)), event.seq not in refused))
+                case LLMExchange() if event.question_id:
+                    self._turn(event, blobs)
+        return order
+
+    def _turn(self, exchange: LLMExchange, blobs: dict[str, Any]) -> None:
+        """What one model call of a question's turn was given: tool results and the system prompt."""
+        qid = str(exchange.question_id)
+        if exchange.system_ref:
+            self.system.setdefault(qid, []).append(_text(blobs.get(exchange.system_ref, b"")))
+        for ref in exchange.message_refs:
+            try:
+                message: Any = json.loads(_text(blobs.get(ref, b"")))
+            except ValueError:
+                continue
+            if not isinstance(message, dict):
+                continue
+            content = message.get("content")
+            blocks = content if isinstance(content, list) else []
+            if message.get("role") == "tool":
+                self.read.setdefault(qid, []).extend(result_texts(content))
+            for block in blocks:
+                if isinstance(block, dict) and block.get("type") == "tool_result":
+                    self.read.setdefault(qid, []).extend(result_texts(block.get("content")))
+
+
+def _segments(inherited: list[Event]) -> list[list[Event]]:
+    """The inherited events split into their logs (each log's `seq` grows; a new log's starts again)."""
+    out: list[list[Event]] = []
+    last = None
+    for event in inherited:
+        if last is None or event.seq <= last:
+            out.append([])
+        out[-1].append(event)
+        last = event.seq
+    return out
+
+
+def _text(data: object) -> str:
+    return data.decode("utf-8", "replace") if isinstance(data, bytes) else str(data)
+
+
+def strings(value: object) -> list[str]:
+    """Every string in a tool call's arguments (its text, a file's content, a key's value)."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list):
+        return [s for item in value for s in strings(item)]
+    if isinstance(value, dict):
+        return [s for item in value.values() for s in strings(item)]
+    return []
+
+
+def result_texts(content: object) -> list[str]:
+    """The text a tool result carried, without its envelope (ids, types): the strings under
+    `content` and `text`, or the result itself when it is a string."""
+    if isinstance(content, str):
+        return [content]
+    if isinstance(content, list):
+        return [t for item in content for t in result_texts(item)]
+    if isinstance(content, dict):
+        return [t for key in ("content", "text") if key in content for t in result_texts(content[key])]
+    return []
