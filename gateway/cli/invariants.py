@@ -171,6 +171,7 @@ def check_across_runs(recordings: Path) -> list[Violation]:
     when it was made)."""
     from gateway.report.matrix import SUMMARY_FILE, write_matrix_report
 
+    recordings = recordings.resolve()  # as `marathon report` renders it: the lines name runs by their full path
     summary = recordings / SUMMARY_FILE
     if not summary.is_file():
         return []
@@ -186,7 +187,7 @@ def check_across_runs(recordings: Path) -> list[Violation]:
             found.append(Violation(ACROSS_RUNS, Invariant.REPORT_CURRENT, f"{path.name} is missing"))
         elif on_disk != text:
             found.append(
-                Violation(ACROSS_RUNS, Invariant.REPORT_CURRENT, f"{path.name}: " + _differs(on_disk, text).split(" ", 1)[1])
+                Violation(ACROSS_RUNS, Invariant.REPORT_CURRENT, _differs(on_disk, text, path.name))
             )
     return found
 
@@ -300,9 +301,17 @@ def reader_problems(run_dir: Path, log: RunLog) -> list[Violation]:
     return found
 
 
-def _differs(on_disk: str, rendered: str) -> str:
-    """Where a printed file parts from what the logs render: the first differing line of each."""
+def _differs(on_disk: str, rendered: str, name: str = "report.md") -> str:
+    """Where a printed file parts from what the logs render: the first differing line, shown
+    from a little before the first character that differs (a long JSON line's start is the
+    same in both)."""
     for n, (a, b) in enumerate(zip(on_disk.splitlines(), rendered.splitlines(), strict=False), 1):
         if a != b:
-            return f"report.md line {n} reads {a[:60]!r}, the log renders {b[:60]!r} (stale or edited)"
-    return "report.md is not what the log renders (lines added or missing: stale or edited)"
+            at = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+            start = max(0, at - 20)
+            where = f" (from character {start + 1})" if start else ""
+            return (
+                f"{name} line {n}{where} reads {a[start : start + 60]!r}, the log renders "
+                f"{b[start : start + 60]!r} (stale or edited)"
+            )
+    return f"{name} is not what the log renders (lines added or missing: stale or edited)"

@@ -109,7 +109,7 @@ def test_verify_names_a_cross_run_report_edited_by_hand(forked: Path, tmp_path: 
     matrix.write_text(matrix.read_text().replace("| sequential |", "| sequential (best of 5) |", 1))
     result = marathon("verify", str(copy), cwd=tmp_path)
     assert result.returncode == 1
-    assert "(across runs): report_current — matrix.md: line" in result.stderr
+    assert "(across runs): report_current — matrix.md line" in result.stderr
 
 
 def test_verify_names_a_prepared_memory_fork_whose_parent_was_started_over(forked: Path, tmp_path: Path) -> None:

@@ -81,6 +81,9 @@ def test_a_matrix_runs_in_parallel_and_reports_from_recordings(
     assert a["memory_snapshot"] == hashlib.sha256().hexdigest() and len(a["memory_after"]) == 64
     assert a["memory_after"] != a["memory_snapshot"]
     assert {line["position"] for line in lines} == {1, 2}
+    # verify, given the folder as a relative path (the lines name runs by full path): all held
+    verified = marathon("verify", "recordings", cwd=tmp_path)
+    assert verified.returncode == 0 and "every invariant held" in verified.stderr, verified.stderr
     plan = json.loads((recordings / "mem.plan.json").read_text())
     assert plan["seed"] == 5 and len(plan["pairs"]) == 2
     assert set(plan["initial_state"].values()) == {"empty (the run's own state folder, emptied at a fresh start)"}
