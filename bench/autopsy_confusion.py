@@ -3,12 +3,14 @@ broken on purpose (adapters/reference/faults.py), on whole benchmarks, and the a
 stages against the injected ones as a confusion matrix — with the share it decided (coverage).
 
 A question counts when its stage is known: it was targeted by the switch, answered right in the
-clean run of the same benchmark and wrong (a sure grade) with the switch on. Its truth is the
-switch's stage. Other wrong answers (collateral of a switch, or wrong in the clean run too) are
-counted apart, never in the matrix.
+clean run of the same benchmark and wrong (a sure grade) with the switch on, and its value was
+not still in the agent's conversation when asked (the recorder's evidence check: then the
+switch is not what lost it — the model had it in its input). Its truth is the switch's stage
+(for "never updates", kept the old value — unless every earlier value of the fact was refused
+too: never stored). Other wrong answers are counted apart, by reason, never in the matrix.
 
-Tuned on demo-en only; marathon-en and marathon-ru are held out (the autopsy's rules were
-written before they were run). Usage: `.venv/bin/python bench/autopsy_confusion.py`.
+Tuned on demo-en and marathon-en; held out: marathon-ru and the two benchmarks in
+bench/autopsy_heldout/ (written blind to the code, frozen before tuning). Usage: `.venv/bin/python bench/autopsy_confusion.py`.
 """
 
 from __future__ import annotations
@@ -24,16 +26,27 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from gateway.log.events import EvidenceCheck  # noqa: E402
+from gateway.log.runlog import EVENTS_FILE, read_log  # noqa: E402
 from gateway.report.autopsy import QuestionAutopsy, Stage, autopsy  # noqa: E402
 from gateway.report.diagnosis import COMPUTED  # noqa: E402
+from gateway.report.judge_check import facts_at  # noqa: E402
 from gateway.report.recordings import load_run  # noqa: E402
 from gateway.run.config import RunSpec  # noqa: E402
 from gateway.run.runner import run_spec  # noqa: E402
 from persona.benchmark.loader import load_benchmark  # noqa: E402
-from persona.benchmark.model import Question  # noqa: E402
+from persona.benchmark.model import Benchmark, Question  # noqa: E402
 from persona.terms import split_items  # noqa: E402
 
-BENCHMARKS = [("demo-en", "tuning"), ("marathon-en", "held out"), ("marathon-ru", "held out")]
+HELD_OUT = ROOT / "bench" / "autopsy_heldout"  # written blind to the code, frozen before tuning
+# marathon-en was held out for the first measurement (91.1 % right at 91.8 % coverage), then tuned on
+BENCHMARKS = [
+    (ROOT / "benchmarks" / "demo-en", "tuning"),
+    (ROOT / "benchmarks" / "marathon-en", "tuning"),
+    (ROOT / "benchmarks" / "marathon-ru", "held out"),
+    (HELD_OUT / "en", "held out"),
+    (HELD_OUT / "ru", "held out"),
+]
 AGENT = {"adapter": "reference", "context_tokens": 400}
 
 
@@ -61,17 +74,35 @@ SWITCHES: dict[str, Switch] = {
 }
 
 
+def kept_or_never(bench: Benchmark, question: Question, refused: list[str]) -> Stage:
+    """An update whose new value was refused kept the old value — if an earlier text of its
+    fact held none of the refused values (else nothing of it was ever stored)."""
+    _, current, earlier = facts_at(bench, question)
+    items = [i.casefold() for i in split_items(question.expected)]
+    facts = [key for key, text in current.items() if any(i in text.casefold() for i in items)]
+    blocked = [r.casefold() for r in refused]
+    kept = any(not any(r in old.casefold() for r in blocked) for key in facts for old in earlier.get(key, []))
+    return Stage.KEPT_OLD_VALUE if kept else Stage.NEVER_STORED
+
+
 async def play(name: str, bench: Path, faults: dict[str, Any], where: Path) -> list[QuestionAutopsy]:
     agent = {**AGENT, "faults": faults} if faults else AGENT
     await run_spec(RunSpec(name, bench, agent, {"driver": "scripted"}), where)
     return autopsy(load_run(where / name)).questions
 
 
+def in_context(run_dir: Path) -> set[str]:
+    """The questions whose value was still in the agent's conversation when asked (the
+    recorder's evidence check): a switch that breaks memory is not what lost those."""
+    return {e.question_id for e in read_log(run_dir / EVENTS_FILE).events if isinstance(e, EvidenceCheck) and e.in_context}
+
+
 async def main() -> None:
     stages = [s for s in Stage]
-    for bench_name, role in BENCHMARKS:
-        bench = ROOT / "benchmarks" / bench_name
-        questions = load_benchmark(bench).questions
+    for bench, role in BENCHMARKS:
+        bench_name = str(bench.relative_to(ROOT))
+        bench_model = load_benchmark(bench)
+        questions = bench_model.questions
         with tempfile.TemporaryDirectory() as tmp:
             where = Path(tmp)
             clean = {q.question_id: q for q in await play("clean", bench, {}, where)}
@@ -83,17 +114,24 @@ async def main() -> None:
                 if not targets:
                     continue
                 seen = await play(switch.replace(" ", "-"), bench, faults_of(targets), where)
+                context = in_context(where / switch.replace(" ", "-"))
                 target_ids = {q.id for q in targets}
+                truths = {q.id: truth for q in targets}
+                if truth is Stage.KEPT_OLD_VALUE:  # unless every earlier value was refused too
+                    truths = {q.id: kept_or_never(bench_model, q, faults_of(targets)["refuse_writes"]) for q in targets}
                 for q in seen:
                     if q.no_stage in ("right", "nothing was told (an abstain question)", "computed from several facts"):
                         continue
                     if q.question_id not in target_ids or q.question_id not in clean_right:
                         apart["collateral or wrong in the clean run too"] += 1
                         continue
+                    if q.question_id in context:
+                        apart["still in the agent's context when asked"] += 1
+                        continue
                     if q.no_stage == "grade unresolved":
                         apart["grade unresolved"] += 1
                         continue
-                    matrix[(str(truth), str(q.stage or q.no_stage))] += 1
+                    matrix[(str(truths[q.question_id]), str(q.stage or q.no_stage))] += 1
         decided = sum(n for (_, got), n in matrix.items() if got in {str(s) for s in stages if s != Stage.UNKNOWN})
         total = sum(matrix.values())
         correct = sum(n for (truth, got), n in matrix.items() if truth == got)

@@ -22,7 +22,9 @@ match never decides a stage. What a caller may rely on: every graded question ge
 
 from __future__ import annotations
 
+import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -32,7 +34,7 @@ from gateway.log.events import (
 from gateway.report.deletion_checks import deleted_before
 from gateway.report.diagnosis import COMPUTED
 from gateway.report.fact_trail import Mark, Trail
-from gateway.report.memory_state import MemoryState, all_items, any_text
+from gateway.report.memory_state import MemoryState, all_items, any_text, topic_of
 from gateway.report.recordings import RecordedRun
 from persona.benchmark.model import DELETED_MARKERS, Question
 from persona.grading.leak import states_deleted
@@ -90,6 +92,18 @@ class Step:
 
 
 @dataclass(frozen=True)
+class Links:
+    """What the autopsy saw of one question's value, link by link: True, False, or None (not
+    seen, not decided, or not a link this question has). The operation figures count these."""
+
+    stored: bool | None = None  # an accepted write held it (for an update: the new value)
+    in_input: bool | None = None  # a read returned it, or the system prompt or conversation held it
+    right: bool | None = None  # the answer, a sure grade
+    update: bool = False  # an [update] or [correction] question
+    deletion_kept: bool | None = None  # a [deleted] question: the memory files still hold the fact
+
+
+@dataclass(frozen=True)
 class QuestionAutopsy:
     question_id: str
     expected: str
@@ -99,6 +113,7 @@ class QuestionAutopsy:
     unseen: str = ""  # for UNKNOWN: what could not be seen
     steps: tuple[Step, ...] = ()
     tags: tuple[str, ...] = ()
+    links: Links = field(default_factory=lambda: Links())
 
     @property
     def verdict(self) -> str:
@@ -150,10 +165,12 @@ def _question(index: _Indexes, q: Question, ev: Evaluation, rule: str) -> Questi
     steps: list[Step] = [Step(asked, StepKind.ASKED, q.text)] if asked else []
     right = is_correct(rule, ev.score, ev.attempts)
 
+    links = Links(right=right if ev.certain else None)
+
     def verdict(stage: Stage | None, no_stage: NoStage | None = None, unseen: str = "") -> QuestionAutopsy:
         steps.append(Step(trail.graded.get(q.id), StepKind.GRADED, f"{ev.score:g}/10: {ev.answer[:120]}"))
         ordered = tuple(sorted(steps, key=lambda s: s.order))  # the memory files after the run: last
-        return QuestionAutopsy(q.id, q.expected, ev.score, stage, no_stage, unseen, ordered, q.tags)
+        return QuestionAutopsy(q.id, q.expected, ev.score, stage, no_stage, unseen, ordered, q.tags, links)
 
     if q.deleted:
         gone = index.deleted.get(q.id, [])
@@ -162,6 +179,7 @@ def _question(index: _Indexes, q: Question, ev: Evaluation, rule: str) -> Questi
         held = "\n".join(memory.files.texts.values()) if memory.files is not None else ""
         if kept := [t for t in gone if states_deleted([t], held)]:
             steps.append(Step(None, StepKind.IN_MEMORY, "; ".join(kept)[:200]))
+        links = Links(right=links.right, deletion_kept=bool(kept) if memory.files is not None and gone else None)
         if not ev.certain:
             return verdict(None, NoStage.UNRESOLVED)
         if states_deleted(gone, ev.answer):
@@ -175,13 +193,24 @@ def _question(index: _Indexes, q: Question, ev: Evaluation, rule: str) -> Questi
     before = asked.order if asked else 1 << 60
     said = [(at, text) for at, text in trail.said if at.order < before]
     told = all_items(value, [text for _, text in said])
-    steps += [Step(at, StepKind.TOLD, text[:160]) for at, text in said if _some_item(value, text)][:3]
+    telling = [(at, text) for at, text in said if _some_item(value, text)]
+    steps += [Step(at, StepKind.TOLD, text[:160]) for at, text in telling[:3]]
+    # what the fact is about (the question's words, the line that first told the value): a note
+    # holding the value counts only when it is about that ("Marcus" in his birthday's note is not
+    # the note that he is the partner)
+    first = next((line for _, text in telling for line in text.splitlines() if _some_item(value, line)), "")
+    topic = topic_of(q.text, first, leaving=value)
     # an update: the fact's text before the edit that brought the asked value in
     changed = [
         (at, e) for at, e in trail.edits
         if e.old and at.order < before and _some_item(value, e.new) and not _some_item(value, e.old)
     ]  # fmt: skip
-    olds = [e.old for _, e in changed if e.old]
+    # every earlier text of the updated facts (an update of an update: the first value may be
+    # the one memory kept), each as the words and figures the new text doesn't have
+    updated = {(e.file, e.fact_id) for _, e in changed}
+    history = [e.old for at, e in trail.edits if (e.file, e.fact_id) in updated and e.old and at.order < before]
+    new_text = changed[-1][1].new if changed else ""
+    olds = [old_value(text, new_text) for text in dict.fromkeys(history)]
     steps += [Step(at, StepKind.UPDATED, f"{e.old} → {e.new}") for at, e in changed]
     earlier = [w for w in trail.writes if w.at.order < before]
     steps += [
@@ -189,10 +218,13 @@ def _question(index: _Indexes, q: Question, ev: Evaluation, rule: str) -> Questi
         for w in earlier
         if _some_item(value, w.text)
     ]
-    old_written = [w for w in earlier if w.accepted and any(_old_value_in(o, value, w.text) for o in olds)]
+    old_written = [
+        w for w in earlier
+        if w.accepted and any(o and all_items(o, [w.text], topic) and not _some_item(value, w.text) for o in olds)
+    ]  # fmt: skip
     steps += [Step(w.at, StepKind.OLD_WRITTEN, w.text[:160]) for w in old_written]
     results = trail.read.get(q.id, [])
-    read = all_items(value, results) if results else False
+    read = all_items(value, results, topic) if results else False
     if read:
         steps.append(Step(asked, StepKind.READ, "a tool result in the question's turn held it"))
     systems = trail.system.get(q.id, [])
@@ -200,9 +232,19 @@ def _question(index: _Indexes, q: Question, ev: Evaluation, rule: str) -> Questi
     in_context = trail.evidence.get(q.id, False)
     if in_system or in_context:
         steps.append(Step(asked, StepKind.IN_INPUT, "the system prompt" if in_system else "the conversation"))
-    held_now = memory.holds(value)
+    held_now = memory.holds(value, topic)
     if held_now:
-        steps.append(Step(None, StepKind.IN_MEMORY, ", ".join(memory.where(value))))
+        steps.append(Step(None, StepKind.IN_MEMORY, ", ".join(memory.where(value, topic))))
+    accepted = [w.text for w in earlier if w.accepted]
+    stored = all_items(value, accepted, topic) if accepted else False
+    seen = index.run.observed and told is True
+    in_input = (True if read or in_system or in_context else None if None in (read, in_system) else False) if seen else None
+    links = Links(
+        stored=stored if seen else None,
+        in_input=in_input,
+        right=links.right,
+        update="update" in q.tags or "correction" in q.tags,
+    )
     if not ev.certain:
         return verdict(None, NoStage.UNRESOLVED)
     if right:
@@ -215,8 +257,6 @@ def _question(index: _Indexes, q: Question, ev: Evaluation, rule: str) -> Questi
         return verdict(Stage.NOT_USED)
     if read is None or in_system is None:
         return verdict(Stage.UNKNOWN, unseen="the matcher can't decide whether the model's input held it")
-    accepted = [w.text for w in earlier if w.accepted]
-    stored = all_items(value, accepted) if accepted else False
     if stored is None:
         return verdict(Stage.UNKNOWN, unseen="the matcher can't decide whether a write held it")
     if not stored:
@@ -231,10 +271,22 @@ def _some_item(value: str, text: str) -> bool:
     return any(any_text(item, [text]) for item in split_items(value))
 
 
-def _old_value_in(old_fact: str, value: str, text: str) -> bool:
-    """Does `text` hold the old fact's own value (its words beyond what the new value shares)?
-    Read as the grader reads a claim: the old fact's key terms, surely in the text."""
-    return bool(states_deleted([old_fact], text)) and not _some_item(value, text)
+def old_value(old: str, new: str) -> str:
+    """What an update replaced: the old fact's words and figures the new one doesn't have
+    ("moved to 10 November" → "moved again, to 17 November": "10")."""
+    kept = {w.casefold() for w in _TOKEN.findall(new)}
+    gone = [w for w in _TOKEN.findall(old) if w.casefold() not in kept and (len(w) > 3 or _figure_in(w))]
+    if gone:
+        return " ".join(gone)
+    # a correction that names what it replaces ("1,100 euros, not 950"): the old figures
+    return " ".join(w for w in _TOKEN.findall(old) if _figure_in(w) and w.casefold() not in new.casefold().split(" not ")[0])
+
+
+def _figure_in(word: str) -> bool:
+    return any(c.isdigit() for c in word)
+
+
+_TOKEN = re.compile(r"[£$€]?\d[\d,.:/]*\w*|[^\W\d_][\w'-]*")
 
 
 def render_autopsy(result: RunAutopsy, stand_in: bool = False) -> str:
@@ -251,6 +303,7 @@ def render_autopsy(result: RunAutopsy, stand_in: bool = False) -> str:
         lines.append(f"| {q.question_id} | {expected} | {q.score:g} | {q.verdict} |")
     counts = Counter(str(q.stage) if q.stage else str(q.no_stage) for q in result.questions)
     lines += ["", "stages: " + "; ".join(f"{k} {v}" for k, v in counts.most_common())]
+    lines += ["", "operations:", *(f"- {f}" for f in operation_figures(result.questions))]
     return "\n".join(lines) + "\n"
 
 
@@ -262,3 +315,53 @@ def render_timeline(q: QuestionAutopsy) -> str:
         at = "end" if step.at is None else str(step.at)
         lines.append(f"  {at:>6}  {step.kind:<22} {' '.join(step.detail.split())[:140]}")
     return "\n".join(lines) + "\n"
+
+
+@dataclass(frozen=True)
+class OperationFigure:
+    """One memory operation's success, over the questions where it could be seen: `hits` of
+    `of`, and `unsure` more where it could not be decided (not in `of`)."""
+
+    name: str
+    hits: int
+    of: int
+    unsure: int
+    counts: str  # what one unit is ("told values", "updates"…)
+
+    @property
+    def share(self) -> float | None:
+        return self.hits / self.of if self.of else None
+
+    def __str__(self) -> str:
+        if not self.of and not self.unsure:
+            return f"{self.name}: no {self.counts} to read it on"
+        share = "—" if self.share is None else f"{self.share:.0%}"
+        more = f" ({self.unsure} not decided)" if self.unsure else ""
+        return f"{self.name}: {share} — {self.hits}/{self.of} {self.counts}{more}"
+
+
+def _negated(value: bool | None) -> bool | None:
+    return None if value is None else not value
+
+
+def _figure(name: str, counts: str, seen: list[bool | None]) -> OperationFigure:
+    return OperationFigure(name, sum(1 for v in seen if v), sum(1 for v in seen if v is not None), seen.count(None), counts)
+
+
+def operation_figures(questions: Sequence[QuestionAutopsy]) -> list[OperationFigure]:
+    """Write recall (told values an accepted write held), update accuracy (updates whose new
+    value reached memory), deletion compliance (deleted facts gone from the memory files at the
+    end), retrieval recall (stored values in the model's input at the exam), use accuracy
+    (values in the input answered right) — each over the questions it can be read on."""
+    memory = [q for q in questions if q.stage is not None or q.no_stage in (NoStage.RIGHT, NoStage.UNRESOLVED)]
+    plain = [q for q in memory if not q.links.update and q.links.deletion_kept is None and "deleted" not in q.tags]
+    stored = [q for q in memory if q.links.stored]
+    in_input = [q for q in memory if q.links.in_input]
+    deletions = [q for q in questions if "deleted" in q.tags]
+    return [
+        _figure("write recall", "told values", [q.links.stored for q in plain]),
+        _figure("update accuracy", "updates", [q.links.stored for q in memory if q.links.update]),
+        _figure("deletion compliance", "deletions", [_negated(q.links.deletion_kept) for q in deletions]),
+        _figure("retrieval recall", "stored values", [q.links.in_input for q in stored]),
+        _figure("use accuracy", "values in the input", [q.links.right for q in in_input]),
+    ]

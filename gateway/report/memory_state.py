@@ -50,37 +50,64 @@ class MemoryState:
             return cls(None, f"the agent's state folder {folder} is not there")
         return cls(read_scoped(folder, globs))
 
-    def holds(self, value: str) -> bool | None:
+    def holds(self, value: str, topic: frozenset[str] = frozenset()) -> bool | None:
         """Does memory hold every item of `value` (in some file)? None: unsure, or no state."""
         if self.files is None:
             return None
-        return all_items(value, list(self.files.texts.values()))
+        return all_items(value, list(self.files.texts.values()), topic)
 
-    def where(self, value: str) -> list[str]:
+    def where(self, value: str, topic: frozenset[str] = frozenset()) -> list[str]:
         """The files holding `value` for sure."""
         if self.files is None:
             return []
-        return [path for path, text in self.files.texts.items() if any_text(value, [text])]
+        return [path for path, text in self.files.texts.items() if any_text(value, [text], topic)]
 
 
-def all_items(value: str, texts: list[str]) -> bool | None:
+def topic_of(question: str, told: str, leaving: str = "") -> frozenset[str]:
+    """What a fact is about, as stems (a word's first five letters; the question's words of
+    three letters and up, the telling line's of four; not `leaving`'s words): "Who is my
+    partner?" and "My partner is called Marcus" → {partn, calle}."""
+    left = set(stems(leaving, 3))
+    return frozenset(w for w in [*stems(question, 3), *stems(told, 4)] if w not in left and w not in _COMMON)
+
+
+def stems(text: str, shortest: int = 3) -> list[str]:
+    return [w[:5] for w in re.findall(rf"[^\W\d_]{{{shortest},}}", text.casefold().replace("ё", "е"))]
+
+
+# words of the persona's frame and of questions, not of a fact's subject
+_COMMON = frozenset(
+    stem[:5]
+    for stem in """what which when where does have that this with from your please remember
+    some things update about tell again something correction actually earlier told know
+    the and for you how who why are was were did has had can our its his her him she they
+    now not any all much many one two
+    что какой какая какие когда где сколько меня мной это есть было была были пожалуйста
+    запомни помни теперь вообще ещё как кто мне мой моя мои моё наш наша наши его её они она
+    был уже там тут для при все всё""".split()
+)
+
+
+def all_items(value: str, texts: list[str], topic: frozenset[str] = frozenset()) -> bool | None:
     """Is each item of `value` (a list answer's items apart) in one of `texts`? Three-valued,
     as the grader: False as soon as an item is surely in none, None when some match is unsure."""
-    verdicts = [any_text(item, texts) for item in split_items(value)]
+    verdicts = [any_text(item, texts, topic) for item in split_items(value)]
     if False in verdicts:
         return False
     return None if None in verdicts else True
 
 
-def any_text(value: str, texts: list[str]) -> bool | None:
+def any_text(value: str, texts: list[str], topic: frozenset[str] = frozenset()) -> bool | None:
     """Is `value` in one of `texts`: True if surely in one, False if surely in none, else None.
     Each text is read line by line (a JSON string's escaped newlines too): a memory file or a
     search result is a list of notes, and the grader reads one note as it reads one answer —
-    a whole file of numbers beside the value would leave it unsure which one is meant."""
+    a whole file of numbers beside the value would leave it unsure which one is meant. With a
+    `topic`, only a line about it counts: "Marcus" in a note about his birthday is not the
+    note that he is the partner."""
     unsure = False
     for text in texts:
         for line in _LINES.split(text):
-            if not line.strip():
+            if not line.strip() or (topic and not topic.intersection(stems(line))):
                 continue
             found = held(line, value)
             if found:
@@ -94,21 +121,32 @@ def held(text: str, value: str) -> bool | None:
     doubts that are about reading an answer (other values beside it, a hedge, alternatives):
     where it located the value, the value is there. Unsure only where it could not locate it
     and saw something it could not read (another notation, a date that reads two ways)."""
+    if not _might_hold(text, value):
+        return False  # read before the grader: most notes of a memory hold nothing like the value
     match = value_in(text, value)
     if match.likely:
         return True
-    if match.found is None and _DIGIT.search(value) and not _could_hold(text, value):
-        return False  # no digit and none of its words: not that value in another notation
+    if match.found is None and _DIGIT.search(value) and not _digits_in(text):
+        return False  # none of its figures, in digits or words: not that value in another notation
     return False if match.found is False else None
 
 
-def _could_hold(text: str, value: str) -> bool:
-    """Could `text` hold the value in a notation the grader can't read? Only with a digit (in
-    figures or words) or one of the value's own words in it."""
-    if _DIGIT.search(digits_for_words(text)):
-        return True
-    words = {w for w in re.findall(r"[^\W\d_]{3,}", value.lower())}
-    return bool(words & set(re.findall(r"[^\W\d_]{3,}", text.lower())))
+def _digits_in(text: str) -> bool:
+    return bool(_DIGIT.search(text) or _DIGIT.search(digits_for_words(text)))
+
+
+def _might_hold(text: str, value: str) -> bool:
+    """A cheap necessary condition: a value with figures needs its figures (in digits or words:
+    "1,210" needs a 210 somewhere, "£95" a 95) in the text; a value of words, one of its words'
+    first four letters (any ending, any case)."""
+    if _DIGIT.search(value):
+        runs = re.findall(r"\d+", value)
+        needed = [r for r in runs if len(r) > 1] or runs
+        figures = " ".join(re.findall(r"\d+", text + " " + digits_for_words(text)))
+        return any(run in figures for run in needed)
+    starts = [w[: 5 if len(w) >= 6 else max(3, len(w) - 1)] for w in re.findall(r"[^\W\d_]{3,}", value.casefold())]
+    words = re.findall(r"[^\W\d_]+", text.casefold())
+    return not starts or any(w.startswith(start) for start in starts for w in words)
 
 
 _DIGIT = re.compile(r"\d")
