@@ -54,10 +54,15 @@ pip_progress() {
       n++; name = $2; sub(/[<>=!~;\[(].*/, "", name)
       if (tty || n == 1 || n % 10 == 0) say("  fetching packages: " n " (" name ")")
     }
+    /^Building (wheels for collected packages|editable for)/ && !built {
+      built = 1
+      if (tty) printf "\n" > "/dev/stderr"
+      tty = 0; say("  fetched " n " packages; building marathonbench (a few seconds)")
+    }
     /^Installing collected packages:/ {
       count = split(substr($0, index($0, ":") + 1), names, ",")
       if (tty) printf "\n" > "/dev/stderr"
-      tty = 0; say("  installing " count " packages into .venv (the longest step: a minute or so)")
+      tty = 0; say("  installing " count " packages into .venv")
     }
     /^Successfully installed/ { say("  installed") }
     /^ERROR|^error:/ { if (tty) printf "\n" > "/dev/stderr"; tty = 0; say($0) }
@@ -71,7 +76,8 @@ pip_install() {
   log="$(mktemp "${TMPDIR:-/tmp}/marathonbench-pip.XXXXXX")"
   [ -t 2 ] && tty=1
   echo "installing marathonbench and its packages into .venv" >&2
-  { local rc=0; "$root/.venv/bin/python" -m pip install --disable-pip-version-check --progress-bar off \
+  # unbuffered: into a pipe pip's output would come in blocks, the install's start with its end
+  { local rc=0; PYTHONUNBUFFERED=1 "$root/.venv/bin/python" -m pip install --disable-pip-version-check --progress-bar off \
       -e "$target" || rc=$?; echo "$rc" > "$log.rc"; } 2>&1 | tee "$log" | pip_progress "$tty"
   if [ "$(cat "$log.rc")" != 0 ]; then
     echo "pip failed; the end of its output (all of it: $log):" >&2

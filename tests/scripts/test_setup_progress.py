@@ -16,6 +16,8 @@ Collecting aiohttp>=3.9 (from marathonbench==0.1.0)
   Downloading aiohttp-3.12.0-cp313-cp313-manylinux_2_17_x86_64.whl (1.7 MB)
 WARNING: Location 'file:///opt/pypi-more/simple/json5/' is ignored
 """ + "".join(f"Collecting pkg{n}[extra]==1.{n}\n" for n in range(2, 13)) + """\
+Building wheels for collected packages: marathonbench
+  Building editable for marathonbench (pyproject.toml): started
 Installing collected packages: a, b, c, d
 ERROR: pip's dependency resolver does not currently take into account all the packages
 Successfully installed a-1 b-2 c-3 d-4
@@ -41,7 +43,8 @@ def test_pips_output_becomes_a_count_of_packages_then_the_install_and_its_errors
     assert shown == [
         "  fetching packages: 1 (aiohttp)",
         "  fetching packages: 10 (pkg10)",
-        "  installing 4 packages into .venv (the longest step: a minute or so)",
+        "  fetched 12 packages; building marathonbench (a few seconds)",
+        "  installing 4 packages into .venv",
         "ERROR: pip's dependency resolver does not currently take into account all the packages",
         "  installed",
     ]
@@ -51,7 +54,7 @@ def test_on_a_terminal_the_count_is_redrawn_in_place() -> None:
     command = ["bash", "-c", f"source {REPO / 'scripts' / 'venv.sh'}; pip_progress 1"]
     shown = subprocess.run(command, input=PIP_OUTPUT.encode(), capture_output=True, timeout=60).stderr
     assert shown.count(b"\r\x1b[K  fetching packages: ") == 12  # every package, on one line
-    assert b"(pkg12)\n  installing 4 packages" in shown  # the install starts a line of its own
+    assert b"(pkg12)\n  fetched 12 packages; building" in shown  # the build starts a line of its own
 
 
 def test_a_failing_install_shows_the_end_of_pips_output_and_keeps_all_of_it(tmp_path: Path) -> None:
