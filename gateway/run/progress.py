@@ -179,6 +179,12 @@ class ProgressBoard:
         self.out.flush()
 
     async def watch(self) -> None:
+        if not self.tty:  # a log: say at once what is coming, not ten silent seconds first
+            count = len(self.runs)
+            self.out.write(
+                f"{time.strftime('%H:%M:%S')} {count} run{'s' if count != 1 else ''} to go: a line for each "
+                f"as it moves, at most every {self.interval:g} s\n"
+            )
         try:
             while True:
                 self.draw()

@@ -65,3 +65,16 @@ def test_a_run_that_ends_before_it_starts_still_gets_its_line() -> None:
     run.observe(RunEnded(reason=TerminationReason.PERSONA_FAILED))
     ProgressBoard([run], out=out).draw()
     assert "[r1] persona_failed" in out.getvalue()
+
+
+async def test_off_a_terminal_the_board_says_at_once_what_is_coming() -> None:
+    """A fresh-clone walkthrough: `marathon run … | tee log` printed nothing for 11.5 s."""
+    import asyncio
+
+    out = io.StringIO()
+    board = ProgressBoard([RunProgress("a", 3, 2), RunProgress("b", 3, 2)], out=out)
+    watching = asyncio.create_task(board.watch())
+    await asyncio.sleep(0.05)
+    watching.cancel()
+    first = out.getvalue().splitlines()[0]
+    assert first.endswith(" 2 runs to go: a line for each as it moves, at most every 10 s"), first
