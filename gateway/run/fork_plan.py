@@ -98,7 +98,9 @@ def expand_forks[S: Spec](spec: S, run: dict[str, Any]) -> list[S]:
     origin = run.get("from")
     if isinstance(origin, dict):
         name = str(origin["checkpoint"])
-        return [replace(spec, parent=(str(origin["run"]), name), checkpoint_at=name)]
+        # the fork tables count it beside its parent's other forks, as `marathon fork` does
+        meta = {"fork_of": str(origin["run"]), "exam": "sequential", **spec.meta}
+        return [replace(spec, parent=(str(origin["run"]), name), checkpoint_at=name, meta=meta)]
     at = str(run.get("checkpoint_at") or "")
     if at == DISTRACTORS:
         return [replace(spec, checkpoint_at=at)]  # a rung: `teach_ladder_once` gives it its parent

@@ -464,3 +464,26 @@ def test_marathon_fork_puts_back_a_secret_its_profile_reads_from_the_environment
     written = parent("w", {"profile": "hermes-http", "headers": {"Authorization": "Bearer sk-written-in-config"}})
     with pytest.raises(ValueError, match=r"secret redacted \(agent.headers.Authorization\)"):
         fork_specs(written, "exam", 1)
+
+
+def test_a_fork_from_another_config_is_counted_with_its_parents_forks(
+    tmp_path: Path, make_benchmark: BenchFactory
+) -> None:
+    """A fresh-clone walkthrough: `from: {run, checkpoint}` forked, but the fork tables left it out."""
+    bench = make_benchmark()
+    teach = tmp_path / "teach.jsonc"
+    teach.write_text(
+        f'{{ runs: [ {{ id: "m", benchmark: "{bench}", agent: {{ adapter: "reference" }}, '
+        'checkpoint_at: "exam", exam: "sequential", rollouts: 1 } ] }'
+    )
+    assert marathon("run", str(teach), cwd=tmp_path).returncode == 0
+    other = tmp_path / "other.jsonc"
+    other.write_text(
+        f'{{ runs: [ {{ id: "m2", benchmark: "{bench}", agent: {{ adapter: "reference" }}, '
+        'from: { run: "m", checkpoint: "exam" } } ] }'
+    )
+    result = marathon("run", str(other), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    matrix = (tmp_path / "recordings" / "matrix.md").read_text()
+    assert "Exams forked from m's checkpoint" in matrix
+    assert "| sequential | 2 |" in matrix, matrix  # m.seq.r1 and m2
