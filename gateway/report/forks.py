@@ -19,6 +19,7 @@ rollouts are its grades across forks. What a caller may rely on:
 from __future__ import annotations
 
 import random
+import re
 import statistics
 from collections import defaultdict
 from collections.abc import Sequence
@@ -236,7 +237,7 @@ def render_forks(group: ForkGroup) -> str:
             "| question | isolated pass rate | with the evidence restated | gap |",
             "|---|---|---|---|",
         ]
-        for qid in group.tags:
+        for qid in sorted(group.tags, key=_natural):
             if qid not in direct.grades:
                 continue
             with_evidence = direct.pass_rate(qid)
@@ -252,13 +253,18 @@ def render_forks(group: ForkGroup) -> str:
                 if m in group.modes and qid in group.modes[m].grades
             },
         )
-        for qid in group.tags
+        for qid in sorted(group.tags, key=_natural)
     ]
     out += ["", "| question | " + " | ".join(f"{m} pass rate" for m in MODES if m in group.modes) + " |"]
     out.append("|---|" + "---|" * sum(1 for m in MODES if m in group.modes))
     for qid, rates in per_question:
         out.append(f"| {qid} | " + " | ".join(_pct(rates.get(m)) for m in MODES if m in group.modes) + " |")
     return "\n".join(out) + "\n"
+
+
+def _natural(question_id: str) -> list[int | str]:
+    """q2 before q10, whichever fork was read first (an isolated fork knows one question)."""
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", question_id)]
 
 
 def render_preparation(prepared: Sequence[RecordedRun], lines: Sequence[RunLine]) -> str:

@@ -71,6 +71,11 @@ class RunProgress:
         ip, _, node_id = self.node.partition("/")
         return f"{ip}/{node_id[:6]}"
 
+    def inherit(self, events: list[Event]) -> None:
+        """A fork's inherited teaching: the facts its parent told count as told here, as the
+        report counts them (the board said "facts 3" beside the report's 40)."""
+        self.told.update((e.file, e.fact_id) for e in events if isinstance(e, FactTold))
+
     def restart(self) -> None:
         """Forget what was observed: the log was started over (`--fresh`)."""
         fresh = RunProgress(self.run_id, self.phases, self.questions, self.stand_in, node=self.node)

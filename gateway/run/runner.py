@@ -180,6 +180,7 @@ class Run:
             forked = self.parent is not None and self.spec.parent_prefix
             prefix = inherited_prefix(self.parent, self.run_dir, self.lineage) if forked and self.parent else []
             history = prefix + (previous.events if previous else [])
+            self.progress.inherit(prefix)
             replay = [e.response for e in history if isinstance(e, PersonaTurn)]
             self.driver = build_driver(self.spec.persona, self.benchmark, self.log, replay)
             await start_driver(self.driver)  # an LLM persona's model is reached once before the agent starts

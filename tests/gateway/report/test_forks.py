@@ -13,3 +13,16 @@ def test_pass_k_counts_its_questions_at_the_most_rollouts() -> None:
     assert mode.rollouts == 3
     assert mode.pass_hat(3) == 1.0  # q1 alone: q2 has two resolved rollouts, not three
     assert mode.pass_hat(1) == (1.0 + 0.5) / 2 and mode.pass_rate("q2") == 0.5
+
+
+def test_the_per_question_table_is_in_question_order_whichever_fork_was_read_first() -> None:
+    """Isolated forks, read in folder order, met q10 before q2: the table sorted as text."""
+    from gateway.report.forks import ForkGroup, render_forks
+
+    isolated = ModeResult("isolated", forks=3)
+    for qid in ("q10", "q2", "q1"):
+        isolated.grades[qid] = {"m#1": 10.0}
+        isolated.passes[qid] = {"m#1": True}
+    group = ForkGroup("m", {"isolated": isolated}, {"q10": (), "q2": (), "q1": ()}, [])
+    rows = [line.split(" | ")[0] for line in render_forks(group).splitlines() if line.startswith("| q")]
+    assert rows == ["| q1", "| q2", "| q10"]

@@ -78,3 +78,13 @@ async def test_off_a_terminal_the_board_says_at_once_what_is_coming() -> None:
     watching.cancel()
     first = out.getvalue().splitlines()[0]
     assert first.endswith(" 2 runs to go: a line for each as it moves, at most every 10 s"), first
+
+
+def test_a_fork_counts_the_facts_its_parent_told() -> None:
+    """The board showed a fork's own "facts 3" while its report said 40 were told (inherited)."""
+    from gateway.log.events import FactTold
+
+    progress = RunProgress("m.seq.r1", 3, 2)
+    progress.inherit([FactTold(file="family", fact_id=f"1.{n}") for n in range(40)])
+    progress.observe(FactTold(file="home", fact_id="1.1"))
+    assert progress.facts_told == 41
