@@ -23,6 +23,6 @@ def test_the_per_question_table_is_in_question_order_whichever_fork_was_read_fir
     for qid in ("q10", "q2", "q1"):
         isolated.grades[qid] = {"m#1": 10.0}
         isolated.passes[qid] = {"m#1": True}
-    group = ForkGroup("m", {"isolated": isolated}, {"q10": (), "q2": (), "q1": ()}, [])
+    group = ForkGroup("m", {"q10": (), "q2": (), "q1": ()}, {"isolated": isolated}, [])
     rows = [line.split(" | ")[0] for line in render_forks(group).splitlines() if line.startswith("| q")]
     assert rows == ["| q1", "| q2", "| q10"]
