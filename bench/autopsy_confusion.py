@@ -28,8 +28,7 @@ sys.path.insert(0, str(ROOT))
 
 from gateway.log.events import EvidenceCheck  # noqa: E402
 from gateway.log.runlog import EVENTS_FILE, read_log  # noqa: E402
-from gateway.report.autopsy import QuestionAutopsy, Stage, autopsy  # noqa: E402
-from gateway.report.diagnosis import COMPUTED  # noqa: E402
+from gateway.report.autopsy import COMPUTED, QuestionAutopsy, Stage, autopsy  # noqa: E402
 from gateway.report.judge_check import facts_at  # noqa: E402
 from gateway.report.recordings import load_run  # noqa: E402
 from gateway.run.config import RunSpec  # noqa: E402

@@ -32,7 +32,6 @@ from gateway.log.events import (
     Evaluation,
 )
 from gateway.report.deletion_checks import deleted_before
-from gateway.report.diagnosis import COMPUTED
 from gateway.report.fact_trail import Mark, Trail
 from gateway.report.memory_state import MemoryState, all_items, any_text, topic_of
 from gateway.report.recordings import RecordedRun
@@ -40,6 +39,8 @@ from persona.benchmark.model import DELETED_MARKERS, Question
 from persona.grading.leak import states_deleted
 from persona.outcome import PassRule, is_correct
 from persona.terms import split_items
+
+COMPUTED = "aggregation"  # a total or a count: never told as such, so its trail can't be followed
 
 
 class Stage(StrEnum):
@@ -365,3 +366,23 @@ def operation_figures(questions: Sequence[QuestionAutopsy]) -> list[OperationFig
         _figure("retrieval recall", "stored values", [q.links.in_input for q in stored]),
         _figure("use accuracy", "values in the input", [q.links.right for q in in_input]),
     ]
+
+
+def render_autopsy_section(result: RunAutopsy) -> list[str]:
+    """report.md's section: the wrong answers by stage and the operation figures."""
+    wrong = [q for q in result.questions if q.stage is not None]
+    stages = Counter(str(q.stage) for q in wrong)
+    out = ["### Memory autopsy", ""]
+    if wrong:
+        listed = "; ".join(f"{stage} {n}" for stage, n in stages.most_common())
+        out.append(f"- where the {len(wrong)} wrong answer(s) were lost: {listed}")
+    else:
+        out.append("- no wrong answer to trace")
+    apart = Counter(str(q.no_stage) for q in result.questions if q.no_stage not in (None, NoStage.RIGHT))
+    if apart:
+        out.append("- with no stage: " + "; ".join(f"{why} {n}" for why, n in apart.most_common()))
+    if result.memory_unseen:
+        out.append(f"- memory files not read: {result.memory_unseen}")
+    out += [f"- {figure}" for figure in operation_figures(result.questions)]
+    out.append("- each question's timeline (told, written, read, in input, graded): `marathon autopsy RUN --question ID`")
+    return out

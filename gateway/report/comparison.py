@@ -74,7 +74,8 @@ class Comparison:
     left_out_split: int  # runs of other splits, not compared
     time: dict[str, tuple[float, float, float]]  # role → (median, p25, p75) seconds
     cost: dict[str, tuple[float, float, float] | None]
-    chain: dict[str, int] = field(default_factory=dict)  # where B's wrong answers broke → how many
+    # where the wrong answers' facts were lost (the memory autopsy's stage) → {"A": n, "B": n}
+    chain: dict[str, dict[str, int]] = field(default_factory=dict)
     unresolved: list[str] = field(default_factory=list)  # pair:question left out: a grade unresolved
     # role → characters its memory reads returned per graded question (None: not observed)
     exposure: dict[str, float | None] = field(default_factory=dict)
@@ -198,12 +199,12 @@ def compare(lines: list[RunLine], seed: int = 0, splits: tuple[str, ...] = ("hel
             costs = [line.agent_cost_usd for line in mine_lines]
             known = [c for c in costs if c is not None]
             cost[variant] = _spread(known) if len(known) == len(costs) else None
-    chain: dict[str, int] = defaultdict(int)
+    chain: dict[str, dict[str, int]] = defaultdict(lambda: {"A": 0, "B": 0})
     for line in lines:
-        if line.variant == "B":
+        if line.variant in ("A", "B"):
             for q in line.questions.values():
-                if not q.correct and q.broken_link:
-                    chain[q.broken_link] += 1
+                if not q.correct and q.stage and q.certain:
+                    chain[q.stage][line.variant] += 1
     names = {
         role: next((line.variant_name or role for line in everything if line.variant == role), role)
         for role in ("A", "B")
@@ -315,10 +316,17 @@ def render_comparison(c: Comparison) -> str:
         lines += [f"| {step} | {n} | {d:+.2f} |" for step, (d, n) in c.steps.items()]
         lines.append(f"- at the end of the sequence (step {last}): B − A = {c.steps[last][0]:+.2f}")
     if c.chain:
-        found = ", ".join(f"{link} {n}" for link, n in sorted(c.chain.items(), key=lambda kv: -kv[1]))
-        lines.append(
-            f"- where B's wrong answers broke (told → written → retrieved → in the model's input → used): {found}"
-        )
+        a, b = c.names.get("A", "A"), c.names.get("B", "B")
+        lines += [
+            "",
+            "Where the wrong answers' facts were lost (the memory autopsy, `marathon autopsy RUN`): "
+            "B − A per stage, fewer is better — the stage B improved is the one it lost fewer at.",
+            "",
+            f"| stage | A ({a}) | B ({b}) | B − A |",
+            "|---|---|---|---|",
+        ]
+        for stage, n in sorted(c.chain.items(), key=lambda kv: (-(kv[1]["A"] + kv[1]["B"]), kv[0])):
+            lines.append(f"| {stage} | {n['A']} | {n['B']} | {n['B'] - n['A']:+d} |")
     if c.left_out_split:
         lines.append(
             f"- {c.left_out_split} run(s) of other splits left out (tuning tasks: `marathon compare --split tuning`)"

@@ -16,7 +16,9 @@ from pathlib import Path
 from gateway.display import safe_text
 from gateway.log.runlog import RunLog
 from gateway.log.vocabulary import ErrorKind
+from gateway.report.autopsy import autopsy, render_autopsy_section
 from gateway.report.deletion_scope import check_scope, render_scope, state_folder
+from gateway.report.recordings import RecordedRun
 from gateway.report.state import run_state
 from gateway.report.summary import RunSummary, mean_range, summarize
 from persona.benchmark.model import Benchmark
@@ -305,4 +307,7 @@ def _run_report(log: RunLog, benchmark: Benchmark, run_dir: Path) -> tuple[RunSu
     scoped = check_scope(benchmark, log.events, state_folder(log.header.agent, run_dir))
     if scoped is not None:  # what the agent's state folder still holds of what it was asked to forget
         text = text.rstrip() + "\n\n" + "\n".join(render_scope(scoped))
+    if summary.evaluations:  # where each wrong answer's fact was lost
+        traced = autopsy(RecordedRun(run_dir, log, benchmark, summary))
+        text = text.rstrip() + "\n\n" + "\n".join(render_autopsy_section(traced)) + "\n"
     return summary, safe_text(text)  # an agent's answers and errors: shown, never obeyed by a terminal or viewer

@@ -30,9 +30,9 @@ from adapters.state_folder import folder_hash
 from gateway import __version__
 from gateway.log.events import Asked, Evaluation, MemoryResult, Replied, RunStart, Said
 from gateway.log.vocabulary import TerminationReason
+from gateway.report.autopsy import autopsy
 from gateway.report.deletion_checks import deleted_before, deletion_checks
 from gateway.report.deletion_scope import state_folder
-from gateway.report.diagnosis import Diagnoser
 from gateway.report.recordings import RecordedRun
 from gateway.report.stale_facts import misapplied_old_facts
 from persona.grading.leak import states_deleted
@@ -56,7 +56,9 @@ class QuestionOutcome:
     correct: bool = False  # under the experiment's C(τ) rule (`comparison.CORRECT_RULE`)
     tags: tuple[str, ...] = ()
     memory_calls: int = 0
-    broken_link: str = ""  # where a wrong answer broke (told → written → retrieved → in input → used)
+    # where a wrong answer's fact was lost (the memory autopsy's stage, or why it has none;
+    # a line written before the autopsy holds the diagnostic chain's link here: "not written"…)
+    stage: str = ""
     # [deleted]: the deleted facts' names and numbers the answer stated (None: not a [deleted] question)
     recalled: tuple[str, ...] | None = None
 
@@ -67,7 +69,7 @@ class QuestionOutcome:
             "correct": self.correct,
             "tags": list(self.tags),
             "memory_calls": self.memory_calls,
-            "broken_link": self.broken_link,
+            "stage": self.stage,
         }
         if self.recalled is not None:
             out["recalled"] = list(self.recalled)
@@ -82,7 +84,7 @@ class QuestionOutcome:
             correct=bool(data.get("correct", False)),
             tags=tuple(str(t) for t in data.get("tags") or ()),
             memory_calls=int(data.get("memory_calls") or 0),
-            broken_link=str(data.get("broken_link") or ""),
+            stage=str(data.get("stage") or data.get("broken_link") or ""),
             recalled=None if recalled is None else tuple(str(r) for r in recalled),
         )
 
@@ -315,7 +317,7 @@ def _times(run: RecordedRun) -> tuple[float, float]:
 
 def run_line(run: RecordedRun) -> RunLine:
     s, meta, header = run.summary, run.meta, run.header
-    diagnoser = Diagnoser(run)
+    stages = {q.question_id: q for q in autopsy(run, CORRECT_RULE).questions}
     expected = {q.id: q for q in s.planned}
     agent_seconds, persona_seconds = _times(run)
     agent_cost = s.costs.get("agent")
@@ -331,9 +333,7 @@ def run_line(run: RecordedRun) -> RunLine:
             correct=right,
             tags=tuple(expected[qid].tags) if qid in expected else (),
             memory_calls=s.memory_calls_for(qid),
-            broken_link=""
-            if right or qid not in expected or expected[qid].abstain
-            else diagnoser.broken_link(qid, expected[qid].expected, expected[qid].tags),
+            stage="" if right or qid not in stages else stages[qid].verdict,
             # [deleted]: the deleted facts' names and numbers the answer states — a failed
             # deletion; any other wrong answer ("you never told me" misread, no reply) is not
             recalled=tuple(states_deleted(deleted.get(qid, ()), ev.answer)) if qid in deleted else None,

@@ -1,0 +1,107 @@
+"""The memory autopsy's links on hand-made logs (what protocol 001's diagnostic chain checked
+before it): for a wrong answer, the stage the log and the memory files show — a refused write
+stores nothing, a list answer written in pieces is stored, a value still in context was in the
+model's input, and with the traffic unrecorded nothing is guessed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from gateway.log.events import (
+    Asked,
+    Blob,
+    Evaluation,
+    Event,
+    EvidenceCheck,
+    Header,
+    LLMExchange,
+    MemoryCallFailed,
+    MemoryCallSeen,
+    Said,
+)
+from gateway.log.runlog import EVENTS_FILE, RunLogWriter, read_log
+from gateway.report.autopsy import NoStage, QuestionAutopsy, Stage, autopsy
+from gateway.report.recordings import RecordedRun
+from gateway.report.summary import summarize
+from gateway.traffic.recorder import blob_ref
+from persona.benchmark.loader import load_benchmark
+from tests.conftest import BenchFactory
+
+TOLD = Said(text="My cat is called Miso", purpose="fact")
+RESULT = json.dumps(
+    {"role": "user", "content": [{"type": "tool_result", "content": "note: the cat is Miso"}]}
+).encode()
+
+
+def q1(tmp: Path, bench: Path, events: list[Event], observed: bool = True, memory: str | None = None) -> QuestionAutopsy:
+    """q1 ("What is my cat called?") answered wrong after `events`; `memory`: the reference
+    agent's notes file at the end (None: no memory files to read)."""
+    path = tmp / EVENTS_FILE
+    tmp.mkdir(parents=True, exist_ok=True)
+    agent = {"adapter": "reference"} if memory is not None else {}
+    with RunLogWriter.create(path, Header(run_id="r", persona={"driver": "scripted"}, agent=agent)) as log:
+        if observed:
+            log.append(LLMExchange(kind="ordinary", model="m"))
+        for event in events:
+            log.append(event)
+        log.append(Evaluation(question_id="q1", score=0.0, answer="I don't know.", reason="wrong"))
+    if memory is not None:
+        (tmp / "agent-state" / "memory").mkdir(parents=True)
+        (tmp / "agent-state" / "memory" / "notes.md").write_text(memory)
+    benchmark = load_benchmark(bench)
+    run_log = read_log(path)
+    run = RecordedRun(tmp, run_log, benchmark, summarize(run_log, benchmark))
+    (found,) = [q for q in autopsy(run).questions if q.question_id == "q1"]
+    return found
+
+
+def write_events(text: str, seq: int) -> list[Event]:
+    """A memory write of `text`: the exchange that made it (logged as record `seq`), then the
+    recorder's finding pointing at it."""
+    return [
+        LLMExchange(kind="ordinary", tool_calls=[{"name": "memory_write", "arguments": {"text": text}}]),
+        MemoryCallSeen(tool="memory_write", operation="write", exchange=seq),
+    ]
+
+
+ASKED = Asked(question_id="q1", text="What is my cat called?")
+
+
+def test_each_stage_on_a_hand_made_log(make_benchmark: BenchFactory, tmp_path: Path) -> None:
+    bench = make_benchmark()
+    assert q1(tmp_path / "a", bench, [ASKED]).no_stage is NoStage.NOT_TOLD
+    assert q1(tmp_path / "b", bench, [TOLD, ASKED], memory="").stage is Stage.NEVER_STORED
+    # the write was made and its tool refused it (Hermes' memory full): nothing was stored
+    refused = [TOLD, *write_events("cat: Miso", 3), MemoryCallFailed(call=4, detail="full"), ASKED]
+    assert q1(tmp_path / "c", bench, refused, memory="").stage is Stage.NEVER_STORED
+    written = [TOLD, *write_events("cat: Miso", 3), ASKED]  # header 0, exchange 1, TOLD 2
+    assert q1(tmp_path / "d", bench, written, memory="- cat: Miso\n").stage is Stage.NOT_RETRIEVED
+    assert q1(tmp_path / "e", bench, written, memory="- the dog is Rex\n").stage is Stage.STORED_THEN_LOST
+    unseen = q1(tmp_path / "f", bench, written)  # no memory files to read: lost or not found?
+    assert unseen.stage is Stage.UNKNOWN and "memory is not in files" in unseen.unseen
+    read = [
+        *written,
+        Blob(ref=blob_ref(RESULT), data=RESULT),
+        LLMExchange(kind="ordinary", question_id="q1", message_refs=[blob_ref(RESULT)]),
+    ]
+    assert q1(tmp_path / "g", bench, read, memory="- cat: Miso\n").stage is Stage.NOT_USED
+
+
+def test_still_in_context_was_in_the_input_and_unrecorded_traffic_is_unknown(
+    make_benchmark: BenchFactory, tmp_path: Path
+) -> None:
+    bench = make_benchmark()
+    in_context = [TOLD, ASKED, EvidenceCheck(question_id="q1", in_context=True)]
+    assert q1(tmp_path / "a", bench, in_context).stage is Stage.NOT_USED
+    blind = q1(tmp_path / "b", bench, [TOLD, ASKED], observed=False)
+    assert blind.stage is Stage.UNKNOWN and blind.unseen == "the agent's LLM traffic was not recorded"
+
+
+def test_a_list_answer_written_in_pieces_is_stored(make_benchmark: BenchFactory, tmp_path: Path) -> None:
+    exam = "# Two\n\n## Exam\n❓ q1 What are my goldfish called? Correct answer: Salt, Pepper\n"
+    bench = make_benchmark(ch2__md=exam)
+    told = Said(text="The goldfish are Salt and Pepper", purpose="fact")
+    events: list[Event] = [told, *write_events("goldfish: Salt", 3), *write_events("goldfish: Pepper", 5), ASKED]
+    found = q1(tmp_path, bench, events, memory="- goldfish: Salt\n- goldfish: Pepper\n")
+    assert found.stage is Stage.NOT_RETRIEVED, found.verdict  # both pieces written, both still there
