@@ -9,6 +9,7 @@ plotly package: nothing from a CDN) and a small JSON API over the run logs:
     GET /api/runs/{id}/items?after=&limit= the transcript, paged by log sequence number
     GET /api/runs/{id}/exchange/{seq}     one recorded LLM exchange (request and response, as logged: redacted)
     GET /api/runs/{id}/stream?after=      server-sent events: transcript items as the log grows
+    GET /api/runs/{id}/autopsy            the memory autopsy: each question's stage and timeline
 
 Each takes `in=NAME` for a recordings folder inside this one (an experiment's, a fork folder):
 only a name `/api/runs` lists under `subfolders`.
@@ -31,6 +32,7 @@ from typing import Any
 
 from aiohttp import web
 
+from gateway.log.runlog import EVENTS_FILE
 from gateway.viewer.index import Recordings
 from gateway.viewer.watch import RunWatch
 
@@ -174,6 +176,22 @@ def make_app(recordings: Path, host: str = "127.0.0.1") -> web.Application:
             raise web.HTTPNotFound(text="no LLM exchange with that number in this run")
         return web.json_response(data)
 
+    traced: dict[Path, tuple[int, dict[str, Any]]] = {}  # run folder → (log size, its autopsy)
+
+    async def trace(request: web.Request) -> web.Response:
+        """The memory autopsy of the run: each graded question's stage and timeline, each step
+        with the log record it is read from (the page links it to the transcript)."""
+        watch = await needs(request)
+        size = (watch.run_dir / EVENTS_FILE).stat().st_size
+        cached = traced.get(watch.run_dir)
+        if cached is None or cached[0] != size:
+            try:
+                body = await asyncio.to_thread(_autopsy_json, watch.run_dir)
+            except Exception as exc:  # a run the report can't read: say so, as the list does
+                raise web.HTTPUnprocessableEntity(text=f"no autopsy for this run: {type(exc).__name__}: {exc}") from None
+            traced[watch.run_dir] = cached = (size, body)
+        return web.json_response(cached[1])
+
     async def stream(request: web.Request) -> web.StreamResponse:
         """Server-sent events: new transcript items as the run logs them; a `status` event
         whenever the run's summary (status, phase, graded, mean, cost) changes. The client
@@ -224,4 +242,32 @@ def make_app(recordings: Path, host: str = "127.0.0.1") -> web.Application:
     app.router.add_get("/api/runs/{run_id}/items", items)
     app.router.add_get("/api/runs/{run_id}/exchange/{seq:\\d+}", exchange)
     app.router.add_get("/api/runs/{run_id}/stream", stream)
+    app.router.add_get("/api/runs/{run_id}/autopsy", trace)
     return app
+
+
+def _autopsy_json(run_dir: Path) -> dict[str, Any]:
+    from gateway.report.autopsy import autopsy
+    from gateway.report.recordings import load_run
+
+    result = autopsy(load_run(run_dir))
+    return {
+        "memory_unseen": result.memory_unseen,
+        "questions": {
+            q.question_id: {
+                "expected": q.expected,
+                "verdict": q.verdict,
+                "stage": q.stage.value if q.stage else None,
+                "steps": [
+                    {
+                        "seq": None if step.at is None else step.at.seq,
+                        "parent": step.at is not None and step.at.inherited,
+                        "kind": step.kind.value,
+                        "detail": step.detail,
+                    }
+                    for step in q.steps
+                ],
+            }
+            for q in result.questions
+        },
+    }

@@ -262,7 +262,8 @@ async function showRun(runId) {
           el("div", {text: `answer: ${item.answer}`}),
           el("div", {text: `grader (${item.grader}): ${item.reason}`}),
           item.attempts > 1 ? el("div", {text: `after a retry; first try scored ${item.first_score}`}) : null,
-          item.evidence ? el("div", {class: "tag", text: `evidence when asked: ${item.evidence}`}) : null);
+          item.evidence ? el("div", {class: "tag", text: `evidence when asked: ${item.evidence}`}) : null,
+          el("a", {class: "trace", "data-q": item.question_id, text: "trace this fact", onclick: () => traceFact(item.question_id)}));
         lastQuestion = null;
         break;
       }
@@ -331,6 +332,40 @@ async function showRun(runId) {
     more.hidden = !data.more;
     more.disabled = false;
     if (!data.more && !source) follow();  // everything loaded: from here on, live
+  }
+  // the memory autopsy: a question's value through the run, each step linked to its record
+  let autopsy = null;
+  async function traceFact(qid) {
+    autopsy = autopsy || await getJSON(api(`/api/runs/${encodeURIComponent(runId)}/autopsy`));
+    const q = autopsy.questions[qid];
+    const body = document.getElementById("inspector-body");
+    if (!q) {
+      body.replaceChildren(el("p", {text: `${qid}: no autopsy (not graded)`}));
+    } else {
+      body.replaceChildren(...kids(
+        el("h3", {id: "trace-verdict", text: `${qid}: expected ${q.expected} — ${q.verdict}`}),
+        autopsy.memory_unseen ? el("p", {class: "note", text: `memory files not read: ${autopsy.memory_unseen}`}) : null,
+        el("ol", {id: "trace-steps"}, ...q.steps.map((step) => el("li", {class: `step ${step.kind.replace(/ /g, "-")}`},
+          el("b", {text: step.kind}), document.createTextNode(` ${step.detail} `),
+          step.seq === null ? el("span", {class: "time", text: "(the memory files after the run)"})
+            : step.parent ? el("span", {class: "time", text: `(record ${step.seq} of the parent's log: open the parent run)`})
+            : el("a", {class: "goto", text: `record ${step.seq}`, onclick: () => showSeq(step.seq)}))))));
+    }
+    document.getElementById("inspector").showModal();
+  }
+  async function showSeq(seq) {  // the transcript item of log record `seq`, paged in if need be
+    let node = transcript.querySelector(`[data-seq="${seq}"]`);
+    while (!node && !more.hidden) {
+      await page();
+      node = transcript.querySelector(`[data-seq="${seq}"]`);
+    }
+    document.getElementById("inspector").close();
+    if (node) {
+      node.hidden = false;
+      node.scrollIntoView({block: "center"});
+      node.classList.add("traced");
+      setTimeout(() => node.classList.remove("traced"), 2000);
+    }
   }
   more.addEventListener("click", page);
   new IntersectionObserver((entries) => { if (entries[0].isIntersecting && !more.hidden && !more.disabled) page(); }).observe(more);

@@ -446,3 +446,45 @@ async def test_a_folder_inside_and_a_forks_parent_are_links(
         assert not errors
     finally:
         await served.stop()
+
+
+async def test_a_facts_timeline_opens_beside_the_transcript_and_links_each_step(
+    browser: Browser,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    """Issue 48: the memory autopsy in the viewer — a question's value through the run (told,
+    written or refused, asked, graded), each step a link to its record in the transcript."""
+    recordings = tmp_path / "recordings"
+    agent = {"adapter": "reference", "context_tokens": 400, "faults": {"refuse_writes": ["Pixel"]}}
+    await run_spec(RunSpec("refuses", DEMO, agent, {"driver": "scripted"}), recordings)
+    served = await serve(make_app(recordings))
+    try:
+        status, data = await get(f"{served.url}/api/runs/refuses/autopsy")
+        assert status == 200 and isinstance(data, dict)
+        assert data["questions"]["q9"]["stage"] == "never stored"
+        page = await browser.new_page(viewport={"width": 1200, "height": 900})
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        await page.goto(f"{served.url}/#/run/refuses")
+        trace = page.locator('a.trace[data-q="q9"]')
+        for _ in range(20):  # the transcript is paged: scroll until q9's grade is in
+            if await trace.count():
+                break
+            await page.locator("#load-more").scroll_into_view_if_needed()
+            await page.wait_for_timeout(200)
+        await trace.click()
+        await expect(page.locator("#trace-verdict")).to_have_text("q9: expected Pixel — never stored")
+        steps = page.locator("#trace-steps li")
+        kinds = [await steps.nth(n).locator("b").text_content() for n in range(await steps.count())]
+        assert kinds[0] == "told" and "write refused" in kinds and kinds[-2:] == ["asked", "graded"], kinds
+        await page.locator("#inspector").screenshot(path=str(artifact("viewer-fact-timeline.png")))
+        refused = page.locator("#trace-steps li.write-refused a.goto").first
+        seq = (await refused.text_content() or "").removeprefix("record ")
+        await refused.click()
+        target = page.locator(f'#transcript [data-seq="{seq}"]')
+        await expect(target).to_be_visible()
+        await expect(target).to_have_class(re.compile("traced"))
+        await expect(target).to_contain_text("memory write")
+        assert not errors
+    finally:
+        await served.stop()
