@@ -27,6 +27,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+from pathlib import Path
 
 from gateway.log.events import (
     Evaluation,
@@ -74,6 +75,7 @@ class StepKind(StrEnum):
     ASKED = "asked"
     READ = "read returned it"
     IN_INPUT = "in the model's input"
+    AT_CHECKPOINT = "memory at a checkpoint"
     IN_MEMORY = "in memory at the end"
     GRADED = "graded"
 
@@ -138,6 +140,14 @@ class _Indexes:
     trail: Trail
     memory: MemoryState
     deleted: dict[str, list[str]]
+
+    archived: dict[Path, MemoryState] = field(default_factory=dict)
+
+    def checkpoint(self, archive: Path) -> MemoryState:
+        """The memory files a checkpoint archived (read once per run)."""
+        if archive not in self.archived:
+            self.archived[archive] = MemoryState.in_checkpoint(self.run.header.agent, archive)
+        return self.archived[archive]
 
     @classmethod
     def of(cls, run: RecordedRun) -> _Indexes:
@@ -233,6 +243,12 @@ def _question(index: _Indexes, q: Question, ev: Evaluation, rule: str) -> Questi
     in_context = trail.evidence.get(q.id, False)
     if in_system or in_context:
         steps.append(Step(asked, StepKind.IN_INPUT, "the system prompt" if in_system else "the conversation"))
+    for at, name, archive in trail.checkpoints:
+        if at.order < before:
+            saved = index.checkpoint(archive)
+            there = saved.holds(value, topic)
+            reading = "held it" if there else "did not hold it" if there is False else saved.unseen or "unsure"
+            steps.append(Step(at, StepKind.AT_CHECKPOINT, f"{name}: {reading}"))
     held_now = memory.holds(value, topic)
     if held_now:
         steps.append(Step(None, StepKind.IN_MEMORY, ", ".join(memory.where(value, topic))))

@@ -12,13 +12,16 @@ and `unseen` saying why.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from gateway.log.events import (
     Asked,
     Blob,
+    CheckpointSaved,
     Evaluation,
     Event,
     EvidenceCheck,
@@ -28,7 +31,7 @@ from gateway.log.events import (
     MemoryCallSeen,
     Said,
 )
-from gateway.log.lineage import LineageError, inherited_events
+from gateway.log.lineage import LineageError, inherited_events, parent_log_path
 from gateway.log.runlog import RunLog
 
 
@@ -62,6 +65,9 @@ class Trail:
     graded: dict[str, Mark] = field(default_factory=dict)  # question → its evaluation
     read: dict[str, list[str]] = field(default_factory=dict)  # question → what its turn's tools returned
     system: dict[str, list[str]] = field(default_factory=dict)  # question → its turn's system prompts
+    # each checkpoint the history holds, with its archive (the run's own, and the one a fork
+    # started from, in its parent's folder)
+    checkpoints: list[tuple[Mark, str, Path]] = field(default_factory=list)
     unseen: str = ""  # why the inherited part is missing ("" when there is none or it was read)
 
     @classmethod
@@ -72,12 +78,18 @@ class Trail:
         except LineageError as exc:
             inherited, trail.unseen = [], f"the parent's log can't be read ({exc})"
         segments = [*_segments(inherited), log.events]
+        folders: list[Path | None] = [None] * len(segments)
+        folders[-1] = log.path.parent
+        if len(segments) > 1:
+            with contextlib.suppress(LineageError):
+                parent = parent_log_path(log.path, log.header)
+                folders[-2] = parent.parent if parent is not None else None
         order = 0
         for n, segment in enumerate(segments):
-            order = trail._add(segment, order, inherited=n < len(segments) - 1)
+            order = trail._add(segment, order, inherited=n < len(segments) - 1, folder=folders[n])
         return trail
 
-    def _add(self, events: list[Event], order: int, inherited: bool) -> int:
+    def _add(self, events: list[Event], order: int, inherited: bool, folder: Path | None) -> int:
         blobs = {e.ref: e.data for e in events if isinstance(e, Blob)}
         exchanges = {e.seq: e for e in events if isinstance(e, LLMExchange)}
         refused = {e.call for e in events if isinstance(e, MemoryCallFailed)}
@@ -96,6 +108,8 @@ class Trail:
                     self.evidence[event.question_id] = event.in_context
                 case Evaluation():
                     self.graded[event.question_id] = at
+                case CheckpointSaved() if folder is not None and event.archive:
+                    self.checkpoints.append((at, event.name, folder / event.archive))
                 case MemoryCallSeen() if event.operation != "read":
                     exchange = exchanges.get(event.exchange)
                     calls = [c for c in (exchange.tool_calls if exchange else []) if c.get("name") == event.tool]

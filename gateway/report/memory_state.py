@@ -11,12 +11,13 @@ links are listed as not read (gateway/report/scoped_files.py), never skipped in 
 from __future__ import annotations
 
 import re
+import tarfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from gateway.report.deletion_scope import state_folder
-from gateway.report.scoped_files import ScopedFiles, read_scoped
+from gateway.report.scoped_files import MAX_FILE_BYTES, ScopedFiles, read_scoped
 from persona.grading.exact import value_in
 from persona.numerals import digits_for_words
 from persona.terms import split_items
@@ -50,6 +51,33 @@ class MemoryState:
             return cls(None, f"the agent's state folder {folder} is not there")
         return cls(read_scoped(folder, globs))
 
+    @classmethod
+    def in_checkpoint(cls, agent: dict[str, Any], archive: Path) -> MemoryState:
+        """The memory files as a checkpoint archived them (`checkpoints/NAME.tar.gz`: the state
+        folder's files, by their paths under it)."""
+        globs = memory_globs(agent)
+        if not globs:
+            return cls(None, "the agent's memory is not in files we know of (no `memory_files` in its settings)")
+        patterns = [re.compile(_glob_regex(g)) for g in globs]
+        found = ScopedFiles(archive)
+        try:
+            with tarfile.open(archive, "r:gz") as tar:
+                for member in tar:
+                    if not member.isfile() or not any(p.fullmatch(member.name) for p in patterns):
+                        continue
+                    if member.size > MAX_FILE_BYTES:
+                        found.not_read.append(f"{member.name} (over {MAX_FILE_BYTES // 2**20} MiB)")
+                        continue
+                    data = tar.extractfile(member)
+                    raw = data.read() if data is not None else b""
+                    if b"\0" in raw[:4096]:
+                        found.not_read.append(f"{member.name} (not text)")
+                        continue
+                    found.texts[member.name] = raw.decode("utf-8", errors="replace")
+        except (OSError, tarfile.TarError) as exc:
+            return cls(None, f"the checkpoint archive {archive.name} can't be read ({exc})")
+        return cls(found)
+
     def holds(self, value: str, topic: frozenset[str] = frozenset()) -> bool | None:
         """Does memory hold every item of `value` (in some file)? None: unsure, or no state."""
         if self.files is None:
@@ -61,6 +89,24 @@ class MemoryState:
         if self.files is None:
             return []
         return [path for path, text in self.files.texts.items() if any_text(value, [text], topic)]
+
+
+def _glob_regex(glob: str) -> str:
+    """A state-folder glob as a regular expression over archive member names ("memory/**/*")."""
+    out = ""
+    i = 0
+    while i < len(glob):
+        if glob.startswith("**/", i):
+            out, i = out + "(?:.*/)?", i + 3
+        elif glob.startswith("**", i):
+            out, i = out + ".*", i + 2
+        elif glob[i] == "*":
+            out, i = out + "[^/]*", i + 1
+        elif glob[i] == "?":
+            out, i = out + "[^/]", i + 1
+        else:
+            out, i = out + re.escape(glob[i]), i + 1
+    return out
 
 
 def topic_of(question: str, told: str, leaving: str = "") -> frozenset[str]:

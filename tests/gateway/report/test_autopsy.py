@@ -141,3 +141,8 @@ async def test_a_forks_autopsy_reads_the_teaching_it_inherited(tmp_path: Path) -
     assert refused and all(s.at is not None and s.at.inherited for s in refused)
     asked = next(s for s in q9.steps if s.kind is StepKind.ASKED)
     assert asked.at is not None and not asked.at.inherited and str(refused[0].at).startswith("parent:")
+    # the memory files as the checkpoint the fork started from archived them
+    (saved,) = [s for s in q9.steps if s.kind is StepKind.AT_CHECKPOINT]
+    assert saved.detail == "exam: did not hold it" and saved.at is not None and saved.at.inherited
+    q4 = {q.question_id: q for q in autopsy(load_run(tmp_path / "teach.f1")).questions}["q4"]
+    assert [s.detail for s in q4.steps if s.kind is StepKind.AT_CHECKPOINT] == ["exam: held it"]
