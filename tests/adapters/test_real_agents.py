@@ -31,6 +31,8 @@ from gateway.log.events import (
 )
 from gateway.log.runlog import EVENTS_FILE, read_log
 from gateway.log.vocabulary import TerminationReason
+from gateway.report.autopsy import StepKind, autopsy
+from gateway.report.recordings import load_run
 from gateway.run.config import RunSpec
 from gateway.run.runner import run_spec
 from gateway.traffic.hub import free_port
@@ -84,6 +86,12 @@ async def test_hermes_over_its_api_server(
     scores = {e.question_id: e.score for e in log.events if isinstance(e, Evaluation)}
     assert scores["q1"] == 10  # told in one session, recalled from Hermes' own MEMORY.md in the next
     assert "Miso" in (tmp_path / "rec" / "hermes" / "agent-state" / "memories" / "MEMORY.md").read_text()
+    # the memory autopsy reads Hermes' memory files as its profile names them (issue 48)
+    traced = autopsy(load_run(tmp_path / "rec" / "hermes"))
+    assert traced.memory_unseen == "" and {q.question_id for q in traced.questions} == set(scores)
+    q1 = next(q for q in traced.questions if q.question_id == "q1")
+    assert [s.detail for s in q1.steps if s.kind is StepKind.IN_MEMORY] == ["memories/MEMORY.md"]
+    assert StepKind.WRITTEN in {s.kind for s in q1.steps}  # its `memory` tool call's content
 
 
 @pytest.mark.skipif(not HERMES, reason="hermes-agent is not installed (set MARATHON_HERMES_BIN)")
@@ -213,6 +221,11 @@ async def test_openclaw_over_its_gateway_websocket(
     }
     assert {e.question_id for e in log.events if isinstance(e, Evaluation)} == {"q1", "q2", "q3"}
     assert list((state / "workspace" / "memory").glob("*.md"))  # its own file tool wrote its memory
+    # the memory autopsy reads those files as the profile names them (issue 48)
+    traced = autopsy(load_run(tmp_path / "rec" / "openclaw"))
+    assert traced.memory_unseen == "" and len(traced.questions) == 3
+    q1 = next(q for q in traced.questions if q.question_id == "q1")
+    assert {StepKind.WRITTEN, StepKind.IN_MEMORY} <= {s.kind for s in q1.steps}, q1.steps
     # Scores are not asserted: OpenClaw's search index lags its writes by a few seconds, so in a
     # fast offline run a fact told just before the exam may not be found yet (a real finding).
 
