@@ -24,10 +24,11 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from pathlib import Path
+from typing import Any
 
 from gateway.log.events import (
     Evaluation,
@@ -104,6 +105,22 @@ class Links:
     right: bool | None = None  # the answer, a sure grade
     update: bool = False  # an [update] or [correction] question
     deletion_kept: bool | None = None  # a [deleted] question: the memory files still hold the fact
+    memory: bool = False  # a question memory could answer (not an abstain, computed or untold one)
+    deletion: bool = False  # a [deleted] question
+
+    def to_json(self) -> dict[str, bool | None]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Links:
+        def three(key: str) -> bool | None:
+            value = data.get(key)
+            return value if isinstance(value, bool) else None
+
+        return cls(
+            three("stored"), three("in_input"), three("right"), data.get("update") is True,
+            three("deletion_kept"), data.get("memory") is True, data.get("deletion") is True,
+        )  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -190,7 +207,9 @@ def _question(index: _Indexes, q: Question, ev: Evaluation, rule: str) -> Questi
         held = "\n".join(memory.files.texts.values()) if memory.files is not None else ""
         if kept := [t for t in gone if states_deleted([t], held)]:
             steps.append(Step(None, StepKind.IN_MEMORY, "; ".join(kept)[:200]))
-        links = Links(right=links.right, deletion_kept=bool(kept) if memory.files is not None and gone else None)
+        links = Links(
+            right=links.right, deletion_kept=bool(kept) if memory.files is not None and gone else None, deletion=True
+        )
         if not ev.certain:
             return verdict(None, NoStage.UNRESOLVED)
         if states_deleted(gone, ev.answer):
@@ -261,6 +280,7 @@ def _question(index: _Indexes, q: Question, ev: Evaluation, rule: str) -> Questi
         in_input=in_input,
         right=links.right,
         update="update" in q.tags or "correction" in q.tags,
+        memory=told is not False,  # a value the persona never said: nothing memory could hold
     )
     if not ev.certain:
         return verdict(None, NoStage.UNRESOLVED)
@@ -320,7 +340,7 @@ def render_autopsy(result: RunAutopsy, stand_in: bool = False) -> str:
         lines.append(f"| {q.question_id} | {expected} | {q.score:g} | {q.verdict} |")
     counts = Counter(str(q.stage) if q.stage else str(q.no_stage) for q in result.questions)
     lines += ["", "stages: " + "; ".join(f"{k} {v}" for k, v in counts.most_common())]
-    lines += ["", "operations:", *(f"- {f}" for f in operation_figures(result.questions))]
+    lines += ["", "operations:", *(f"- {f}" for f in operation_figures([q.links for q in result.questions]))]
     return "\n".join(lines) + "\n"
 
 
@@ -349,6 +369,14 @@ class OperationFigure:
     def share(self) -> float | None:
         return self.hits / self.of if self.of else None
 
+    @property
+    def cell(self) -> str:
+        """As a table cell: "62% (31/50)", with what could not be decided."""
+        if not self.of:
+            return f"— ({self.unsure} not decided)" if self.unsure else "—"
+        more = f", {self.unsure} not decided" if self.unsure else ""
+        return f"{self.share:.0%} ({self.hits}/{self.of}{more})"
+
     def __str__(self) -> str:
         if not self.of and not self.unsure:
             return f"{self.name}: no {self.counts} to read it on"
@@ -365,22 +393,19 @@ def _figure(name: str, counts: str, seen: list[bool | None]) -> OperationFigure:
     return OperationFigure(name, sum(1 for v in seen if v), sum(1 for v in seen if v is not None), seen.count(None), counts)
 
 
-def operation_figures(questions: Sequence[QuestionAutopsy]) -> list[OperationFigure]:
+def operation_figures(links: Sequence[Links]) -> list[OperationFigure]:
     """Write recall (told values an accepted write held), update accuracy (updates whose new
     value reached memory), deletion compliance (deleted facts gone from the memory files at the
     end), retrieval recall (stored values in the model's input at the exam), use accuracy
-    (values in the input answered right) — each over the questions it can be read on."""
-    memory = [q for q in questions if q.stage is not None or q.no_stage in (NoStage.RIGHT, NoStage.UNRESOLVED)]
-    plain = [q for q in memory if not q.links.update and q.links.deletion_kept is None and "deleted" not in q.tags]
-    stored = [q for q in memory if q.links.stored]
-    in_input = [q for q in memory if q.links.in_input]
-    deletions = [q for q in questions if "deleted" in q.tags]
+    (values in the input answered right) — each over the questions it can be read on (of one
+    run, or of every run of an arm)."""
+    memory = [q for q in links if q.memory and not q.deletion]
     return [
-        _figure("write recall", "told values", [q.links.stored for q in plain]),
-        _figure("update accuracy", "updates", [q.links.stored for q in memory if q.links.update]),
-        _figure("deletion compliance", "deletions", [_negated(q.links.deletion_kept) for q in deletions]),
-        _figure("retrieval recall", "stored values", [q.links.in_input for q in stored]),
-        _figure("use accuracy", "values in the input", [q.links.right for q in in_input]),
+        _figure("write recall", "told values", [q.stored for q in memory if not q.update]),
+        _figure("update accuracy", "updates", [q.stored for q in memory if q.update]),
+        _figure("deletion compliance", "deletions", [_negated(q.deletion_kept) for q in links if q.deletion]),
+        _figure("retrieval recall", "stored values", [q.in_input for q in memory if q.stored]),
+        _figure("use accuracy", "values in the input", [q.right for q in memory if q.in_input]),
     ]
 
 
@@ -399,6 +424,6 @@ def render_autopsy_section(result: RunAutopsy) -> list[str]:
         out.append("- with no stage: " + "; ".join(f"{why} {n}" for why, n in apart.most_common()))
     if result.memory_unseen:
         out.append(f"- memory files not read: {result.memory_unseen}")
-    out += [f"- {figure}" for figure in operation_figures(result.questions)]
+    out += [f"- {figure}" for figure in operation_figures([q.links for q in result.questions])]
     out.append("- each question's timeline (told, written, read, in input, graded): `marathon autopsy RUN --question ID`")
     return out

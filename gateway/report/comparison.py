@@ -18,6 +18,7 @@ import random
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from gateway.report.autopsy import OperationFigure, operation_figures
 from gateway.report.budget import percentile
 from gateway.report.run_line import RunLine
 
@@ -81,6 +82,9 @@ class Comparison:
     exposure: dict[str, float | None] = field(default_factory=dict)
     # accumulating memory: step → (B − A over its questions, questions), in the sequence's order
     steps: dict[int, tuple[float, int]] = field(default_factory=dict)
+    # arm → the memory operations' figures over all its runs (the autopsy's write recall,
+    # update accuracy, deletion compliance, retrieval recall, use accuracy)
+    operations: dict[str, list[OperationFigure]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -231,6 +235,11 @@ def compare(lines: list[RunLine], seed: int = 0, splits: tuple[str, ...] = ("hel
             for step in sorted({i.step for i in items if i.step})
             if (mine := [i for i in items if i.step == step])
         },
+        {
+            arm: operation_figures([q.links for line in lines if line.variant == arm for q in line.questions.values() if q.links])
+            for arm in ("A", "B")
+            if any(q.links for line in lines if line.variant == arm for q in line.questions.values())
+        },
     )
 
 
@@ -327,6 +336,11 @@ def render_comparison(c: Comparison) -> str:
         ]
         for stage, n in sorted(c.chain.items(), key=lambda kv: (-(kv[1]["A"] + kv[1]["B"]), kv[0])):
             lines.append(f"| {stage} | {n['A']} | {n['B']} | {n['B'] - n['A']:+d} |")
+    if set(c.operations) == {"A", "B"}:
+        a, b = c.names.get("A", "A"), c.names.get("B", "B")
+        lines += ["", f"| memory operation (the autopsy) | A ({a}) | B ({b}) |", "|---|---|---|"]
+        for fa, fb in zip(c.operations["A"], c.operations["B"], strict=True):
+            lines.append(f"| {fa.name} ({fa.counts}) | {fa.cell} | {fb.cell} |")
     if c.left_out_split:
         lines.append(
             f"- {c.left_out_split} run(s) of other splits left out (tuning tasks: `marathon compare --split tuning`)"

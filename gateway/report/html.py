@@ -22,6 +22,7 @@ import plotly.graph_objects as go
 from plotly.offline import get_plotlyjs
 
 from gateway import __version__
+from gateway.report.autopsy import render_autopsy_section
 from gateway.report.budget import Ladder, render_ladder
 from gateway.report.chart_layout import as_figure as _figure
 from gateway.report.comparison import Comparison, render_comparison
@@ -202,7 +203,10 @@ def _charted_runs(runs: list[RecordedRun]) -> list[dict[str, Any]]:
         for r in charted:
             charts = [score_by_chapter(r), score_by_tag(r), context_over_time(r), memory_calls_per_question(r)]
             label = f"{r.summary.run_id} — {r.summary.status}, mean " + r.summary.describe_mean()
-            out.append({"label": label, "summary": render_markdown(r.summary), "charts": charts})
+            summary = render_markdown(r.summary)
+            if r.summary.evaluations:  # the memory autopsy, as report.md has it
+                summary = summary.rstrip() + "\n\n" + "\n".join(render_autopsy_section(r.autopsy)) + "\n"
+            out.append({"label": label, "summary": summary, "charts": charts})
             progress.advance(r.run_dir.name)
     return out
 

@@ -14,6 +14,7 @@ import os
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gateway.log.events import Asked, Header, LLMExchange, Said
 from gateway.log.lineage import LineageError, inherited_events
@@ -27,6 +28,9 @@ from persona.benchmark.forks import as_played
 from persona.benchmark.ladder import benchmark_for
 from persona.benchmark.model import Benchmark
 from persona.grading.restate import restating_evidence
+
+if TYPE_CHECKING:
+    from gateway.report.autopsy import RunAutopsy
 
 EVIDENCE_PURPOSES = ("fact", "update", "line")
 PARALLEL_FROM = 64  # logs to read before worker processes are worth their start-up (~1 s)
@@ -52,6 +56,14 @@ class RecordedRun:
         _ = self.observed, self.evidence_hash
         self.log.events = []
         self.released = True
+
+    @cached_property
+    def autopsy(self) -> RunAutopsy:
+        """The memory autopsy of the run (gateway/report/autopsy.py), read once: the run line,
+        report.md and report.html all show it."""
+        from gateway.report.autopsy import autopsy
+
+        return autopsy(self)
 
     @property
     def header(self) -> Header:

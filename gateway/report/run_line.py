@@ -30,7 +30,7 @@ from adapters.state_folder import folder_hash
 from gateway import __version__
 from gateway.log.events import Asked, Evaluation, MemoryResult, Replied, RunStart, Said
 from gateway.log.vocabulary import TerminationReason
-from gateway.report.autopsy import autopsy
+from gateway.report.autopsy import Links
 from gateway.report.deletion_checks import deleted_before, deletion_checks
 from gateway.report.deletion_scope import state_folder
 from gateway.report.recordings import RecordedRun
@@ -59,6 +59,7 @@ class QuestionOutcome:
     # where a wrong answer's fact was lost (the memory autopsy's stage, or why it has none;
     # a line written before the autopsy holds the diagnostic chain's link here: "not written"…)
     stage: str = ""
+    links: Links | None = None  # what the autopsy saw of its value (None: a line from before it)
     # [deleted]: the deleted facts' names and numbers the answer stated (None: not a [deleted] question)
     recalled: tuple[str, ...] | None = None
 
@@ -71,6 +72,8 @@ class QuestionOutcome:
             "memory_calls": self.memory_calls,
             "stage": self.stage,
         }
+        if self.links is not None:
+            out["links"] = self.links.to_json()
         if self.recalled is not None:
             out["recalled"] = list(self.recalled)
         return out
@@ -85,6 +88,7 @@ class QuestionOutcome:
             tags=tuple(str(t) for t in data.get("tags") or ()),
             memory_calls=int(data.get("memory_calls") or 0),
             stage=str(data.get("stage") or data.get("broken_link") or ""),
+            links=Links.from_json(links) if isinstance(links := data.get("links"), dict) else None,
             recalled=None if recalled is None else tuple(str(r) for r in recalled),
         )
 
@@ -317,7 +321,7 @@ def _times(run: RecordedRun) -> tuple[float, float]:
 
 def run_line(run: RecordedRun) -> RunLine:
     s, meta, header = run.summary, run.meta, run.header
-    stages = {q.question_id: q for q in autopsy(run, CORRECT_RULE).questions}
+    stages = {q.question_id: q for q in run.autopsy.questions}
     expected = {q.id: q for q in s.planned}
     agent_seconds, persona_seconds = _times(run)
     agent_cost = s.costs.get("agent")
@@ -334,6 +338,7 @@ def run_line(run: RecordedRun) -> RunLine:
             tags=tuple(expected[qid].tags) if qid in expected else (),
             memory_calls=s.memory_calls_for(qid),
             stage="" if right or qid not in stages else stages[qid].verdict,
+            links=stages[qid].links if qid in stages else None,
             # [deleted]: the deleted facts' names and numbers the answer states — a failed
             # deletion; any other wrong answer ("you never told me" misread, no reply) is not
             recalled=tuple(states_deleted(deleted.get(qid, ()), ev.answer)) if qid in deleted else None,
