@@ -187,6 +187,14 @@ def autopsy(run: RecordedRun, rule: str = PassRule.FIRST_TRY) -> RunAutopsy:
     return result
 
 
+def autopsy_of(run: RecordedRun) -> RunAutopsy:
+    """`autopsy(run)`, computed once per run (kept in `run.derived`)."""
+    found = run.derived.get("autopsy")
+    if not isinstance(found, RunAutopsy):
+        found = run.derived["autopsy"] = autopsy(run)
+    return found
+
+
 def _question(index: _Indexes, q: Question, ev: Evaluation, rule: str) -> QuestionAutopsy:
     trail, memory = index.trail, index.memory
     asked = trail.asked.get(q.id)

@@ -22,7 +22,7 @@ import plotly.graph_objects as go
 from plotly.offline import get_plotlyjs
 
 from gateway import __version__
-from gateway.report.autopsy import render_autopsy_section
+from gateway.report.autopsy import autopsy_of, render_autopsy_section
 from gateway.report.budget import Ladder, render_ladder
 from gateway.report.chart_layout import as_figure as _figure
 from gateway.report.comparison import Comparison, render_comparison
@@ -205,7 +205,7 @@ def _charted_runs(runs: list[RecordedRun]) -> list[dict[str, Any]]:
             label = f"{r.summary.run_id} — {r.summary.status}, mean " + r.summary.describe_mean()
             summary = render_markdown(r.summary)
             if r.summary.evaluations:  # the memory autopsy, as report.md has it
-                summary = summary.rstrip() + "\n\n" + "\n".join(render_autopsy_section(r.autopsy)) + "\n"
+                summary = summary.rstrip() + "\n\n" + "\n".join(render_autopsy_section(autopsy_of(r))) + "\n"
             out.append({"label": label, "summary": summary, "charts": charts})
             progress.advance(r.run_dir.name)
     return out

@@ -11,10 +11,10 @@ import concurrent.futures
 import hashlib
 import multiprocessing
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
 from gateway.log.events import Asked, Header, LLMExchange, Said
 from gateway.log.lineage import LineageError, inherited_events
@@ -28,9 +28,6 @@ from persona.benchmark.forks import as_played
 from persona.benchmark.ladder import benchmark_for
 from persona.benchmark.model import Benchmark
 from persona.grading.restate import restating_evidence
-
-if TYPE_CHECKING:
-    from gateway.report.autopsy import RunAutopsy
 
 EVIDENCE_PURPOSES = ("fact", "update", "line")
 PARALLEL_FROM = 64  # logs to read before worker processes are worth their start-up (~1 s)
@@ -48,6 +45,9 @@ class RecordedRun:
     benchmark: Benchmark
     summary: RunSummary
     released: bool = False  # its log's events were dropped (`release`): no per-run charts
+    # views of the run computed once by whoever needs them (the memory autopsy: the run line,
+    # report.md and report.html all show it — gateway/report/autopsy.py `autopsy_of`)
+    derived: dict[str, Any] = field(default_factory=dict)
 
     def release(self) -> None:
         """Drop the log's events, keeping what the ladder tables need of them (`observed`,
@@ -56,14 +56,6 @@ class RecordedRun:
         _ = self.observed, self.evidence_hash
         self.log.events = []
         self.released = True
-
-    @cached_property
-    def autopsy(self) -> RunAutopsy:
-        """The memory autopsy of the run (gateway/report/autopsy.py), read once: the run line,
-        report.md and report.html all show it."""
-        from gateway.report.autopsy import autopsy
-
-        return autopsy(self)
 
     @property
     def header(self) -> Header:

@@ -30,7 +30,7 @@ from adapters.state_folder import folder_hash
 from gateway import __version__
 from gateway.log.events import Asked, Evaluation, MemoryResult, Replied, RunStart, Said
 from gateway.log.vocabulary import TerminationReason
-from gateway.report.autopsy import Links
+from gateway.report.autopsy import Links, autopsy_of
 from gateway.report.deletion_checks import deleted_before, deletion_checks
 from gateway.report.deletion_scope import state_folder
 from gateway.report.recordings import RecordedRun
@@ -321,7 +321,7 @@ def _times(run: RecordedRun) -> tuple[float, float]:
 
 def run_line(run: RecordedRun) -> RunLine:
     s, meta, header = run.summary, run.meta, run.header
-    stages = {q.question_id: q for q in run.autopsy.questions}
+    stages = {q.question_id: q for q in autopsy_of(run).questions}
     expected = {q.id: q for q in s.planned}
     agent_seconds, persona_seconds = _times(run)
     agent_cost = s.costs.get("agent")

@@ -42,6 +42,7 @@ from adapters.letta import LettaAdapter
 from adapters.lifecycle import AgentProcess, reset_state
 from adapters.openclaw import OpenClawAdapter
 from adapters.profiles import resolve
+from adapters.reference.faults import MemoryFaults
 from adapters.reference.standin import STANDIN_NAME, standin_app
 from adapters.state_folder import NO_RULES, StateRules, folder_hash
 from adapters.telegram import TelegramAdapter
@@ -127,11 +128,7 @@ def check_agent_settings(settings: dict[str, Any]) -> None:
         raise AdapterConfigError(message)
     llm = resolved.get("llm") if isinstance(resolved.get("llm"), dict) else {}
     for name, port in (("port", resolved.get("port")), ("llm.port", (llm or {}).get("port"))):
-        if (
-            port is not None
-            and port != "auto"
-            and (isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535)
-        ):
+        if port not in (None, "auto") and (isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535):
             raise AdapterConfigError(f'`{name}` must be a port number (0–65535) or "auto", not {port!r}')
     process = resolved.get("process")
     if isinstance(process, dict):
@@ -139,6 +136,8 @@ def check_agent_settings(settings: dict[str, Any]) -> None:
             number_setting(process, name, 0)
     try:
         settings = assign_ports(resolved)
+        if settings.get("adapter") == "reference":  # the autopsy's switches (adapters/reference/faults.py)
+            MemoryFaults.of(settings.get("faults"))
     except ValueError as exc:
         raise AdapterConfigError(str(exc)) from None
     kind = settings.get("adapter")
@@ -151,12 +150,6 @@ def check_agent_settings(settings: dict[str, Any]) -> None:
                 f"the reference agent on {settings['model_base_url']} needs its model's API key in ${key_env} "
                 "(or name another variable with api_key_env), which is not set"
             )
-        try:
-            from adapters.reference.faults import MemoryFaults
-
-            MemoryFaults.of(settings.get("faults"))
-        except ValueError as exc:
-            raise AdapterConfigError(str(exc)) from None
         return
     make_adapter(settings)
 
@@ -408,7 +401,6 @@ async def _start_reference(
 ) -> AgentHandle:
     # imported here: the anthropic SDK takes ~2 s to import, and only this agent needs it
     from adapters.reference.agent import COMPACT_COMMAND, AgentConfig, ReferenceAgent
-    from adapters.reference.faults import MemoryFaults
 
     base_url = settings.get("model_base_url")
     api_key = "offline-stand-in"
