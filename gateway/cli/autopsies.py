@@ -1,6 +1,6 @@
-"""`marathon autopsy RUN [--question ID]`: where each wrong answer's fact was lost (the
-memory autopsy, gateway/report/autopsy.py), read from the run's log and its agent's memory
-files; one question's timeline with `--question` (a fact id `file:id` picks its questions)."""
+"""`marathon autopsy RUN [--fact ID]`: where each wrong answer's fact was lost (the memory
+autopsy, gateway/report/autopsy.py), read from the run's log and its agent's memory files; with
+`--fact` (a fact `FILE:ID`, or a question id) the timeline of each question asking it."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from gateway.report.recordings import load_run
 from persona.benchmark.errors import BenchmarkErrors
 
 
-def cmd_autopsy(run: Path, question: str | None) -> int:
+def cmd_autopsy(run: Path, fact: str | None) -> int:
     run_dir = run.parent if run.name == EVENTS_FILE else run
     try:
         recorded = load_run(run_dir)
@@ -25,13 +25,17 @@ def cmd_autopsy(run: Path, question: str | None) -> int:
         print(f"error: {run_dir}: its benchmark no longer loads ({exc.errors[0]})", file=sys.stderr)
         return 1
     result = autopsy(recorded)
-    if question is None:
+    if fact is None:
         print(safe_text(render_autopsy(result, bool(recorded.header.agent.get("offline_stand_in")))), end="")
         return 0
-    picked = [q for q in result.questions if q.question_id == question]
+    # a fact ("home:1.3"): every question asking its value; a question id: that question
+    picked = [q for q in result.questions if fact in (q.question_id, *q.facts)]
     if not picked:
         known = ", ".join(q.question_id for q in result.questions) or "none"
-        print(f"error: no graded question {question!r} in {run_dir.name} (graded: {known})", file=sys.stderr)
+        print(
+            f"error: no graded question asks {fact!r} in {run_dir.name} (a fact as FILE:ID, or a question: {known})",
+            file=sys.stderr,
+        )
         return 2
-    print(safe_text(render_timeline(picked[0])), end="")
+    print("\n".join(safe_text(render_timeline(q)) for q in picked), end="")
     return 0

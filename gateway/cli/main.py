@@ -229,7 +229,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.set_defaults(handler=lambda a: cmd_inspect(a.run, a.limit))
     p = sub.add_parser("autopsy", help="where each wrong answer's fact was lost in the agent's memory")
     p.add_argument("run", type=Path, help="a run folder")
-    p.add_argument("--question", help="one question's timeline: told, written, read, in input, asked, graded")
+    p.add_argument(
+        "--fact", "--question", dest="fact", metavar="ID",
+        help="a fact (FILE:ID, e.g. home:1.3) or a question id: its timeline — told, written, read, in input, graded",
+    )  # fmt: skip
     p.set_defaults(handler=lambda a: _autopsy(a))
     p = sub.add_parser(
         "repair",
@@ -414,7 +417,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
 def _autopsy(args: argparse.Namespace) -> int:
     from gateway.cli.autopsies import cmd_autopsy
 
-    return cmd_autopsy(args.run, args.question)
+    return cmd_autopsy(args.run, args.fact)
 
 
 if __name__ == "__main__":

@@ -35,7 +35,8 @@ from gateway.log.events import (
 )
 from gateway.report.deletion_checks import deleted_before
 from gateway.report.fact_trail import Mark, Trail
-from gateway.report.memory_state import MemoryState, all_items, any_text, topic_of
+from gateway.report.judge_check import facts_at
+from gateway.report.memory_state import MemoryState, all_items, any_text, stems, topic_of
 from gateway.report.recordings import RecordedRun
 from persona.benchmark.model import DELETED_MARKERS, Question
 from persona.grading.leak import states_deleted
@@ -134,6 +135,7 @@ class QuestionAutopsy:
     steps: tuple[Step, ...] = ()
     tags: tuple[str, ...] = ()
     links: Links = field(default_factory=lambda: Links())
+    facts: tuple[str, ...] = ()  # the facts ("file:id") whose text held the value when it was asked
 
     @property
     def verdict(self) -> str:
@@ -195,9 +197,20 @@ def autopsy_of(run: RecordedRun) -> RunAutopsy:
     return found
 
 
+def _facts_asked(index: _Indexes, q: Question) -> tuple[str, ...]:
+    """The facts ("file:id") holding the question's value when it was asked — of several (the
+    cat's name is in every fact about the cat), those about what the question asks."""
+    _, current, _ = facts_at(index.run.benchmark, q)
+    holding = {f"{file}:{fid}": text for (file, fid), text in current.items() if _some_item(q.expected, text)}
+    asked = topic_of(q.text, "", leaving=q.expected)
+    about = [key for key, text in holding.items() if asked.intersection(stems(text))]
+    return tuple(about or holding)
+
+
 def _question(index: _Indexes, q: Question, ev: Evaluation, rule: str) -> QuestionAutopsy:
     trail, memory = index.trail, index.memory
     asked = trail.asked.get(q.id)
+    facts = _facts_asked(index, q)
     steps: list[Step] = [Step(asked, StepKind.ASKED, q.text)] if asked else []
     right = is_correct(rule, ev.score, ev.attempts)
 
@@ -206,7 +219,7 @@ def _question(index: _Indexes, q: Question, ev: Evaluation, rule: str) -> Questi
     def verdict(stage: Stage | None, no_stage: NoStage | None = None, unseen: str = "") -> QuestionAutopsy:
         steps.append(Step(trail.graded.get(q.id), StepKind.GRADED, f"{ev.score:g}/10: {ev.answer[:120]}"))
         ordered = tuple(sorted(steps, key=lambda s: s.order))  # the memory files after the run: last
-        return QuestionAutopsy(q.id, q.expected, ev.score, stage, no_stage, unseen, ordered, q.tags, links)
+        return QuestionAutopsy(q.id, q.expected, ev.score, stage, no_stage, unseen, ordered, q.tags, links, facts)
 
     if q.deleted:
         gone = index.deleted.get(q.id, [])
@@ -342,10 +355,10 @@ def render_autopsy(result: RunAutopsy, stand_in: bool = False) -> str:
     lines.append(
         "Memory files: " + (f"not read — {result.memory_unseen}" if result.memory_unseen else "read at the end of the run")
     )
-    lines += ["", "| question | expected | score | stage |", "|---|---|---|---|"]
+    lines += ["", "| question | fact | expected | score | stage |", "|---|---|---|---|---|"]
     for q in result.questions:
         expected = q.expected.replace("|", "\\|")[:60]
-        lines.append(f"| {q.question_id} | {expected} | {q.score:g} | {q.verdict} |")
+        lines.append(f"| {q.question_id} | {', '.join(q.facts) or '—'} | {expected} | {q.score:g} | {q.verdict} |")
     counts = Counter(str(q.stage) if q.stage else str(q.no_stage) for q in result.questions)
     lines += ["", "stages: " + "; ".join(f"{k} {v}" for k, v in counts.most_common())]
     lines += ["", "operations:", *(f"- {f}" for f in operation_figures([q.links for q in result.questions]))]
@@ -355,7 +368,8 @@ def render_autopsy(result: RunAutopsy, stand_in: bool = False) -> str:
 def render_timeline(q: QuestionAutopsy) -> str:
     """One question's value through the run, step by step (`seq`: the log record, as
     `marathon inspect` numbers them; "end": the memory files after the run)."""
-    lines = [f"{q.question_id}: expected {q.expected!r} — {q.verdict}"]
+    facts = f" (fact {', '.join(q.facts)})" if q.facts else ""
+    lines = [f"{q.question_id}{facts}: expected {q.expected!r} — {q.verdict}"]
     for step in q.steps:
         at = "end" if step.at is None else str(step.at)
         lines.append(f"  {at:>6}  {step.kind:<22} {' '.join(step.detail.split())[:140]}")
@@ -433,5 +447,5 @@ def render_autopsy_section(result: RunAutopsy) -> list[str]:
     if result.memory_unseen:
         out.append(f"- memory files not read: {result.memory_unseen}")
     out += [f"- {figure}" for figure in operation_figures([q.links for q in result.questions])]
-    out.append("- each question's timeline (told, written, read, in input, graded): `marathon autopsy RUN --question ID`")
+    out.append("- each question's timeline (told, written, read, in input, graded): `marathon autopsy RUN --fact ID`")
     return out

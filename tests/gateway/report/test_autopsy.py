@@ -114,18 +114,19 @@ async def test_a_deleted_fact_answered_again_is_a_deleted_fact_still_kept(tmp_pa
 
 
 def test_marathon_autopsy_prints_every_question_and_one_timeline(runs: dict[str, Any]) -> None:
-    """`marathon autopsy RUN [--question ID]`"""
+    """`marathon autopsy RUN [--fact ID]`"""
     run = runs["_where"] / "refuses"
     table = marathon("autopsy", str(run), cwd=run.parent)
     assert table.returncode == 0, table.stderr
-    assert "| q9 | Pixel | 0 | never stored |" in table.stdout
+    (row,) = re.findall(r"^\| q9 \| (\S+) \| Pixel \| 0 \| never stored \|$", table.stdout, re.M)
     assert len(re.findall(r"^\| q\d+ \|", table.stdout, re.M)) == 15
     assert "offline rule-based model stand-in" in table.stdout
-    one = marathon("autopsy", str(run), "--question", "q9", cwd=run.parent)
-    assert one.returncode == 0 and one.stdout.startswith("q9: expected 'Pixel' — never stored")
-    assert "write refused" in one.stdout
-    missing = marathon("autopsy", str(run), "--question", "q99", cwd=run.parent)
-    assert missing.returncode == 2 and "no graded question 'q99'" in missing.stderr
+    for wanted in (row, "q9"):  # the fact (FILE:ID) or the question asking it
+        one = marathon("autopsy", str(run), "--fact", wanted, cwd=run.parent)
+        assert one.returncode == 0 and one.stdout.startswith(f"q9 (fact {row}): expected 'Pixel' — never stored")
+        assert "write refused" in one.stdout
+    missing = marathon("autopsy", str(run), "--fact", "q99", cwd=run.parent)
+    assert missing.returncode == 2 and "no graded question asks 'q99'" in missing.stderr
 
 
 async def test_a_forks_autopsy_reads_the_teaching_it_inherited(tmp_path: Path) -> None:
