@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import re
 import tarfile
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from gateway.report.deletion_scope import state_folder
+from gateway.report.memory_stores import StoreUnreadable, read_store, store_of
 from gateway.report.scoped_files import MAX_FILE_BYTES, ScopedFiles, read_scoped
 from persona.grading.exact import value_in
 from persona.numerals import digits_for_words
@@ -43,25 +45,33 @@ class MemoryState:
 
     @classmethod
     def at_end(cls, agent: dict[str, Any], run_dir: Path) -> MemoryState:
-        globs = memory_globs(agent)
-        if not globs:
+        globs, store = memory_globs(agent), store_of(agent)
+        if not globs and store is None:
             return cls(None, "the agent's memory is not in files we know of (no `memory_files` in its settings)")
         folder = state_folder(agent, run_dir)
         if folder is None or not folder.is_dir():
             return cls(None, f"the agent's state folder {folder} is not there")
-        return cls(read_scoped(folder, globs))
+        found = read_scoped(folder, globs)
+        if store is not None:  # a database (Letta's): its memory as texts
+            try:
+                found.texts.update(read_store(store[0], folder / store[1]))
+            except StoreUnreadable as exc:
+                return cls(None, f"the agent's memory store can't be read: {exc}")
+        return cls(found)
 
     @classmethod
     def in_checkpoint(cls, agent: dict[str, Any], archive: Path) -> MemoryState:
         """The memory files as a checkpoint archived them (`checkpoints/NAME.tar.gz`: the state
         folder's files, by their paths under it)."""
-        globs = memory_globs(agent)
-        if not globs:
+        globs, store = memory_globs(agent), store_of(agent)
+        if not globs and store is None:
             return cls(None, "the agent's memory is not in files we know of (no `memory_files` in its settings)")
         patterns = [re.compile(_glob_regex(g)) for g in globs]
         found = ScopedFiles(archive)
         try:
             with tarfile.open(archive, "r:gz") as tar:
+                if store is not None:  # the archived database, read from a copy
+                    found.texts.update(_archived_store(tar, *store))
                 for member in tar:
                     if not member.isfile() or not any(p.fullmatch(member.name) for p in patterns):
                         continue
@@ -74,7 +84,7 @@ class MemoryState:
                         found.not_read.append(f"{member.name} (not text)")
                         continue
                     found.texts[member.name] = raw.decode("utf-8", errors="replace")
-        except (OSError, tarfile.TarError) as exc:
+        except (OSError, tarfile.TarError, StoreUnreadable) as exc:
             return cls(None, f"the checkpoint archive {archive.name} can't be read ({exc})")
         return cls(found)
 
@@ -89,6 +99,20 @@ class MemoryState:
         if self.files is None:
             return []
         return [path for path, text in self.files.texts.items() if any_text(value, [text], topic)]
+
+
+def _archived_store(tar: tarfile.TarFile, kind: str, path: str) -> dict[str, str]:
+    try:
+        member = tar.getmember(path)
+    except KeyError:
+        raise StoreUnreadable(f"{path} is not in the checkpoint") from None
+    data = tar.extractfile(member)
+    if data is None:
+        raise StoreUnreadable(f"{path} is not a file in the checkpoint")
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = Path(tmp) / "store"
+        copy.write_bytes(data.read())
+        return read_store(kind, copy)
 
 
 def _glob_regex(glob: str) -> str:

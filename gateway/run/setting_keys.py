@@ -24,7 +24,7 @@ AGENT_KEYS = frozenset(
     llm process new_session quiet grace api_port token user_id host ignore initiated
     new_session_commands surface memory context_tokens keep_turns stream model_base_url
     api_key_env llm_timeout record_llm agent agent_id cumulative done_when error_path error_when
-    match text_path text_when faults memory_files""".split()
+    match text_path text_when faults memory_files memory_store""".split()
 )
 PROCESS_KEYS = frozenset(
     """command cwd env fill health snapshot state_dir ready_timeout stop_timeout not_state

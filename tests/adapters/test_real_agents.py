@@ -252,6 +252,11 @@ async def test_letta_server_with_a_new_session(
     assert {e.tool for e in log.events if isinstance(e, MemoryCallSeen)} >= {"memory_insert"}
     scores = {e.question_id: e.score for e in log.events if isinstance(e, Evaluation)}
     assert scores["q1"] == 10  # told before the new session, answered after it from the human block
+    # the memory autopsy reads Letta's memory from its SQLite database (issue 48)
+    traced = autopsy(load_run(tmp_path / "rec" / "letta"))
+    assert traced.memory_unseen == "", traced.memory_unseen
+    q1 = next(q for q in traced.questions if q.question_id == "q1")
+    assert [s.detail for s in q1.steps if s.kind is StepKind.IN_MEMORY] == ["block human"]
 
 
 def _hermes_telegram(tmp_path: Path, standin: ServedApp, **env: str) -> dict[str, object]:

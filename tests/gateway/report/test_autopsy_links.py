@@ -105,3 +105,28 @@ def test_a_list_answer_written_in_pieces_is_stored(make_benchmark: BenchFactory,
     events: list[Event] = [told, *write_events("goldfish: Salt", 3), *write_events("goldfish: Pepper", 5), ASKED]
     found = q1(tmp_path, bench, events, memory="- goldfish: Salt\n- goldfish: Pepper\n")
     assert found.stage is Stage.NOT_RETRIEVED, found.verdict  # both pieces written, both still there
+
+
+def test_letta_s_memory_is_read_from_its_database(tmp_path: Path) -> None:
+    """Letta keeps memory in SQLite, not files: its core-memory blocks and the archival passages
+    not deleted are the texts the autopsy searches; the database is only read."""
+    import sqlite3
+
+    from gateway.report.memory_state import MemoryState
+
+    db = tmp_path / "agent-state" / ".letta" / "sqlite.db"
+    db.parent.mkdir(parents=True)
+    with sqlite3.connect(db) as con:
+        con.execute("create table block (label text, value text)")
+        con.execute("create table archival_passages (id text, text text, is_deleted boolean)")
+        con.execute("insert into block values ('human', 'Their cat is called Miso.')")
+        con.execute("insert into archival_passages values ('p1', 'Rent: 1,210 a month', 0), ('p2', 'Ex: Daniel', 1)")
+    before = db.read_bytes()
+    agent = {"adapter": "letta", "memory_store": {"kind": "letta-sqlite", "path": ".letta/sqlite.db"}}
+    memory = MemoryState.at_end(agent, tmp_path)
+    assert memory.unseen == "" and memory.holds("Miso") and memory.holds("1,210")
+    assert memory.holds("Daniel") is False  # deleted from its archival store
+    assert memory.where("Miso") == ["block human"] and db.read_bytes() == before
+    (tmp_path / "agent-state" / ".letta" / "sqlite.db").write_text("not a database")
+    broken = MemoryState.at_end(agent, tmp_path)
+    assert broken.files is None and "memory store can't be read" in broken.unseen

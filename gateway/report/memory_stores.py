@@ -1,0 +1,50 @@
+"""Agent memory kept in a database, not in files: read as texts the memory autopsy searches
+the way it searches memory files (gateway/report/memory_state.py).
+
+`memory_store: {kind: "letta-sqlite", path: ".letta/sqlite.db"}` in the agent's settings (the
+`letta` profile sets it): Letta's core-memory blocks and its archival passages not deleted,
+read from its SQLite database under the state folder. The database is opened read-only and
+immutable — a report never writes the agent's state, nor waits on its locks. What a caller may
+rely on: a store that can't be read raises `StoreUnreadable` with the reason.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+
+class StoreUnreadable(Exception):
+    """The agent's memory store can't be read (missing, not a database, another schema)."""
+
+
+def _letta_sqlite(db: Path) -> dict[str, str]:
+    if not db.is_file():
+        raise StoreUnreadable(f"{db} is not there")
+    try:
+        with contextlib.closing(sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro&immutable=1", uri=True)) as con:
+            texts = {f"block {label}": str(value or "") for label, value in con.execute("select label, value from block")}
+            passages = con.execute("select id, text from archival_passages where not coalesce(is_deleted, 0)")
+            texts.update({f"archival passage {pid}": str(text or "") for pid, text in passages})
+    except sqlite3.Error as exc:
+        raise StoreUnreadable(f"{db.name}: {exc}") from None
+    return texts
+
+
+STORES: dict[str, Callable[[Path], dict[str, str]]] = {"letta-sqlite": _letta_sqlite}
+
+
+def store_of(agent: dict[str, Any]) -> tuple[str, str] | None:
+    """(kind, path under the state folder) of the agent's memory store, when its settings name one."""
+    store = agent.get("memory_store")
+    if not isinstance(store, dict) or store.get("kind") not in STORES or not isinstance(store.get("path"), str):
+        return None
+    return str(store["kind"]), str(store["path"])
+
+
+def read_store(kind: str, db: Path) -> dict[str, str]:
+    """The store's texts by where they are ("block human", "archival passage ID")."""
+    return STORES[kind](db)
