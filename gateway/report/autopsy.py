@@ -65,6 +65,8 @@ class NoStage(StrEnum):
     COMPUTED = "computed from several facts"
     NOT_TOLD = "the persona never said it"
     DELETED_NOT_STATED = "a [deleted] question answered wrong, without the deleted fact"
+    UNPLANNED = "graded, but not a question of the benchmark as played"
+    RELEASED = "not traced: the run was read for its totals only (its log released)"
 
 
 class StepKind(StrEnum):
@@ -149,6 +151,7 @@ class RunAutopsy:
     run_id: str
     questions: list[QuestionAutopsy] = field(default_factory=list)
     memory_unseen: str = ""  # why the memory files could not be read ("" when they were)
+    memory_not_read: list[str] = field(default_factory=list)  # files that were not read, and why
 
 
 @dataclass
@@ -160,40 +163,57 @@ class _Indexes:
     memory: MemoryState
     deleted: dict[str, list[str]]
 
+    within: Path | None = None  # read memory only under this folder (the viewer's recordings)
     archived: dict[Path, MemoryState] = field(default_factory=dict)
 
     def checkpoint(self, archive: Path) -> MemoryState:
         """The memory files a checkpoint archived (read once per run)."""
         if archive not in self.archived:
-            self.archived[archive] = MemoryState.in_checkpoint(self.run.header.agent, archive)
+            self.archived[archive] = MemoryState.in_checkpoint(self.run.header.agent, archive, self.within)
         return self.archived[archive]
 
     @classmethod
-    def of(cls, run: RecordedRun) -> _Indexes:
+    def of(cls, run: RecordedRun, within: Path | None = None) -> _Indexes:
         return cls(
             run,
             Trail.of(run.log),
-            MemoryState.at_end(run.header.agent, run.run_dir),
+            MemoryState.at_end(run.header.agent, run.run_dir, within),
             deleted_before(run, {q.id for q in run.summary.planned if q.deleted}),
+            within,
         )
 
 
-def autopsy(run: RecordedRun, rule: str = PassRule.FIRST_TRY) -> RunAutopsy:
-    """Every graded question's verdict, with the steps of its value's life."""
-    index = _Indexes.of(run)
-    result = RunAutopsy(run.summary.run_id, memory_unseen=index.memory.unseen)
+def autopsy(run: RecordedRun, rule: str = PassRule.FIRST_TRY, within: Path | None = None) -> RunAutopsy:
+    """Every graded question's verdict, with the steps of its value's life. `within`: read the
+    agent's memory only under this folder (the viewer serves one recordings folder, no more)."""
+    index = _Indexes.of(run, within)
+    result = RunAutopsy(
+        run.summary.run_id,
+        memory_unseen=index.memory.unseen,
+        memory_not_read=list(index.memory.files.not_read) if index.memory.files else [],
+    )
     questions = {q.id: q for q in run.summary.planned}
     for qid, ev in run.summary.evaluations.items():
         if qid in questions:
             result.questions.append(_question(index, questions[qid], ev, rule))
+        else:  # graded, but the benchmark as played no longer has it: counted, never traced
+            result.questions.append(QuestionAutopsy(qid, "", ev.score, None, NoStage.UNPLANNED))
     return result
 
 
 def autopsy_of(run: RecordedRun) -> RunAutopsy:
-    """`autopsy(run)`, computed once per run (kept in `run.derived`)."""
+    """`autopsy(run)`, computed once per run (kept in `run.derived`); a run whose events were
+    released (read for its totals) is not traced, and says so, question by question."""
     found = run.derived.get("autopsy")
     if not isinstance(found, RunAutopsy):
-        found = run.derived["autopsy"] = autopsy(run)
+        if run.released:
+            found = RunAutopsy(run.summary.run_id, memory_unseen=str(NoStage.RELEASED))
+            found.questions = [
+                QuestionAutopsy(qid, "", ev.score, None, NoStage.RELEASED) for qid, ev in run.summary.evaluations.items()
+            ]
+        else:
+            found = autopsy(run)
+        run.derived["autopsy"] = found
     return found
 
 
@@ -233,9 +253,11 @@ def _question(index: _Indexes, q: Question, ev: Evaluation, rule: str) -> Questi
         )
         if not ev.certain:
             return verdict(None, NoStage.UNRESOLVED)
+        if right:  # "I no longer know what Vadim did" names him and is right
+            return verdict(None, NoStage.RIGHT)
         if states_deleted(gone, ev.answer):
             return verdict(Stage.DELETED_KEPT)
-        return verdict(None, NoStage.RIGHT if right else NoStage.DELETED_NOT_STATED)
+        return verdict(None, NoStage.DELETED_NOT_STATED)
     if q.abstain:
         return verdict(None, NoStage.ABSTAIN)
     if COMPUTED in q.tags:
@@ -307,6 +329,8 @@ def _question(index: _Indexes, q: Question, ev: Evaluation, rule: str) -> Questi
         return verdict(None, NoStage.UNRESOLVED)
     if right:
         return verdict(None, NoStage.RIGHT)
+    if told is None:
+        return verdict(Stage.UNKNOWN, unseen="the matcher can't decide whether the persona told it")
     if not told:
         return verdict(None, NoStage.NOT_TOLD)
     if not index.run.observed:
@@ -355,6 +379,8 @@ def render_autopsy(result: RunAutopsy, stand_in: bool = False) -> str:
     lines.append(
         "Memory files: " + (f"not read — {result.memory_unseen}" if result.memory_unseen else "read at the end of the run")
     )
+    if result.memory_not_read:
+        lines.append(f"Left unread (what they hold is unsure): {'; '.join(result.memory_not_read[:10])}")
     lines += ["", "| question | fact | expected | score | stage |", "|---|---|---|---|---|"]
     for q in result.questions:
         expected = q.expected.replace("|", "\\|")[:60]
@@ -446,6 +472,8 @@ def render_autopsy_section(result: RunAutopsy) -> list[str]:
         out.append("- with no stage: " + "; ".join(f"{why} {n}" for why, n in apart.most_common()))
     if result.memory_unseen:
         out.append(f"- memory files not read: {result.memory_unseen}")
+    if result.memory_not_read:  # what they hold is unsure: no stage decided on their absence
+        out.append(f"- memory files left unread: {'; '.join(result.memory_not_read[:10])}")
     out += [f"- {figure}" for figure in operation_figures([q.links for q in result.questions])]
     out.append("- each question's timeline (told, written, read, in input, graded): `marathon autopsy RUN --fact ID`")
     return out

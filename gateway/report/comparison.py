@@ -18,7 +18,7 @@ import random
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from gateway.report.autopsy import OperationFigure, operation_figures
+from gateway.report.autopsy import OperationFigure, Stage, operation_figures
 from gateway.report.budget import percentile
 from gateway.report.run_line import RunLine
 
@@ -334,8 +334,17 @@ def render_comparison(c: Comparison) -> str:
             f"| stage | A ({a}) | B ({b}) | B − A |",
             "|---|---|---|---|",
         ]
-        for stage, n in sorted(c.chain.items(), key=lambda kv: (-(kv[1]["A"] + kv[1]["B"]), kv[0])):
-            lines.append(f"| {stage} | {n['A']} | {n['B']} | {n['B'] - n['A']:+d} |")
+        ranked = sorted(c.chain.items(), key=lambda kv: (-(kv[1]["A"] + kv[1]["B"]), kv[0]))
+        stages = {str(stage) for stage in Stage}
+        for stage, n in ranked:
+            if stage.partition(" (")[0] in stages:
+                lines.append(f"| {stage} | {n['A']} | {n['B']} | {n['B'] - n['A']:+d} |")
+        apart = [f"{why} {n['A']} / {n['B']}" for why, n in ranked if why.partition(" (")[0] not in stages]
+        if apart:  # not memory's doing: an abstain answered, a computed value, a value never told
+            lines += ["", "- wrong answers with no memory stage (A / B): " + "; ".join(apart)]
+    if c.operations and set(c.operations) != {"A", "B"}:
+        only = ", ".join(sorted(c.operations))
+        lines.append(f"- memory operations: only arm {only} has the autopsy's links (the other's lines are older)")
     if set(c.operations) == {"A", "B"}:
         a, b = c.names.get("A", "A"), c.names.get("B", "B")
         lines += ["", f"| memory operation (the autopsy) | A ({a}) | B ({b}) |", "|---|---|---|"]

@@ -110,13 +110,18 @@ class Trail:
                     self.graded[event.question_id] = at
                 case CheckpointSaved() if folder is not None and event.archive:
                     self.checkpoints.append((at, event.name, folder / event.archive))
-                case MemoryCallSeen() if event.operation != "read":
+                case MemoryCallSeen():
+                    # its tool's n-th call in that response — counting reads too (one `memory`
+                    # tool may view and write); a wrapped call ("tool_call:memory_search") is
+                    # its wrapper's call
+                    tool = event.tool.partition(":")[0]
                     exchange = exchanges.get(event.exchange)
-                    calls = [c for c in (exchange.tool_calls if exchange else []) if c.get("name") == event.tool]
-                    n = taken.get((event.exchange, event.tool), 0)  # its tool's n-th call in that response
-                    taken[(event.exchange, event.tool)] = n + 1
-                    args = calls[n].get("arguments") if n < len(calls) else None
-                    self.writes.append(Write(at, "\n".join(strings(args)), event.seq not in refused))
+                    calls = [c for c in (exchange.tool_calls if exchange else []) if c.get("name") == tool]
+                    n = taken.get((event.exchange, tool), 0)
+                    taken[(event.exchange, tool)] = n + 1
+                    if event.operation != "read":
+                        args = calls[n].get("arguments") if n < len(calls) else None
+                        self.writes.append(Write(at, "\n".join(strings(args)), event.seq not in refused))
                 case LLMExchange() if event.question_id:
                     self._turn(event, blobs)
         return order

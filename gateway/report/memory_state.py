@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 import tarfile
 import tempfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -44,13 +45,16 @@ class MemoryState:
     unseen: str = ""
 
     @classmethod
-    def at_end(cls, agent: dict[str, Any], run_dir: Path) -> MemoryState:
+    def at_end(cls, agent: dict[str, Any], run_dir: Path, within: Path | None = None) -> MemoryState:
+        """`within`: read only under this folder (the viewer: its recordings folder)."""
         globs, store = memory_globs(agent), store_of(agent)
         if not globs and store is None:
             return cls(None, "the agent's memory is not in files we know of (no `memory_files` in its settings)")
         folder = state_folder(agent, run_dir)
         if folder is None or not folder.is_dir():
             return cls(None, f"the agent's state folder {folder} is not there")
+        if not _inside(folder, within) or (store is not None and not _inside(folder / store[1], folder)):
+            return cls(None, "the agent's state folder is outside the recordings folder (not read here)")
         found = read_scoped(folder, globs)
         if store is not None:  # a database (Letta's): its memory as texts
             try:
@@ -60,12 +64,14 @@ class MemoryState:
         return cls(found)
 
     @classmethod
-    def in_checkpoint(cls, agent: dict[str, Any], archive: Path) -> MemoryState:
+    def in_checkpoint(cls, agent: dict[str, Any], archive: Path, within: Path | None = None) -> MemoryState:
         """The memory files as a checkpoint archived them (`checkpoints/NAME.tar.gz`: the state
         folder's files, by their paths under it)."""
         globs, store = memory_globs(agent), store_of(agent)
         if not globs and store is None:
             return cls(None, "the agent's memory is not in files we know of (no `memory_files` in its settings)")
+        if not _inside(archive, within):
+            return cls(None, "the checkpoint archive is outside the recordings folder (not read here)")
         patterns = [re.compile(_glob_regex(g)) for g in globs]
         found = ScopedFiles(archive)
         try:
@@ -84,21 +90,27 @@ class MemoryState:
                         found.not_read.append(f"{member.name} (not text)")
                         continue
                     found.texts[member.name] = raw.decode("utf-8", errors="replace")
-        except (OSError, tarfile.TarError, StoreUnreadable) as exc:
+        except (OSError, EOFError, zlib.error, tarfile.TarError, StoreUnreadable) as exc:
             return cls(None, f"the checkpoint archive {archive.name} can't be read ({exc})")
         return cls(found)
 
     def holds(self, value: str, topic: frozenset[str] = frozenset()) -> bool | None:
-        """Does memory hold every item of `value` (in some file)? None: unsure, or no state."""
+        """Does memory hold every item of `value` (in some file)? None: unsure, or no state —
+        or not found in what was read while some file could not be read (it may be there)."""
         if self.files is None:
             return None
-        return all_items(value, list(self.files.texts.values()), topic)
+        found = all_items(value, list(self.files.texts.values()), topic)
+        return None if found is False and self.files.not_read else found
 
     def where(self, value: str, topic: frozenset[str] = frozenset()) -> list[str]:
         """The files holding `value` for sure."""
         if self.files is None:
             return []
         return [path for path, text in self.files.texts.items() if any_text(value, [text], topic)]
+
+
+def _inside(path: Path, folder: Path | None) -> bool:
+    return folder is None or path.resolve().is_relative_to(folder.resolve())
 
 
 def _archived_store(tar: tarfile.TarFile, kind: str, path: str) -> dict[str, str]:

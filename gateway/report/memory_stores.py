@@ -11,7 +11,9 @@ rely on: a store that can't be read raises `StoreUnreadable` with the reason.
 from __future__ import annotations
 
 import contextlib
+import shutil
 import sqlite3
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -24,13 +26,24 @@ class StoreUnreadable(Exception):
 def _letta_sqlite(db: Path) -> dict[str, str]:
     if not db.is_file():
         raise StoreUnreadable(f"{db} is not there")
+    wal = db.with_name(db.name + "-wal")
+    if wal.is_file() and wal.stat().st_size:  # recent writes not yet in the database file
+        with tempfile.TemporaryDirectory() as tmp:  # read a copy with them, never the agent's own
+            copy = Path(tmp) / db.name
+            shutil.copyfile(db, copy)
+            shutil.copyfile(wal, Path(tmp) / wal.name)
+            return _read_letta(f"{copy.as_uri()}?mode=ro", db.name)
+    return _read_letta(f"{db.resolve().as_uri()}?mode=ro&immutable=1", db.name)
+
+
+def _read_letta(uri: str, name: str) -> dict[str, str]:
     try:
-        with contextlib.closing(sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro&immutable=1", uri=True)) as con:
+        with contextlib.closing(sqlite3.connect(uri, uri=True)) as con:
             texts = {f"block {label}": str(value or "") for label, value in con.execute("select label, value from block")}
             passages = con.execute("select id, text from archival_passages where not coalesce(is_deleted, 0)")
             texts.update({f"archival passage {pid}": str(text or "") for pid, text in passages})
     except sqlite3.Error as exc:
-        raise StoreUnreadable(f"{db.name}: {exc}") from None
+        raise StoreUnreadable(f"{name}: {exc}") from None
     return texts
 
 

@@ -23,21 +23,30 @@ class ScopedFiles:
 
 
 def read_scoped(folder: Path, globs: list[str]) -> ScopedFiles:
+    """Read what `globs` pick under `folder`. A pattern that would leave the folder (absolute,
+    or with `..`) is refused and listed; a file that can't be read is listed, never raised."""
     found = ScopedFiles(folder)
     seen: set[Path] = set()
     for pattern in globs:
+        if pattern.startswith("/") or ".." in pattern.split("/"):
+            found.not_read.append(f"{pattern} (a pattern must stay under the folder)")
+            continue
         for path in sorted(folder.glob(pattern)):
             if path in seen or not path.is_file():
                 continue
             seen.add(path)
             where = str(path.relative_to(folder))
-            if path.is_symlink():
+            if path.is_symlink() or not path.resolve().is_relative_to(folder.resolve()):
                 found.not_read.append(f"{where} (a link)")
                 continue
-            if path.stat().st_size > MAX_FILE_BYTES:
-                found.not_read.append(f"{where} (over {MAX_FILE_BYTES // 2**20} MiB)")
+            try:
+                if path.stat().st_size > MAX_FILE_BYTES:
+                    found.not_read.append(f"{where} (over {MAX_FILE_BYTES // 2**20} MiB)")
+                    continue
+                data = path.read_bytes()
+            except OSError as exc:
+                found.not_read.append(f"{where} (can't be read: {exc.strerror or exc})")
                 continue
-            data = path.read_bytes()
             if b"\0" in data[:4096]:
                 found.not_read.append(f"{where} (not text)")
                 continue

@@ -186,9 +186,11 @@ def make_app(recordings: Path, host: str = "127.0.0.1") -> web.Application:
         cached = traced.get(watch.run_dir)
         if cached is None or cached[0] != size:
             try:
-                body = await asyncio.to_thread(_autopsy_json, watch.run_dir)
+                body = await asyncio.to_thread(_autopsy_json, watch.run_dir, store.root)
             except Exception as exc:  # a run the report can't read: say so, as the list does
                 raise web.HTTPUnprocessableEntity(text=f"no autopsy for this run: {type(exc).__name__}: {exc}") from None
+            if len(traced) >= 8:  # as many as the open run pages (a long-lived viewer stays small)
+                traced.pop(next(iter(traced)))
             traced[watch.run_dir] = cached = (size, body)
         return web.json_response(cached[1])
 
@@ -246,11 +248,11 @@ def make_app(recordings: Path, host: str = "127.0.0.1") -> web.Application:
     return app
 
 
-def _autopsy_json(run_dir: Path) -> dict[str, Any]:
+def _autopsy_json(run_dir: Path, root: Path) -> dict[str, Any]:
     from gateway.report.autopsy import autopsy
     from gateway.report.recordings import load_run
 
-    result = autopsy(load_run(run_dir))
+    result = autopsy(load_run(run_dir), within=root)  # the viewer reads nothing outside its folder
     return {
         "memory_unseen": result.memory_unseen,
         "questions": {

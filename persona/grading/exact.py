@@ -472,7 +472,7 @@ class ValueMatch:
     reason: str
 
 
-@functools.lru_cache(maxsize=1 << 16)
+@functools.lru_cache(maxsize=1 << 14)
 def value_in(text: str, expected: str) -> ValueMatch:
     """Whether `text` holds the whole of `expected` — the one primitive the grader's evidence
     checks, the diagnostic chain, the persona's claims and the traffic's evidence read a value

@@ -334,9 +334,12 @@ async function showRun(runId) {
     if (!data.more && !source) follow();  // everything loaded: from here on, live
   }
   // the memory autopsy: a question's value through the run, each step linked to its record
-  let autopsy = null;
+  let autopsy = null, autopsySeq = null;
   async function traceFact(qid) {
-    autopsy = autopsy || await getJSON(api(`/api/runs/${encodeURIComponent(runId)}/autopsy`));
+    if (!autopsy || autopsySeq !== lastSeq) {  // a live run moved on: trace it as it is now
+      autopsy = await getJSON(api(`/api/runs/${encodeURIComponent(runId)}/autopsy`));
+      autopsySeq = lastSeq;
+    }
     const q = autopsy.questions[qid];
     const body = document.getElementById("inspector-body");
     if (!q) {

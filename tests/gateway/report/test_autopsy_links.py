@@ -130,3 +130,58 @@ def test_letta_s_memory_is_read_from_its_database(tmp_path: Path) -> None:
     (tmp_path / "agent-state" / ".letta" / "sqlite.db").write_text("not a database")
     broken = MemoryState.at_end(agent, tmp_path)
     assert broken.files is None and "memory store can't be read" in broken.unseen
+
+
+def test_what_could_not_be_read_never_decides_a_stage(tmp_path: Path) -> None:
+    """A memory file left unread (a link, too big) may hold the value: "not found" is unsure;
+    a truncated checkpoint archive, a pattern leaving the folder, a folder outside the one the
+    viewer serves: said, never a traceback."""
+    import tarfile
+
+    from gateway.report.memory_state import MemoryState
+
+    memory = tmp_path / "agent-state" / "memory"
+    memory.mkdir(parents=True)
+    (memory / "notes.md").write_text("- the dog is Rex\n")
+    (tmp_path / "elsewhere.md").write_text("- cat: Miso\n")
+    (memory / "more.md").symlink_to(tmp_path / "elsewhere.md")
+    agent = {"adapter": "reference"}
+    state = MemoryState.at_end(agent, tmp_path)
+    assert state.holds("Rex") is True and state.holds("Miso") is None  # the link may hold it
+    assert state.files is not None and state.files.not_read == ["memory/more.md (a link)"]
+    outside = MemoryState.at_end(agent, tmp_path, within=tmp_path / "recordings")
+    assert outside.files is None and "outside the recordings folder" in outside.unseen
+    leaving = MemoryState.at_end({"adapter": "reference", "memory_files": ["../*.md", "/etc/*"]}, tmp_path)
+    assert leaving.files is not None and len(leaving.files.not_read) == 2 and not leaving.files.texts
+    archive = tmp_path / "exam.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        tar.add(memory / "notes.md", arcname="memory/notes.md")
+    archive.write_bytes(archive.read_bytes()[:40])  # cut short
+    cut = MemoryState.in_checkpoint(agent, archive)
+    assert cut.files is None and "can't be read" in cut.unseen
+
+
+def test_a_right_answer_naming_the_deleted_person_is_right_and_a_released_run_is_not_traced(
+    make_benchmark: BenchFactory, tmp_path: Path
+) -> None:
+    from gateway.log.events import FactEdited
+    from gateway.report.autopsy import autopsy_of
+
+    exam = "# Two\n\n## Exam\n❓ q1 [deleted] What is my cat called? Correct answer: you asked me to forget it\n"
+    bench = make_benchmark(ch2__md=exam)
+    path = tmp_path / EVENTS_FILE
+    with RunLogWriter.create(path, Header(run_id="r", persona={"driver": "scripted"})) as log:
+        log.append(LLMExchange(kind="ordinary", model="m"))
+        log.append(TOLD)
+        log.append(FactEdited(file="pets", fact_id="1.1", old="My cat is called Miso", new="—"))
+        log.append(ASKED)
+        log.append(Evaluation(question_id="q1", score=10.0, answer="You asked me to forget Miso, so I have."))
+    run_log = read_log(path)
+    benchmark = load_benchmark(bench)
+    run = RecordedRun(tmp_path, run_log, benchmark, summarize(run_log, benchmark))
+    (q,) = autopsy_of(run).questions
+    assert q.no_stage is NoStage.RIGHT  # it names Miso, and it is right: no "deleted fact still kept"
+    released = RecordedRun(tmp_path, read_log(path), benchmark, summarize(run_log, benchmark))
+    released.release()
+    (r,) = autopsy_of(released).questions
+    assert r.no_stage is NoStage.RELEASED and r.stage is None
