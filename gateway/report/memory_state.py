@@ -10,6 +10,7 @@ links are listed as not read (gateway/report/scoped_files.py), never skipped in 
 
 from __future__ import annotations
 
+import functools
 import re
 import tarfile
 import tempfile
@@ -214,7 +215,14 @@ def held(text: str, value: str) -> bool | None:
 
 
 def _digits_in(text: str) -> bool:
-    return bool(_DIGIT.search(text) or _DIGIT.search(digits_for_words(text)))
+    return bool(_figures(text))
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _figures(text: str) -> str:
+    """The text's figures, in digits or in words ("eleven" → 11), space-separated. Remembered:
+    a memory note is read once per value searched for, and spelling numbers out is the slow part."""
+    return " ".join(re.findall(r"\d+", text + " " + digits_for_words(text)))
 
 
 def _might_hold(text: str, value: str) -> bool:
@@ -224,7 +232,7 @@ def _might_hold(text: str, value: str) -> bool:
     if _DIGIT.search(value):
         runs = re.findall(r"\d+", value)
         needed = [r for r in runs if len(r) > 1] or runs
-        figures = " ".join(re.findall(r"\d+", text + " " + digits_for_words(text)))
+        figures = _figures(text)
         return any(run in figures for run in needed)
     starts = [w[: 5 if len(w) >= 6 else max(3, len(w) - 1)] for w in re.findall(r"[^\W\d_]{3,}", value.casefold())]
     words = re.findall(r"[^\W\d_]+", text.casefold())
