@@ -26,7 +26,9 @@ def cmd_autopsy(run: Path, fact: str | None) -> int:
         return 1
     result = autopsy(recorded)
     if fact is None:
-        print(safe_text(render_autopsy(result, bool(recorded.header.agent.get("offline_stand_in")))), end="")
+        stand_in = bool(recorded.header.agent.get("offline_stand_in"))
+        status = f"the run is {recorded.summary.status}"
+        print(safe_text(render_autopsy(result, stand_in, status)), end="")
         return 0
     # a fact ("home:1.3"): every question asking its value; a question id: that question
     picked = [q for q in result.questions if fact in (q.question_id, *q.facts)]

@@ -371,7 +371,7 @@ def _figure_in(word: str) -> bool:
 _TOKEN = re.compile(r"[£$€]?\d[\d,.:/]*\w*|[^\W\d_][\w'-]*")
 
 
-def render_autopsy(result: RunAutopsy, stand_in: bool = False) -> str:
+def render_autopsy(result: RunAutopsy, stand_in: bool = False, status: str = "") -> str:
     """The per-question table (Markdown) and the stage counts."""
     lines = [f"# Memory autopsy: {result.run_id}", ""]
     if stand_in:
@@ -385,6 +385,10 @@ def render_autopsy(result: RunAutopsy, stand_in: bool = False) -> str:
     for q in result.questions:
         expected = q.expected.replace("|", "\\|")[:60]
         lines.append(f"| {q.question_id} | {', '.join(q.facts) or '—'} | {expected} | {q.score:g} | {q.verdict} |")
+    if not result.questions:  # nothing to trace is said, never printed as an empty result
+        lines += ["", f"no graded question to trace: {status or 'the run graded none'} (a run stopped before its exam "
+                  "is traced once it is resumed; a teaching run's exam is its forks)"]
+        return "\n".join(lines) + "\n"
     counts = Counter(str(q.stage) if q.stage else str(q.no_stage) for q in result.questions)
     lines += ["", "stages: " + "; ".join(f"{k} {v}" for k, v in counts.most_common())]
     lines += ["", "operations:", *(f"- {f}" for f in operation_figures([q.links for q in result.questions]))]

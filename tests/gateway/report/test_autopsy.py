@@ -145,3 +145,18 @@ async def test_a_forks_autopsy_reads_the_teaching_it_inherited(tmp_path: Path) -
     assert saved.detail == "exam: did not hold it" and saved.at is not None and saved.at.inherited
     q4 = {q.question_id: q for q in autopsy(load_run(tmp_path / "teach.f1")).questions}["q4"]
     assert [s.detail for s in q4.steps if s.kind is StepKind.AT_CHECKPOINT] == ["exam: held it"]
+
+
+def test_a_run_stopped_before_its_exam_says_there_is_nothing_to_trace(runs: dict[str, Any], tmp_path: Path) -> None:
+    """Tried as a user: a demo killed in its first seconds printed "stages: " and a column of
+    "no … to read it on", as if it were a result."""
+    import shutil
+
+    from tests.run_logs import cut_after
+
+    run = tmp_path / "cut"
+    shutil.copytree(runs["_where"] / "clean", run)
+    cut_after(run / "events.msgpack", "reply", 3)  # killed while it was still teaching
+    shown = marathon("autopsy", str(run), cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    assert "no graded question to trace: the run is " in shown.stdout and "stages:" not in shown.stdout
