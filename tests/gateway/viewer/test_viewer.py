@@ -467,10 +467,14 @@ async def test_a_facts_timeline_opens_beside_the_transcript_and_links_each_step(
         page.on("pageerror", lambda e: errors.append(str(e)))
         await page.goto(f"{served.url}/#/run/refuses")
         trace = page.locator('a.trace[data-q="q9"]')
-        for _ in range(20):  # the transcript is paged: scroll until q9's grade is in
+        more = page.locator("#load-more")
+        for _ in range(100):  # the transcript is paged: scroll until q9's grade is in
             if await trace.count():
                 break
-            await page.locator("#load-more").scroll_into_view_if_needed()
+            # the button is hidden once every page is in, and may be hidden before the first
+            # page arrives: scroll to it only while it is shown (the race CI hit at stop 54)
+            if await more.is_visible():
+                await more.scroll_into_view_if_needed()
             await page.wait_for_timeout(200)
         await trace.click()
         await expect(page.locator("#trace-verdict")).to_have_text("q9: expected Pixel — never stored")
