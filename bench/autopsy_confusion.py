@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 from gateway.log.events import EvidenceCheck  # noqa: E402
 from gateway.log.runlog import EVENTS_FILE, read_log  # noqa: E402
 from gateway.report.autopsy import COMPUTED, QuestionAutopsy, Stage, autopsy  # noqa: E402
-from gateway.report.judge_check import facts_at  # noqa: E402
+from gateway.report.labelled_sets import facts_at  # noqa: E402
 from gateway.report.recordings import load_run  # noqa: E402
 from gateway.run.config import RunSpec  # noqa: E402
 from gateway.run.runner import run_spec  # noqa: E402

@@ -13,7 +13,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from gateway.report.judge_check import CALIBRATION, SetResult, check_sets  # noqa: E402
+from gateway.report.judge_check import SetResult, check_sets  # noqa: E402
+from gateway.report.labelled_sets import CALIBRATION  # noqa: E402
 from persona.grading.judge import ExactJudge  # noqa: E402
 
 HELD_OUT = ROOT / "tests" / "persona" / "grading" / "heldout"

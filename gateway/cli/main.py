@@ -140,6 +140,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="a set of labelled answers (repeatable; docs/grading.md has the format)",
     )
     p.add_argument("--json", action="store_true", help="print the figures as one JSON object")
+    p.add_argument(
+        "--items", action="store_true", help="every item's verdict too: certain, score, low–high, reason"
+    )
     p.set_defaults(handler=cmd_grade)
     p = sub.add_parser("import", help="convert another benchmark format into marathonbench benchmarks")
     p.add_argument("format", choices=["longmemeval"])
@@ -373,7 +376,8 @@ def cmd_chat(
 
 
 def cmd_grade(args: argparse.Namespace) -> int:
-    from gateway.report.judge_check import SetError, calibration_sets, check_sets, render_set_result
+    from gateway.report.judge_check import check_sets, render_set_result
+    from gateway.report.labelled_sets import SetError, calibration_sets
     from gateway.report.rescore import rescore
     from persona.grading.judge import make_judge
 
@@ -391,9 +395,9 @@ def cmd_grade(args: argparse.Namespace) -> int:
             if args.command == "judge-check":
                 checked = await check_sets(judge, args.sets or calibration_sets())
                 print(
-                    json.dumps(checked.to_json(), ensure_ascii=False, indent=1)
+                    json.dumps(checked.to_json(items=args.items), ensure_ascii=False, indent=1)
                     if args.json
-                    else render_set_result(checked)
+                    else render_set_result(checked, items=args.items)
                 )
                 for reason in checked.unscored if args.json else []:
                     print(f"unscored: {reason}", file=sys.stderr)

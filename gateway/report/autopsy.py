@@ -35,7 +35,7 @@ from gateway.log.events import (
 )
 from gateway.report.deletion_checks import deleted_before
 from gateway.report.fact_trail import Mark, Trail
-from gateway.report.judge_check import facts_at
+from gateway.report.labelled_sets import facts_at
 from gateway.report.memory_state import MemoryState, all_items, any_text, stems, topic_of
 from gateway.report.recordings import RecordedRun
 from persona.benchmark.model import DELETED_MARKERS, Question

@@ -27,52 +27,53 @@ always the offline stall rule's.
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
-from dataclasses import dataclass, field, replace
-from functools import cache, lru_cache
+from dataclasses import asdict, dataclass, field
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
+from gateway.report.labelled_sets import AnswerItem, ReplyItem, read_set
 from gateway.step_progress import StepProgress
-from persona.benchmark.errors import BenchmarkErrors
-from persona.benchmark.loader import load_benchmark
-from persona.benchmark.model import Benchmark, FactUpdate, Question
-from persona.grading.exact import with_evidence
-from persona.grading.judge import ExamItem, Judge, superseded_values
+from persona.drivers.retry_rule import nudges
+from persona.grading.exact import Grade
+from persona.grading.judge import Judge, Verdict
 from persona.grading.stall import is_stall
 from persona.outcome import is_full, passed
 
-CALIBRATION = Path(__file__).resolve().parents[2] / "persona" / "grading" / "calibration"
-
-
-def calibration_sets() -> list[Path]:
-    """The shipped calibration sets (the grader's tuning sets; the held-out ones are apart)."""
-    return sorted(CALIBRATION.glob("*.jsonl"))
-
-
-class SetError(ValueError):
-    """A set that can't be read: the file, the line and what was expected."""
-
 
 @dataclass(frozen=True)
-class AnswerItem:
+class ItemVerdict:
+    """One item's verdict, for auditing a set without running items one by one (`--items`).
+    An answer: `score`, `certain`, `low`…`high` (the score when certain) and the reason; a
+    reply: the reading (`claim`, `certain`) against the label; a stall: whether the stall rule
+    saw it. `nudged`: whether the retry rule would nudge this reply (answers and replies)."""
+
+    set: str
     line: int
+    kind: Literal["answer", "reply", "stall"]
     language: str
-    item: ExamItem
-    gold: float
+    question: str  # the question's id for a benchmark's question, else its text
+    answer: str
+    gold: float | bool  # the gold score of an answer; `never_told` of a reply; True for a stall
+    certain: bool
+    score: float | None = None
+    low: float | None = None
+    high: float | None = None
+    claim: bool | None = None
+    nudged: bool | None = None
+    reason: str = ""
     shape: str = ""
 
-
-@dataclass(frozen=True)
-class ReplyItem:
-    line: int
-    language: str
-    question: str
-    reply: str
-    never_told: bool
-    stall: bool
-    shape: str = ""
+    def right(self) -> bool | None:
+        """Whether a certain verdict equals gold; None when uncertain or unscored."""
+        if self.kind == "stall":
+            return bool(self.claim)
+        if not self.certain:
+            return None
+        if self.kind == "reply":
+            return None if self.claim is None else self.claim == self.gold
+        return None if self.score is None else round(self.score) == round(float(self.gold))
 
 
 @dataclass
@@ -112,6 +113,10 @@ class NeverToldTally:
     unsure_answers: int = 0
     guessed: int = 0  # claims whose best guess (sure or not) is a claim
     guessed_wrong: int = 0  # answers whose best guess is a claim
+    sure_detected: int = 0  # claims surely read as claims
+    nudged_answers: int = 0  # answers nudged: surely read as claims, or read unsure
+    graded: int = 0  # answer items (with a gold score) the retry rule read
+    graded_nudged: int = 0  # … and would nudge: not right, and read as a claim or unsure
 
     def to_json(self) -> dict[str, Any]:
         def share(n: int, of: int) -> float | None:
@@ -124,6 +129,13 @@ class NeverToldTally:
             "unscored": self.unscored,
             # claims that get their nudge: read as claims, surely or not
             "recall": share(self.detected, self.claims),
+            # … of which surely: recall without the unsure readings
+            "sure_recall": share(self.sure_detected, self.claims),
+            # answers nudged all the same (sure claims and unsure readings): what a nudge costs
+            "nudged_answers": share(self.nudged_answers, self.answers),
+            # the set's graded answers the retry rule would nudge (not right; a claim or unsure)
+            "graded_answers": self.graded,
+            "graded_nudged": share(self.graded_nudged, self.graded),
             # answers surely read as claims: nudged, and the nudged try counted as if sure
             "false_positive": share(self.false_positive, self.answers),
             # replies read unsure: nudged, both tries graded; a range where they differ
@@ -149,134 +161,28 @@ class SetResult:
     never_told: dict[str, NeverToldTally] = field(default_factory=lambda: defaultdict(NeverToldTally))
     unscored: list[str] = field(default_factory=list)
     misses: list[str] = field(default_factory=list)  # certain and wrong: what to look at first
+    verdicts: list[ItemVerdict] = field(default_factory=list)  # every item, in the sets' order
 
-    def to_json(self) -> dict[str, Any]:
-        return {
+    def replies(self) -> int:
+        """The never-told and stall items (a never-told-only set has no answers to count)."""
+        return sum(1 for v in self.verdicts if v.kind != "answer")
+
+    def to_json(self, items: bool = False) -> dict[str, Any]:
+        """The figures; with `items`, every item's verdict too (`verdicts`, in the sets' order)."""
+        out = {
             "grader": self.grader,
             "sets": self.sets,
             **self.total.to_json(),
+            "replies": self.replies(),
             "by_language": {k: v.to_json() for k, v in sorted(self.by_language.items())},
             "by_tag": {k: v.to_json() for k, v in sorted(self.by_tag.items())},
             "never_told": {k: v.to_json() for k, v in sorted(self.never_told.items())},
             "unscored_items": self.unscored,
             "misses": self.misses,
         }
-
-
-def read_set(path: Path) -> list[AnswerItem | ReplyItem]:
-    """Every item of a set file, or SetError at the first bad line. Items are read once per
-    version of the file (a benchmark item resolves its question's evidence, the slow part):
-    callers share them and must not change them."""
-    try:
-        stat = path.stat()
-    except OSError as exc:
-        raise SetError(f"{path}: can't read the set: {exc}") from None
-    return list(_read_set(path, stat.st_mtime_ns, stat.st_size))
-
-
-@lru_cache(maxsize=64)
-def _read_set(path: Path, mtime_ns: int, size: int) -> tuple[AnswerItem | ReplyItem, ...]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SetError(f"{path}: can't read the set: {exc}") from None
-    out: list[AnswerItem | ReplyItem] = []
-    for n, raw in enumerate(text.splitlines(), 1):
-        if not raw.strip() or raw.lstrip().startswith("//"):
-            continue
-        try:
-            data = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise SetError(f"{path}:{n}: not a JSON object on one line ({exc.msg})") from None
-        if not isinstance(data, dict):
-            raise SetError(f"{path}:{n}: expected a JSON object, got {type(data).__name__}")
-        out.append(_item(path, n, data))
-    return tuple(out)
-
-
-def _item(path: Path, n: int, data: dict[str, Any]) -> AnswerItem | ReplyItem:
-    where = f"{path}:{n}"
-    shape = str(data.get("shape", ""))
-    if "reply" in data:
-        if not isinstance(data.get("never_told"), bool):
-            raise SetError(f'{where}: a reply item needs "never_told": true or false')
-        return ReplyItem(
-            n, str(data.get("language", "")), str(data.get("question", "")), str(data["reply"]),
-            data["never_told"], bool(data.get("stall", False)), shape,
-        )  # fmt: skip
-    gold = data.get("gold")
-    if isinstance(gold, bool) or not isinstance(gold, (int, float)) or not 0 <= gold <= 10:
-        raise SetError(f'{where}: "gold" must be a score in 0–10, got {gold!r}')
-    if not isinstance(data.get("answer"), str):
-        raise SetError(f'{where}: an answer item needs "answer": TEXT (or "reply" for a never-told item)')
-    if "benchmark" in data:
-        bench = _benchmark(_resolve(path, str(data["benchmark"])), where)
-        question = next((q for q in bench.questions if q.id == data.get("question_id")), None)
-        if question is None:
-            raise SetError(f"{where}: no question {data.get('question_id')!r} in {bench.root}")
-        graded, olds = _as_asked(bench.root.resolve(), question.id)
-        item = ExamItem(graded, question.expected, [data["answer"]], list(olds))
-        return AnswerItem(n, bench.language, item, float(gold), shape)
-    if not isinstance(data.get("question"), str) or not isinstance(data.get("expected", ""), str):
-        raise SetError(f'{where}: expected "benchmark" and "question_id", or "question" and "expected"')
-    tags = data.get("tags", [])
-    if not isinstance(tags, list):
-        raise SetError(f'{where}: "tags" must be a list of strings')
-    q = Question(f"line{n}", data["question"], data.get("expected", ""), tuple(map(str, tags)), path.name, n)
-    superseded = [str(s) for s in data.get("superseded", [])]
-    return AnswerItem(
-        n,
-        str(data.get("language", "")),
-        ExamItem(q, q.expected, [data["answer"]], superseded),
-        float(gold),
-        shape,
-    )
-
-
-def _resolve(path: Path, folder: str) -> Path:
-    beside = path.parent / folder
-    return beside if beside.is_dir() else Path(folder)
-
-
-@cache
-def _benchmark_at(root: Path) -> Benchmark:
-    return load_benchmark(root)
-
-
-def _benchmark(root: Path, where: str) -> Benchmark:
-    try:
-        return _benchmark_at(root.resolve())
-    except BenchmarkErrors as exc:
-        raise SetError(f"{where}: the benchmark {root} doesn't load: {exc.errors[0]}") from None
-
-
-@cache
-def _as_asked(root: Path, question_id: str) -> tuple[Question, tuple[str, ...]]:
-    """The question with its evidence, and the values superseded before it (once per question)."""
-    bench = _benchmark_at(root)
-    question = next(q for q in bench.questions if q.id == question_id)
-    olds, now, earlier = facts_at(bench, question)
-    if question.deleted:
-        return with_evidence(question, now, earlier), ()
-    return replace(with_evidence(question, now), superseded=tuple(olds)), tuple(olds)
-
-
-def facts_at(
-    bench: Benchmark, question: Question
-) -> tuple[list[str], dict[tuple[str, str], str], dict[tuple[str, str], list[str]]]:
-    """When `question` is asked: the values superseded before (`superseded_values`), every
-    fact's current text by (file, fact id), and every updated fact's earlier texts."""
-    current = {(f.file, f.id): f.text for ff in bench.facts.values() for f in ff.facts.values()}
-    earlier: dict[tuple[str, str], list[str]] = defaultdict(list)
-    for item in (i for phase in bench.phases for i in phase.items):
-        if item is question:
-            break
-        if isinstance(item, FactUpdate):
-            key = (item.file, item.fact_id)
-            if key in current:
-                earlier[key].append(current[key])
-            current[key] = item.text
-    return superseded_values(question.expected, earlier, current), current, earlier
+        if items:
+            out["verdicts"] = [{**asdict(v), "right": v.right()} for v in self.verdicts]
+        return out
 
 
 async def check_sets(judge: Judge, paths: list[Path]) -> SetResult:
@@ -295,38 +201,87 @@ async def check_sets(judge: Judge, paths: list[Path]) -> SetResult:
 
 async def _count_reply(result: SetResult, judge: Judge, path: Path, item: ReplyItem) -> None:
     tally = result.never_told[item.language or "?"]
+    said = partial(
+        ItemVerdict,
+        path.name,
+        item.line,
+        language=item.language,
+        question=item.question,
+        answer=item.reply,
+        shape=item.shape,
+    )
     if item.stall:
         tally.stalls += 1
-        tally.stalls_seen += is_stall(item.reply)
+        seen = is_stall(item.reply)
+        tally.stalls_seen += seen
+        why = "the stall rule sees a promise to look" if seen else "the stall rule sees no stall"
+        result.verdicts.append(said(kind="stall", gold=True, certain=True, claim=seen, reason=why))
         return
     reading = await judge.never_told(item.question, item.reply)
     if reading.claim is None:
         tally.unscored += 1
         result.unscored.append(f"{path.name}:{item.line}: {reading.reason}")
+        result.verdicts.append(said(kind="reply", gold=item.never_told, certain=False, reason=reading.reason))
         return
     nudged = reading.claim or not reading.certain  # the retry rule nudges a claim and an unsure reply
+    result.verdicts.append(
+        said(
+            kind="reply",
+            gold=item.never_told,
+            certain=reading.certain,
+            claim=reading.claim,
+            nudged=nudged,
+            reason=reading.reason,
+        )
+    )
     if item.never_told:
         tally.claims += 1
         tally.detected += nudged
+        tally.sure_detected += reading.claim and reading.certain
         tally.unsure_claims += not reading.certain
         tally.guessed += reading.claim
     else:
         tally.answers += 1
         tally.false_positive += reading.claim and reading.certain
+        tally.nudged_answers += nudged
         tally.unsure_answers += not reading.certain
         tally.guessed_wrong += reading.claim
     if reading.certain and reading.claim != item.never_told:
-        said = "taken for never-told" if reading.claim else "never-told missed"
-        result.misses.append(f"{item.language}: {said}: {item.reply[:160]!r}")
+        said_as = "taken for never-told" if reading.claim else "never-told missed"
+        result.misses.append(f"{item.language}: {said_as}: {item.reply[:160]!r}")
 
 
 async def _count_answer(result: SetResult, judge: Judge, path: Path, item: AnswerItem) -> None:
     tallies = [result.total, result.by_language[item.language or "?"]]
     tallies += [result.by_tag[t] for t in item.item.question.tags or ("untagged",)]
     verdict = await judge.judge(item.item)
+    answer = item.item.answers[-1] if item.item.answers else ""
     for t in tallies:
         t.items += 1
     where = f"{path.name}:{item.line}"
+    q = item.item.question
+    nudged = await _nudged(result, judge, item, verdict, answer) if verdict.score is not None else None
+    low, high = verdict.range() or (None, None)
+    asked = q.text if q.chapter == path.name else q.id  # a question given in full has no id of its own
+    sure = verdict.certain and verdict.score is not None
+    result.verdicts.append(
+        ItemVerdict(
+            path.name,
+            item.line,
+            "answer",
+            item.language,
+            asked,
+            answer,
+            item.gold,
+            sure,
+            verdict.score,
+            low,
+            high,
+            nudged=nudged,
+            reason=verdict.reason,
+            shape=item.shape,
+        )
+    )
     if verdict.score is None:
         for t in tallies:
             t.unscored += 1
@@ -345,14 +300,34 @@ async def _count_answer(result: SetResult, judge: Judge, path: Path, item: Answe
         t.false_pass += false_pass
         t.false_fail += false_fail
     if not right:
-        q = item.item.question
         result.misses.append(
-            f"{where} {q.id} (gold {item.gold:g}, graded {verdict.score:g}: {verdict.reason}): {item.item.answers[-1][:160]!r}"
+            f"{where} {q.id} (gold {item.gold:g}, graded {verdict.score:g}: {verdict.reason}): {answer[:160]!r}"
         )
 
 
-def render_set_result(result: SetResult) -> str:
-    """The figures a person reads: per language, then per tag, then what went wrong."""
+async def _nudged(result: SetResult, judge: Judge, item: AnswerItem, verdict: Verdict, answer: str) -> bool:
+    """Whether the retry rule would nudge this answer, as a run would: a first reply not graded
+    right, on a question that is no abstention, read as a never-told claim or read unsure (the
+    grader's own reading — the offline detector, or the judge's rubric)."""
+    q = item.item.question
+    first = Grade(verdict.score or 0.0, verdict.reason, certain=verdict.certain)
+    if q.abstain:  # never nudged: "you never told me" is the answer there
+        return False
+    tally = result.never_told[item.language or "?"]
+    tally.graded += 1
+    if first.correct:
+        return False
+    reading = await judge.never_told(q.text, answer)
+    nudge = reading.claim is not None and nudges(
+        first, abstain=False, claim=reading.claim, sure=reading.certain
+    )
+    tally.graded_nudged += nudge
+    return nudge
+
+
+def render_set_result(result: SetResult, items: bool = False) -> str:
+    """The figures a person reads: per language, then per tag, then what went wrong; with
+    `items`, every item's verdict after them."""
 
     def pct(v: float | None) -> str:
         return "—" if v is None else f"{v:.0%}"
@@ -365,22 +340,63 @@ def render_set_result(result: SetResult) -> str:
             f"false pass {t.false_pass}, false fail {t.false_fail}"
         )
 
-    lines = [f"{result.grader} on {', '.join(result.sets)}:", line("all", result.total)]
+    lines = [f"{result.grader} on {', '.join(result.sets)}:"]
+    replies = result.replies()
+    if result.total.items or not replies:
+        lines.append(
+            line("all", result.total)
+            + (f"; and {replies} never-told or stall replies (below)" if replies else "")
+        )
+    else:  # a never-told-only set: its replies are what is counted
+        lines.append(f"  {replies} never-told or stall replies, no graded answers")
     lines += [line(lang, t) for lang, t in sorted(result.by_language.items())]
     if result.by_tag:
         lines.append("by tag:")
         lines += [line(tag, t) for tag, t in sorted(result.by_tag.items())]
     for lang, nt in sorted(result.never_told.items()):
         j = nt.to_json()
-        lines.append(
-            f"never-told, read by {result.grader} ({lang}): recall {pct(j['recall'])} of {nt.claims} claims, false positives "
-            f"{pct(j['false_positive'])} of {nt.answers} answers; unsure {pct(j['unsure_claims'])} of claims, "
-            f"{pct(j['unsure_answers'])} of answers (nudged, both tries graded); best guess alone: recall "
-            f"{pct(j['best_guess']['recall'])}, false positives {pct(j['best_guess']['false_positive'])}"
-            + (f"; stalls recognised {pct(j['stalls_recognised'])} of {nt.stalls}" if nt.stalls else "")
-        )
+        if nt.claims or nt.answers or nt.stalls or nt.unscored:
+            lines.append(
+                f"never-told, read by {result.grader} ({lang}): recall {pct(j['recall'])} of {nt.claims} claims "
+                f"(sure {pct(j['sure_recall'])}, unsure {pct(j['unsure_claims'])}); of {nt.answers} answers "
+                f"{pct(j['false_positive'])} surely taken for claims, {pct(j['nudged_answers'])} nudged all the "
+                f"same (sure or unsure); best guess alone: recall {pct(j['best_guess']['recall'])}, false "
+                f"positives {pct(j['best_guess']['false_positive'])}"
+                + (f"; stalls recognised {pct(j['stalls_recognised'])} of {nt.stalls}" if nt.stalls else "")
+            )
+        if nt.graded:
+            lines.append(
+                f"nudges ({lang}): the retry rule would nudge {nt.graded_nudged} of {nt.graded} graded answers "
+                f"({pct(j['graded_nudged'])}): not right, and read as a claim or unsure"
+            )
     lines += [f"  unscored: {u}" for u in result.unscored]
     lines += [f"  miss: {m}" for m in result.misses[:40]]
     if len(result.misses) > 40:
         lines.append(f"  … and {len(result.misses) - 40} more misses (--json lists them all)")
+    if items:
+        lines.append("every item:")
+        lines += [f"  {_item_line(v)}" for v in result.verdicts]
     return "\n".join(lines)
+
+
+def _item_line(v: ItemVerdict) -> str:
+    mark = {True: "right", False: "WRONG", None: "unsure"}[v.right()]
+    nudged = ", nudged" if v.nudged else ""
+    where = f"{v.set}:{v.line} {v.language} {v.question[:40]}"
+    if v.kind == "stall":
+        return f"{where} stall: {mark} ({v.reason}): {v.answer[:100]!r}"
+    if v.kind == "reply":
+        read = (
+            "unscored" if v.claim is None else ("claim" if v.claim else "answer") + ("" if v.certain else "?")
+        )
+        return f"{where} reply, never-told {v.gold}: read {read} → {mark}{nudged} ({v.reason}): {v.answer[:100]!r}"
+    score = (
+        "unscored"
+        if v.score is None
+        else f"{v.score:g}"
+        if v.certain
+        else f"{v.low:g}–{v.high:g} (guess {v.score:g})"
+    )
+    return (
+        f"{where} answer, gold {float(v.gold):g}: {score} → {mark}{nudged} ({v.reason}): {v.answer[:100]!r}"
+    )

@@ -44,6 +44,17 @@ class Verdict:
     score: float | None  # None: unscored (the reason says why)
     reason: str
     certain: bool = True  # False: the grader's best guess, not a verdict (the reason says why)
+    # what the score may be: the score itself when certain; an uncertain grader may narrow its
+    # range (None: 0–10 when uncertain)
+    bounds: tuple[float, float] | None = None
+
+    def range(self) -> tuple[float, float] | None:
+        """The lowest and highest score this verdict allows; None when unscored."""
+        if self.score is None:
+            return None
+        if self.certain:
+            return (self.score, self.score)
+        return self.bounds or (0.0, 10.0)
 
 
 class Judge(Protocol):
@@ -171,7 +182,7 @@ class ExactJudge:
 
     async def judge(self, item: ExamItem) -> Verdict:
         grade = self.grader.grade(item.question, item.expected, item.answers[-1] if item.answers else "")
-        return Verdict(grade.score, grade.reason, grade.certain)
+        return Verdict(grade.score, grade.reason, grade.certain, grade.bounds())
 
     async def never_told(self, question: str, reply: str) -> NeverToldReading:
         return read_never_told(reply, question)  # sure, or the detector's guess (`certain` False)

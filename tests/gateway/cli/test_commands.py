@@ -253,7 +253,7 @@ def test_a_stop_signal_ends_a_command_started_with_sigint_ignored(
 
 
 def test_judge_check_on_your_own_set(tmp_path: Path) -> None:
-    """`marathon judge-check --grader G --set FILE.jsonl [--json]`"""
+    """`marathon judge-check --grader G --set FILE.jsonl [--json] [--items]`"""
     own = tmp_path / "mine.jsonl"
     own.write_text(
         '{"language": "en", "question": "What is my cat called?", "expected": "Miso", "answer": "Miso.", "gold": 10}\n'
@@ -269,6 +269,9 @@ def test_judge_check_on_your_own_set(tmp_path: Path) -> None:
     figures = json.loads(result.stdout)
     assert figures["items"] == 2 and figures["accuracy_certain"] == 1.0 and figures["coverage"] == 1.0
     assert figures["never_told"]["en"]["recall"] == 1.0
+    audited = marathon("judge-check", "--grader", "exact", "--set", str(own), "--items", cwd=tmp_path)
+    assert audited.returncode == 0, audited.stderr
+    assert "mine.jsonl:2 en What is my cat called? answer, gold 0: 0 → right (missing 'Miso'): 'Mochi.'" in audited.stdout
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"language": "en", "question": "Q", "expected": "x", "answer": "x", "gold": 11}\n')
     refused = marathon("judge-check", "--set", str(bad), cwd=tmp_path)

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from gateway.report.judge_check import calibration_sets, check_sets, read_set
+from gateway.report.judge_check import check_sets
+from gateway.report.labelled_sets import calibration_sets, read_set
 from persona.grading.judge import ExactJudge
 
 
