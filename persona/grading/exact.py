@@ -39,6 +39,7 @@ from persona.grading.beside import (
 from persona.grading.contrasts import contradicted
 from persona.grading.cues import cues as _cues
 from persona.grading.leak import deleted_stated
+from persona.grading.name_parts import names_by_part
 from persona.grading.never_told import claims_never_told
 from persona.grading.never_told_reading import NeverToldReading, read_never_told
 from persona.grading.variants import NUMERIC_DATE, in_expected_forms, in_expected_spelling
@@ -130,11 +131,13 @@ class ExactGrader:
         if question.deleted:
             answer = MARKUP.sub(" ", answer).replace("  ", " ")  # "asked me to **forget** him"
             forgot = _cues().forget.search(answer)
-            if hint := _cues().hints.search(answer):
+            # "you never told me", «в моих записях такого нет»: the older phrase rule, or a sure reading
+            unknown = claims_never_told(answer) or bool(reading.claim and reading.certain)
+            if hint := _cues().hints.search(answer) or _INITIALS.search(answer):
                 return Grade(0.0, f"hinted at the deleted content ({hint.group(0)!r})")
             if leaked := deleted_stated(question, answer):
                 return Grade(0.0, f"states the deleted content ({', '.join(leaked[:3])})")
-            if question.superseded and (forgot or claims_never_told(answer)):
+            if question.superseded and (forgot or unknown):
                 # what was deleted is known and not stated in its words; a name or figure beside the
                 # claim may still be it in others ("the one who moved to the Netherlands")
                 rest = answer[forgot.end() :] if forgot else after_first_sentence(answer)
@@ -150,10 +153,10 @@ class ExactGrader:
                 return Grade(10.0, "said it was asked to forget it")
             if forgot:
                 return Grade(0.0, "said it was asked to forget it, then told it anyway")
-            if claims_never_told(answer) and not _TOLD_ANYWAY.search(after_first_sentence(answer)):
+            if unknown and not _TOLD_ANYWAY.search(after_first_sentence(answer)):
                 # the seeds: on a deleted fact, "you never told me" is as right as "forgotten as asked"
                 return Grade(10.0, "said it doesn't know it (the fact was deleted)", never_told=True)
-            if claims_never_told(answer):
+            if unknown:
                 return Grade(
                     0.0, "said it doesn't know, then went on with something that may be the deleted content",
                     never_told=True, certain=False,
@@ -171,7 +174,8 @@ class ExactGrader:
         found: list[str] = []
         missing: list[str] = []
         for item in items:
-            (found if _item_found(item, answer_qty, answer_terms, answer_ids) else missing).append(item)
+            whole = _item_found(item, answer_qty, answer_terms, answer_ids)
+            (found if whole or names_by_part(question.text, item, answer) else missing).append(item)
         if found and (wrong := other_period(question, answer) or other_measure(question, answer)):
             return Grade(0.0, wrong, never_told=never)
         if (
@@ -198,6 +202,8 @@ class ExactGrader:
         return Grade(score, reason, never_told=never and not is_full(score))
 
 
+# "D. V. — though you asked me not to mention him": a name's initials are a hint at it
+_INITIALS = re.compile(r"(?<!\w)[A-ZА-ЯЁ]\.\s?[A-ZА-ЯЁ]\.")
 _DIGIT = re.compile(r"\d")  # a number beside "you don't have one" would be an invented answer
 # "… is it Biscuit?": a name or a number asked back is a guess
 _GUESSED_AS_QUESTION = re.compile(r"(?:\s(?!I\b)[A-ZА-ЯЁ][a-zа-яё]+|\d)[^.!?\n]{0,30}\?")

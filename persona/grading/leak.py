@@ -41,6 +41,15 @@ def deleted_stated(question: Question, answer: str) -> list[str]:
         for w in states_deleted(question.superseded, answer)
         if not (re.fullmatch(r"[\d.]+", w) and len(re.sub(r"\D", "", w.removesuffix(".0"))) < 3)
     ]
+    # a short number is a leak with its unit: "you split up three years ago" restates "broke up
+    # three years ago", while a date's "12" is no leak of "12 years"
+    said = [q for q in extract_quantities(answer) if q.unit]
+    stated += [
+        f"{q.value:g} {q.unit}"
+        for text in question.superseded
+        for q in extract_quantities(text)
+        if q.unit and isinstance(q.value, float) and any(q.matches(s) for s in said)
+    ]
     if not stated:  # most answers: the live facts need no reading
         return []
     shared = set(states_deleted(question.known, answer)) | set(

@@ -18,17 +18,12 @@ from difflib import SequenceMatcher
 from functools import lru_cache
 from itertools import pairwise
 
+import iuliia
+
 from persona.grading.cues import cues
 from persona.languages import words_pattern
 from persona.terms import UNIT_WORDS, key_terms, terms_match
 
-_LATIN_FOR = dict(
-    zip(
-        "абвгдеёжзийклмнопрстуфхцчшщъыьэюя",
-        "a b v g d e e zh z i y k l m n o p r s t u f kh ts ch sh shch - y - e yu ya".split(),
-        strict=True,
-    )
-)
 _WORD = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*")
 _ACRONYM = re.compile(r"(?<!\w)[A-ZА-ЯЁ]{3,5}(?!\w)")  # three letters at least: not "OK", "GP", "AM"
 _SIMILAR = 0.8  # "bologna" / "bolonya" is 0.86; "boston" / "bolonya" 0.46
@@ -38,8 +33,29 @@ _NAME_AFTER = re.compile(r"\s+[A-ZА-ЯЁ]")  # "2 Jan Novak": a name, not a mon
 _SHORT_FORM_AT = re.compile(r"\.|,|\s+\d|\s*$")  # "Пн, 8:30", "26 Sept.", "Sat 14:00": not "sat in the row"
 
 
-def _latin(word: str) -> str:
-    return "".join(_LATIN_FOR.get(c, c) for c in word.lower()).replace("-", "").replace("c", "k")
+# the romanisations a Russian word is commonly written in (iuliia's schemas): Wikipedia's
+# ("Yelena", "Andrey"), the passport's ("Elena", "Andrei", "Iuliia"), Telegram's (х as "h":
+# "Haddad"), the Moscow metro's and the scientific one ("Julija", "Andrej")
+_SCHEMAS = (iuliia.WIKIPEDIA, iuliia.ICAO_DOC_9303, iuliia.TELEGRAM, iuliia.MOSMETRO, iuliia.SCIENTIFIC)
+_NOT_LETTER = re.compile(r"[^a-z]")
+_VOWELS = re.compile(r"[aeiouy]+")
+
+
+@lru_cache(maxsize=1 << 14)
+def _latin(word: str) -> frozenset[str]:
+    """`word` in Latin letters: itself, or each common romanisation of a Cyrillic word;
+    lower case, letters only, "c" read as "k" ("Camino" is «Камино»)."""
+    forms = {schema.translate(word) for schema in _SCHEMAS} if _cyrillic(word) else {word}
+    return frozenset(_NOT_LETTER.sub("", f.lower()).replace("ck", "k").replace("c", "k") for f in forms)
+
+
+def _shape(latin: str) -> str:
+    """A romanisation's consonants with each run of vowels as one mark, and the spellings that
+    differ between schemas made one ("kh"/"h", doubled letters): "Khaddad" and "Haddad",
+    "Headingley" and «Хедингли», "Seville" and «Севилья» share theirs; "Milan" and «Милана»
+    don't (a vowel more), nor "Maria" and «Марина»."""
+    latin = re.sub(r"(.)\1+", r"\1", latin.replace("kh", "h").replace("x", "h").replace("j", "y"))
+    return _VOWELS.sub("*", latin)
 
 
 _CYRILLIC = re.compile(r"[а-яё]", re.IGNORECASE)
@@ -50,15 +66,29 @@ def _cyrillic(word: str) -> bool:
 
 
 def _other_script(a: str, b: str) -> bool:
-    """`a` and `b` are one name in two scripts: alike once both are written in Latin letters
-    ("c" read as "k": "Camino" is «Камино»), ending alike, of one length up to six letters
-    ("Maria" is no «Марина», "Milan" no «Милана»)."""
+    """`a` and `b` are one name in two scripts: one of the Cyrillic word's common romanisations
+    (`_SCHEMAS`, by the iuliia library) is the Latin word, or has its shape (`_shape`: its
+    consonants in order, vowels as marks), or is alike ending alike, of one length up to six
+    letters ("Bologna" is «Болонья»; "Maria" is no «Марина», "Milan" no «Милана»)."""
     if _cyrillic(a) == _cyrillic(b) or min(len(a), len(b)) < 2:
         return False
-    la, lb = _latin(a), _latin(b)
+    return any(_romanised_alike(la, lb) for la in _latin(a) for lb in _latin(b))
+
+
+def _romanised_alike(la: str, lb: str) -> bool:
     if la == lb:
         return True
-    if la[0] != lb[0] or la[-1] != lb[-1] or min(len(la), len(lb)) < 4:
+    if min(len(la), len(lb)) < 3:
+        return False
+    shape = _shape(la)
+    consonants = sum(c != "*" for c in shape)
+    if (
+        shape == _shape(lb)
+        and la[0] == lb[0]
+        and (consonants >= 2 or (consonants == 1 and min(len(la), len(lb)) >= 4))
+    ):
+        return True
+    if la[-1] != lb[-1] or la[0] != lb[0] or min(len(la), len(lb)) < 4:
         return False
     if abs(len(la) - len(lb)) > (0 if min(len(la), len(lb)) <= 6 else 1):
         return False

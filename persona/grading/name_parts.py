@@ -1,0 +1,74 @@
+"""Part of a person's name for the whole: "Priya." or "Ms Raman." for "Priya Raman", «Лукина.»
+or «Пётр.» for «Тамара Сергеевна Лукина» and «Пётр Ильич».
+
+One rule, the same in docs/grading.md and AUTHORING.md: asked *who* someone is or their name,
+an answer that names them by their given name, their surname or their name and patronymic —
+every capitalised word beside it being a word of that name or a title — names them, and is
+right. It is not right when it gives initials alone, a patronymic alone, or another name beside
+the part ("Priya Sharma", «Тамара Петровна»): a word of another name is a wrong name.
+
+What a caller may rely on: `names_by_part` is True only for a question asking for a person and
+an expected item of two or more name words; it never decides anything else.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from persona.grading.variants import in_expected_spelling
+from persona.languages import grading_words
+from persona.terms import terms_match
+
+_ASKS_PERSON = re.compile(
+    rf"(?<!\w)(?:{'|'.join(map(re.escape, grading_words('asks_person')))})(?!\w)", re.IGNORECASE
+)
+_TITLES = frozenset(grading_words("titles"))
+_NAME_WORD = re.compile(r"(?<![\w-])[A-ZА-ЯЁ][a-zа-яё]+(?:-[A-ZА-ЯЁ]?[a-zа-яё]+)*\.?")
+# a Russian patronymic: not a name to be called by on its own
+_PATRONYMIC = re.compile(r"(?:ович|евич|ьич|ична|инична|овна|евна)$")
+
+
+def _fold(word: str) -> str:
+    return word.lower().replace("ё", "е").rstrip(".")
+
+
+@lru_cache(maxsize=4096)
+def _name_words(item: str) -> tuple[str, ...]:
+    """The words of a person's name in `item`, titles left out; () when it is no such name."""
+    words = item.split()
+    names = tuple(_fold(w) for w in words if _fold(w) not in _TITLES)
+    if len(names) < 2 or not all(_NAME_WORD.fullmatch(w) for w in words if _fold(w) not in _TITLES):
+        return ()
+    return names
+
+
+def names_by_part(question: str, item: str, answer: str) -> bool:
+    """Whether `answer` names the person of `item` by part of the name (the module's rule)."""
+    names = _name_words(item)
+    if not names or not _ASKS_PERSON.search(question):
+        return False
+    answer = in_expected_spelling(item, answer)  # the other script, a short form of the name
+    said = [_fold(m.group(0)) for m in _NAME_WORD.finditer(answer)]
+    said = [w for w in said if w not in _TITLES]
+    ours = [w for w in said if any(_same(w, n) for n in names)]
+    if not ours or len(ours) == len(names):
+        return False  # none of the name, or the whole of it (the usual rule has graded that)
+    if all(_PATRONYMIC.search(w) for w in ours):
+        return False
+    others = [w for w in said if w not in ours and not _opens_sentence(w, answer)]
+    return not others
+
+
+def _same(word: str, name: str) -> bool:
+    return terms_match(word, name) and abs(len(word) - len(name)) <= 2
+
+
+def _opens_sentence(word: str, answer: str) -> bool:
+    """A capitalised word that only opens a sentence ("Your manager is Priya.") is no name."""
+    for m in _NAME_WORD.finditer(answer):
+        if _fold(m.group(0)) == word:
+            before = answer[: m.start()].rstrip(" \"'«*")
+            if before and before[-1] not in ".!?:\n—-":
+                return False
+    return True
