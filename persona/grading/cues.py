@@ -34,6 +34,7 @@ class Cues:
     hints: re.Pattern[str]  # "it starts with a D": on [deleted], a leak
     short_forms: dict[str, str]  # "пн" → "понедельник", "sept" → "september": abbreviations of words
     name_forms: tuple[tuple[str, ...], ...]  # ("михаил", "миша"): one given name's full and short forms
+    relative_days: dict[str, int]  # "послезавтра" → 2: a day named by its distance from today
 
 
 @cache
@@ -54,6 +55,7 @@ def cues() -> Cues:
     not_had: list[str] = []
     hints: list[str] = []
     short_forms: dict[str, str] = {}
+    relative_days: dict[str, int] = {}
     name_forms: list[tuple[str, ...]] = []
     for code in known_languages():
         grading = language_table(code).get("grading", {})
@@ -78,6 +80,8 @@ def cues() -> Cues:
             recurring.setdefault(name, []).extend(words_of)
         for full, shorts in grading.get("short_forms", {}).items():
             short_forms.update({short.lower(): full for short in shorts})
+        for days, said in grading.get("relative_days", {}).items():
+            relative_days.update({phrase.lower(): int(days) for phrase in said})
         name_forms += [tuple(n.lower().replace("ё", "е") for n in g) for g in grading.get("name_forms", [])]
         for name, words_of in grading.get("measures", {}).items():
             measures.setdefault(name, []).extend(words_of)
@@ -108,5 +112,5 @@ def cues() -> Cues:
         cue(guess), cue(hedge), cue(rejected), cue(unchanged), phrases(periods),
         phrases(recurring), phrases(measures),
         re.compile("|".join(f"(?:{p})" for p in not_had) or r"(?!)", re.IGNORECASE),
-        cue(hints), short_forms, tuple(name_forms),
+        cue(hints), short_forms, tuple(name_forms), relative_days,
     )  # fmt: skip

@@ -39,9 +39,10 @@ from persona.grading.beside import (
 from persona.grading.contrasts import contradicted
 from persona.grading.cues import cues as _cues
 from persona.grading.leak import deleted_stated
-from persona.grading.name_parts import names_by_part
+from persona.grading.name_parts import names_by_part, place_by_adjective
 from persona.grading.never_told import claims_never_told
 from persona.grading.never_told_reading import NeverToldReading, read_never_told
+from persona.grading.relations import relation_doubt
 from persona.grading.variants import NUMERIC_DATE, in_expected_forms, in_expected_spelling
 from persona.languages import grading_words, words_pattern
 from persona.numerals import digits_for_words
@@ -175,7 +176,8 @@ class ExactGrader:
         missing: list[str] = []
         for item in items:
             whole = _item_found(item, answer_qty, answer_terms, answer_ids)
-            (found if whole or names_by_part(question.text, item, answer) else missing).append(item)
+            short = names_by_part(question.text, item, answer) or place_by_adjective(item, answer)
+            (found if whole or short else missing).append(item)
         if found and (wrong := other_period(question, answer) or other_measure(question, answer)):
             return Grade(0.0, wrong, never_told=never)
         if (
@@ -234,6 +236,8 @@ def _doubt(question: Question, items: list[str], found: list[str], answer: str, 
         return _partly_there(items, answer) if not never else None
     if hedged := cues.hedge.search(answer):
         return f"a hedged answer ({hedged.group(0)!r})"
+    if relation := relation_doubt(question.text, answer):
+        return relation  # the right value, maybe in a relation the question doesn't ask
     plain = digits_for_words(MARKUP.sub(" ", answer)).strip()  # "two thousand and twelve" is one number
     first_line = plain.splitlines()[0] if plain else ""
     # a list answer is split at commas too; one value only at "and" ("penicillin and erythromycin")

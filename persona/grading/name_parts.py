@@ -7,8 +7,13 @@ every capitalised word beside it being a word of that name or a title — names 
 right. It is not right when it gives initials alone, a patronymic alone, or another name beside
 the part ("Priya Sharma", «Тамара Петровна»): a word of another name is a wrong name.
 
+A Russian place named by its adjective alone is the same kind of short form: «в Нижнем» for
+«Нижний Новгород» (`place_by_adjective`), while «в Нижнем Тагиле» and «в Новгороде» are other
+places.
+
 What a caller may rely on: `names_by_part` is True only for a question asking for a person and
-an expected item of two or more name words; it never decides anything else.
+an expected item of two or more name words, `place_by_adjective` only for an expected
+capitalised adjective and noun (by pymorphy3); neither decides anything else.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from functools import lru_cache
 
 from persona.grading.variants import in_expected_spelling
 from persona.languages import grading_words
+from persona.morphology import parses
 from persona.terms import terms_match
 
 _ASKS_PERSON = re.compile(
@@ -72,3 +78,21 @@ def _opens_sentence(word: str, answer: str) -> bool:
             if before and before[-1] not in ".!?:\n—-":
                 return False
     return True
+
+
+def place_by_adjective(item: str, answer: str) -> bool:
+    """Whether `answer` names the place `item` («Нижний Новгород») by its adjective alone, in
+    any case («в Нижнем»), with no capitalised word after it («в Нижнем Тагиле»)."""
+    words = item.split()
+    if len(words) != 2 or not all(w[:1].isupper() for w in words):
+        return False
+    adjective, noun = (parses(w) for w in words)
+    if not adjective or "ADJF" not in adjective[0].grammemes or not noun or "NOUN" not in noun[0].grammemes:
+        return False
+    lemma = adjective[0].lemma
+    for m in _NAME_WORD.finditer(answer):
+        said = m.group(0).rstrip(".")
+        if any(p.lemma == lemma and "ADJF" in p.grammemes for p in parses(said)):
+            # a capitalised word right after it names another place («в Нижнем Тагиле»)
+            return m.group(0).endswith(".") or not re.match(r"[ \u00a0]+[A-ZА-ЯЁ]", answer[m.end() :])
+    return False

@@ -311,9 +311,41 @@ def in_expected_forms(expected: str, answer: str) -> str:
         answer = re.sub(
             apart, lambda m: m.group(0) if _parts_kept_apart(m.group(0)) else " ".join(groups), answer
         )
+    answer = _days_as_expected(expected, answer)
     if _EXPECTED_TIME.search(expected):
         answer = _HOURS.sub(lambda m: f"{m.group(1)}:00", answer)
         answer = _DOTTED_TIME.sub(
             lambda m: f"{m.group(1)}:{m.group(2)}" if int(m.group(1)) < 24 else m.group(0), answer
         )
+    return answer
+
+
+# "the 26th", "26th", «22-го», «22-е»: a day of the month named without its month
+_BARE_DAY = re.compile(r"(?<![\w.,/:])(\d{1,2})(?:st|nd|rd|th|-?го|-?е)(?!\w)", re.IGNORECASE)
+_EXPECTED_DATE = re.compile(r"(?<!\d)(\d{1,2})\s+([^\W\d_]+)")
+_DAYS_COUNT = re.compile(
+    r"(?:(?:через|in)\s+)?(?<!\d)(\d+)(\s+(?:days?|дн(?:я|ей)|день))(?!\w)", re.IGNORECASE
+)
+
+
+def _days_as_expected(expected: str, answer: str) -> str:
+    """A date's day without its month ("Next Thursday, the 26th", «в воскресенье 22-го») as the
+    expected date when the answer names no month at all and the day is the expected one's; a
+    day named by its distance from today ("the day after tomorrow", «послезавтра») as that many
+    days when the expected answer counts days."""
+    cues_ = cues()
+    months = {m.lower() for m in (*cues_.months.values(), *cues_.months_ambiguous.values())}
+    dates = [m for m in _EXPECTED_DATE.finditer(expected) if m.group(2).lower() in months]
+    words = set(re.findall(r"[^\W\d_]+", answer.lower()))
+    if len(dates) == 1 and not words & cues_.month_words:
+        day, month = dates[0].group(1), dates[0].group(2)
+        answer = _BARE_DAY.sub(
+            lambda m: f"{day} {month}" if int(m.group(1)) == int(day) else m.group(0), answer
+        )
+    if count := _DAYS_COUNT.search(expected):  # in the expected answer's own words: «через 2 дня»
+        said_as = count.group(0)[: count.start(1) - count.start()] + "{}" + count.group(2)
+        for phrase, days in sorted(cues_.relative_days.items(), key=lambda kv: -len(kv[0])):
+            answer = re.sub(
+                rf"(?<!\w){re.escape(phrase)}(?!\w)", said_as.format(days), answer, flags=re.IGNORECASE
+            )
     return answer

@@ -1,0 +1,93 @@
+"""Who did what to whom: an answer with the right value in a relation the question doesn't ask.
+
+"Chidi owes you £150." for "How much do I owe Chidi?", «Вы должны Наташе 12 000.» for «Сколько
+мне должна Наташа?», "Marcus booked a table at Ottolenghi's" for "Where did I book a table for
+Marcus's birthday?": the value is there, the relation is reversed. Reading roles surely takes
+meaning, so this never decides a score: it is a doubt (`relation_doubt`), and an answer it
+names is graded uncertain — a judge reads it, or the question stays unresolved. Never
+certain-right is the promise (docs/grading.md); an answer in the question's own roles is left to
+the other rules.
+
+How roles are read: in English by word order (the person asking and the other party: "I … Chidi"
+in the question, "Chidi … you" in the answer); in Russian, where word order is free, by case
+(pymorphy3, `persona.morphology`): who is in the nominative — the person asking («я», «вы») or
+another person («Наташа», «Ирина», «она»).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from persona.morphology import parses
+
+Role = Literal["user", "other"]
+
+_CYRILLIC = re.compile(r"[а-яё]", re.IGNORECASE)
+_SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
+_WORD = re.compile(r"[^\W\d_]+(?:'s)?")
+_USER_ASKING = re.compile(r"\b(?:I|me|my|mine|myself)\b")  # "I" in capitals: the person asking
+_USER_ANSWERED = re.compile(r"\b(?:you|your|yours|yourself)\b", re.IGNORECASE)
+_NAME = re.compile(r"(?<![\w'])[A-Z][a-z]+(?:'s)?")
+_NOT_NAMES = frozenset(
+    {"I", "What", "Who", "Where", "When", "Which", "How", "Why", "Whose", "Is", "Do", "Did", "Does"}
+)
+
+
+def relation_doubt(question: str, answer: str) -> str | None:
+    """Why the answer may state its value in a relation the question doesn't ask, or None."""
+    try:
+        return _russian(question, answer) if _CYRILLIC.search(question) else _english(question, answer)
+    except Exception:  # odd text: no doubt raised, the other rules grade it
+        return None
+
+
+def _english(question: str, answer: str) -> str | None:
+    parties = [
+        n.removesuffix("'s") for n in _NAME.findall(question) if n.removesuffix("'s") not in _NOT_NAMES
+    ]
+    user = _USER_ASKING.search(question)
+    if not parties or not user:
+        return None
+    for party in parties:
+        asked = question.find(party)
+        for sentence in _SENTENCE.split(answer):
+            named = re.search(rf"(?<!\w){re.escape(party)}(?!\w)", sentence)
+            you = _USER_ANSWERED.search(sentence)
+            if not named or not you:
+                continue
+            if (user.start() < asked) != (you.start() < named.start()):
+                return f"names {party} and you the other way round from the question (who did what to whom?)"
+            break
+    return None
+
+
+def _russian(question: str, answer: str) -> str | None:
+    asked = _subject(question, asking=True)
+    said = _subject(answer, asking=False)
+    if asked is None or said is None or asked == said:
+        return None
+    answered = "you" if said == "user" else "someone else"
+    asking = "the person asking" if asked == "user" else "someone else"
+    return f"the answer's subject is {answered}, the question's {asking} (who did what to whom?)"
+
+
+def _subject(text: str, asking: bool) -> Role | None:
+    """Who is in the nominative: the person asking («я» asked, «вы» answered) or another person
+    (a name, «она», «он»); None when neither is. The person asking wins where both are."""
+    person = "1per" if asking else "2per"
+    other = False
+    for m in _WORD.finditer(text):
+        word = m.group(0)
+        readings = parses(word)
+        nominative = [p for p in readings if "nomn" in p.grammemes]
+        if not nominative or len(nominative) < len(readings) / 2:
+            continue  # not surely the nominative («вас», «Веру»)
+        if any("NPRO" in p.grammemes and person in p.grammemes for p in nominative):
+            return "user"
+        named = word[0].isupper() and any({"Name", "Surn", "Patr"} & p.grammemes for p in nominative)
+        pronoun = any(
+            "NPRO" in p.grammemes and "3per" in p.grammemes and "Anph" in p.grammemes for p in nominative
+        )
+        other = other or named or pronoun
+    return "other" if other else None
