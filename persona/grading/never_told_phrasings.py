@@ -45,6 +45,7 @@ class Phrasings:
     no_value: re.Pattern[str]  # words that name no value ("could", «по-моему»): no competitor beside a claim
     guess: re.Pattern[str]
     forget: re.Pattern[str]  # "you asked me to forget": a deletion honoured, not a never-told claim
+    refusal: re.Pattern[str]  # "I'd rather not discuss salary details": a refusal, no never-told claim
     asks_for: dict[str, re.Pattern[str]]  # "how many", «когда»: the kind of value a question asks for
     # "date" to a "when" question, «сумма» to «сколько»: a claim's words that name the asked value
     value_words: dict[str, re.Pattern[str]]
@@ -102,6 +103,7 @@ def phrasings() -> tuple[Phrasings, ...]:
                 value_words={
                     kind: words_pattern(words) for kind, words in table.get("value_words", {}).items()
                 },
+                refusal=re.compile(known.get("refusal", r"(?!)"), re.IGNORECASE),
                 forget=re.compile(
                     "|".join(f"(?:{p})" for p in table.get("grading", {}).get("asked_to_forget", []))
                     or r"(?!)",
