@@ -36,7 +36,7 @@ from typing import Any, Literal
 from gateway.report.labelled_sets import AnswerItem, ReplyItem, read_set
 from gateway.step_progress import StepProgress
 from persona.drivers.retry_rule import nudges
-from persona.grading.exact import Grade
+from persona.grading.grade import Grade
 from persona.grading.judge import Judge, Verdict
 from persona.grading.stall import is_stall
 from persona.outcome import is_full, passed

@@ -14,7 +14,7 @@ apply one rule.
 from __future__ import annotations
 
 from persona.drivers.actions import Evaluate
-from persona.grading.exact import Grade
+from persona.grading.grade import Grade
 from persona.outcome import RETRY_WEIGHT, most, weighted
 
 _MOST_AFTER_NUDGE = most(2)

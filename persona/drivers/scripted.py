@@ -30,7 +30,8 @@ from persona.drivers.actions import (
 )
 from persona.drivers.live_facts import LiveFacts
 from persona.drivers.retry_rule import nudges, retried
-from persona.grading.exact import ExactGrader, Grade, Grader, with_evidence
+from persona.grading.exact import ExactGrader, Grader, with_evidence
+from persona.grading.grade import Grade
 from persona.grading.judge import ExamItem, Judge, superseded_values
 from persona.grading.never_told_reading import NeverToldReading
 from persona.grading.stall import is_stall

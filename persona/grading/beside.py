@@ -6,6 +6,7 @@ into a sure 0 or an "I can't be sure" — these functions only find them, and sa
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from itertools import pairwise
@@ -13,6 +14,7 @@ from itertools import pairwise
 from persona.benchmark.model import Question
 from persona.grading.cues import cues as _cues
 from persona.languages import words_pattern
+from persona.morphology import lemmas
 from persona.terms import Quantity, extract_quantities, key_terms, terms_match
 
 MARKUP = re.compile(r"[*_`#>|]+|\s+[-•]\s+")
@@ -296,3 +298,24 @@ def rivals(wanted: list[Quantity], q: Quantity) -> bool:
         isinstance(w.value, float) and w.value and q.value and 0.1 <= abs(q.value / w.value) <= 10
         for w in wanted
     )
+
+
+@functools.cache
+def _month_lemmas() -> frozenset[str]:
+    return frozenset(lemma for w in _cues().month_words for lemma in lemmas(w))
+
+
+def other_month(items: list[str], answer: str) -> str | None:
+    """A month the answer names beside the expected one («В сентябре, а в ноябре — налог на
+    дачу.» for the conference in November): the expected month may belong to another event.
+    Months are compared by their dictionary forms (pymorphy3: «ноябре» is «ноябрь»); "may"
+    counts only capitalised ("you may" is no month)."""
+    months = _month_lemmas()
+
+    def named(text: str) -> set[str]:
+        words = [w for w in re.findall(r"[^\W\d_]+", text) if w != "may"]
+        return {lemma for w in words for lemma in lemmas(w) if lemma in months}
+
+    asked = named(" ".join(items))
+    other = named(answer) - asked if asked else set()
+    return f"another month beside the expected one ({', '.join(sorted(other))})" if other else None

@@ -21,13 +21,13 @@ from persona.grading.beside import (
     CLAUSE,
     MARKUP,
     SENTENCES,
-    after_first_sentence,
     aside_claim,
     claims_not_told,
     earlier_words,
     names_not_listed,
     other_facts_mixed_in,
     other_measure,
+    other_month,
     other_period,
     other_subject,
     out_of_order,
@@ -38,11 +38,11 @@ from persona.grading.beside import (
 )
 from persona.grading.contrasts import contradicted
 from persona.grading.cues import cues as _cues
-from persona.grading.leak import deleted_stated
+from persona.grading.grade import Grade
 from persona.grading.name_parts import names_by_part, place_by_adjective
-from persona.grading.never_told import claims_never_told
 from persona.grading.never_told_reading import NeverToldReading, read_never_told
 from persona.grading.relations import relation_doubt
+from persona.grading.tagged import grade_abstain, grade_deleted
 from persona.grading.variants import NUMERIC_DATE, in_expected_forms, in_expected_spelling
 from persona.languages import grading_words, words_pattern
 from persona.numerals import digits_for_words
@@ -58,30 +58,6 @@ from persona.terms import (
     split_items,
     terms_match,
 )
-
-
-@dataclass(frozen=True)
-class Grade:
-    """`certain` False: the grader can't be sure (the reason says why) and `score` is only its
-    best guess — a judge decides, or the question stays unresolved; never a confident figure."""
-
-    score: float
-    reason: str
-    never_told: bool = False
-    certain: bool = True
-    # False: whether the answer claims it was never told is the detector's guess (a claim and
-    # what may be the value side by side) — the retry rule nudges and keeps both tries' grades
-    never_told_certain: bool = True
-    never_told_reason: str = ""
-
-    @property
-    def correct(self) -> bool:
-        """Fully right (`persona.outcome.is_full`): the bar that spares a nudge."""
-        return is_full(self.score)
-
-    def bounds(self) -> tuple[float, float]:
-        """The score itself when certain; else anything from 0 to 10."""
-        return (self.score, self.score) if self.certain else (0.0, 10.0)
 
 
 class Grader(Protocol):
@@ -116,53 +92,9 @@ class ExactGrader:
     def _grade(self, question: Question, expected: str, answer: str, reading: NeverToldReading) -> Grade:
         never = bool(reading.claim)
         if question.abstain:
-            guessed = _cues().guess.search(answer) or _GUESSED_AS_QUESTION.search(answer)
-            if (never or claims_never_told(answer)) and guessed:  # "not sure — maybe shellfish?"
-                return Grade(
-                    0.0,
-                    f"said it doesn't know, then guessed ({guessed.group(0)!r})",
-                    never_told=True,
-                    certain=False,
-                )
-            if never or claims_never_told(answer):
-                return Grade(10.0, "correctly said it was never told", never_told=True)
-            if _cues().not_had.search(answer) and not guessed and not _DIGIT.search(answer):
-                return Grade(10.0, "said there is none (which is why it was never told)")
-            return Grade(0.0, "should have said it was never told; answered instead", never_told=False)
+            return grade_abstain(answer, never)
         if question.deleted:
-            answer = MARKUP.sub(" ", answer).replace("  ", " ")  # "asked me to **forget** him"
-            forgot = _cues().forget.search(answer)
-            # "you never told me", «в моих записях такого нет»: the older phrase rule, or a sure reading
-            unknown = claims_never_told(answer) or bool(reading.claim and reading.certain)
-            if hint := _cues().hints.search(answer) or _INITIALS.search(answer):
-                return Grade(0.0, f"hinted at the deleted content ({hint.group(0)!r})")
-            if leaked := deleted_stated(question, answer):
-                return Grade(0.0, f"states the deleted content ({', '.join(leaked[:3])})")
-            if question.superseded and (forgot or unknown):
-                # what was deleted is known and not stated in its words; a name or figure beside the
-                # claim may still be it in others ("the one who moved to the Netherlands")
-                rest = answer[forgot.end() :] if forgot else after_first_sentence(answer)
-                if _TOLD_ANYWAY.search(rest):
-                    return Grade(0.0, "said it forgot, then went on with names or figures", certain=False)
-                return Grade(
-                    10.0, "said it was asked to forget it, or doesn't know it (the fact was deleted)"
-                )
-            if forgot and _TOLD_ANYWAY.search(" " + answer[: forgot.start()].split(" ", 1)[-1]):
-                # "That was Daniel …, though I know you asked me to forget him": told first
-                return Grade(0.0, "told it, then said it was asked to forget it")
-            if forgot and not _TOLD_ANYWAY.search(answer[forgot.end() :]):
-                return Grade(10.0, "said it was asked to forget it")
-            if forgot:
-                return Grade(0.0, "said it was asked to forget it, then told it anyway")
-            if unknown and not _TOLD_ANYWAY.search(after_first_sentence(answer)):
-                # the seeds: on a deleted fact, "you never told me" is as right as "forgotten as asked"
-                return Grade(10.0, "said it doesn't know it (the fact was deleted)", never_told=True)
-            if unknown:
-                return Grade(
-                    0.0, "said it doesn't know, then went on with something that may be the deleted content",
-                    never_told=True, certain=False,
-                )  # fmt: skip
-            return Grade(0.0, "did not say it was asked to forget it")
+            return grade_deleted(question, answer, reading)
         if not answer.strip():
             return Grade(0.0, "empty answer", never_told=never)
         items = split_items(expected)
@@ -204,11 +136,7 @@ class ExactGrader:
         return Grade(score, reason, never_told=never and not is_full(score))
 
 
-# "D. V. — though you asked me not to mention him": a name's initials are a hint at it
-_INITIALS = re.compile(r"(?<!\w)[A-ZА-ЯЁ]\.\s?[A-ZА-ЯЁ]\.")
 _DIGIT = re.compile(r"\d")  # a number beside "you don't have one" would be an invented answer
-# "… is it Biscuit?": a name or a number asked back is a guess
-_GUESSED_AS_QUESTION = re.compile(r"(?:\s(?!I\b)[A-ZА-ЯЁ][a-zа-яё]+|\d)[^.!?\n]{0,30}\?")
 _AND = re.compile(rf"\s+(?:{words_pattern('and')})\s+", re.IGNORECASE)
 _ALTERNATIVE = re.compile(rf"(?<!\w)(?:{words_pattern('or')})(?!\w)", re.IGNORECASE)
 
@@ -236,8 +164,8 @@ def _doubt(question: Question, items: list[str], found: list[str], answer: str, 
         return _partly_there(items, answer) if not never else None
     if hedged := cues.hedge.search(answer):
         return f"a hedged answer ({hedged.group(0)!r})"
-    if relation := relation_doubt(question.text, answer):
-        return relation  # the right value, maybe in a relation the question doesn't ask
+    if relation := relation_doubt(question.text, answer) or other_month(items, answer):
+        return relation  # the right value, maybe in a relation or of an event the question doesn't ask
     plain = digits_for_words(MARKUP.sub(" ", answer)).strip()  # "two thousand and twelve" is one number
     first_line = plain.splitlines()[0] if plain else ""
     # a list answer is split at commas too; one value only at "and" ("penicillin and erythromycin")
@@ -405,8 +333,6 @@ def _term_found(term: str, said: str) -> bool:
 _DIGITS_ONLY = re.compile(r"[\d\s-]+")
 _DIGIT_GROUPS = re.compile(r"(?<![\w.,])\d+(?:[ -]\d+)*(?![\w.,]\d)")
 _TITLES = frozenset(grading_words("titles"))  # "Haddad." for "Dr Haddad"
-# after "you asked me to forget": a number, or a capitalised word not opening a sentence (a name)
-_TOLD_ANYWAY = re.compile(r"\d|(?<![.!?]\s)(?<!^)(?<![.!?])\s(?!I\b)[A-ZА-ЯЁ][a-zа-яё]+")
 
 
 def _given_as_old(item: str, answer: str, question: str) -> bool:

@@ -1,15 +1,17 @@
 """Part of a person's name for the whole: "Priya." or "Ms Raman." for "Priya Raman", «Лукина.»
 or «Пётр.» for «Тамара Сергеевна Лукина» and «Пётр Ильич».
 
-One rule, the same in docs/grading.md and AUTHORING.md: asked *who* someone is or their name,
-an answer that names them by their given name, their surname or their name and patronymic —
-every capitalised word beside it being a word of that name or a title — names them, and is
-right. It is not right when it gives initials alone, a patronymic alone, or another name beside
-the part ("Priya Sharma", «Тамара Петровна»): a word of another name is a wrong name.
+One rule, the same in docs/grading.md: asked *who* someone is or
+their name, an answer that names them by their given name, their surname or their name and
+patronymic — every capitalised word beside it being a word of that name or a title — is found
+but *not certain*: the exact grader abstains on part of a name ("only 1 of the 2 words"), since
+whether the part names the person unmistakably is a reading (a judge's). It was a certain 0
+before, which held-out answers showed wrong. Initials alone, a patronymic alone, or another
+name beside the part ("Priya Sharma", «Тамара Петровна») are not the name: a certain 0.
 
-A Russian place named by its adjective alone is the same kind of short form: «в Нижнем» for
-«Нижний Новгород» (`place_by_adjective`), while «в Нижнем Тагиле» and «в Новгороде» are other
-places.
+A Russian place named by its adjective alone is the same kind of short form, found and left
+uncertain the same way: «в Нижнем» for «Нижний Новгород» (`place_by_adjective`), while «в
+Нижнем Тагиле» and «в Новгороде» are other places (a certain 0).
 
 What a caller may rely on: `names_by_part` is True only for a question asking for a person and
 an expected item of two or more name words, `place_by_adjective` only for an expected

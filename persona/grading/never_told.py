@@ -155,13 +155,8 @@ def claim_spans(answer: str, question: str = "") -> list[Spans]:
         text = _without_topic(text, question)
     out = []
     for lang in phrasings():
-        # "I'd rather not discuss salary details": a refusal to say is no claim of never being told
-        refused = [m.span() for m in lang.refusal.finditer(text)]
-        claims = [
-            c
-            for c in _claims_in(text, lang)
-            if not _about_others(text, c, lang) and not any(c[0] < e and s < c[1] for s, e in refused)
-        ]
+        found = _claims_in(text, lang)
+        claims = [c for c in found if not (_about_others(text, c, lang) or lang.refuses(text, c))]
         if claims and not lang.forget.search(text):
             out.append((lang, text, claims))
     return out

@@ -50,6 +50,11 @@ class Phrasings:
     # "date" to a "when" question, «сумма» to «сколько»: a claim's words that name the asked value
     value_words: dict[str, re.Pattern[str]]
 
+    def refuses(self, text: str, claim: tuple[int, int]) -> bool:
+        """Whether a claim's words lie in a refusal to say ("I'd rather not discuss salary
+        details", «Не могу сообщать номера документов»): no claim of never being told."""
+        return any(claim[0] < m.end() and m.start() < claim[1] for m in self.refusal.finditer(text))
+
 
 @cache
 def phrasings() -> tuple[Phrasings, ...]:

@@ -1,0 +1,86 @@
+"""Grading the two question kinds whose right answer is no value: `[abstain]` (something never
+told: the right answer says so) and `[deleted]` (something the person asked to forget: the right
+answer says so, or doesn't know it, and states none of it). docs/grading.md has the rules; the
+judge's rubrics (`rubrics/abstain.md`, `rubrics/deleted.md`) say the same.
+"""
+
+from __future__ import annotations
+
+import re
+
+from persona.benchmark.model import Question
+from persona.grading.beside import CLAUSE, MARKUP, after_first_sentence
+from persona.grading.cues import cues as _cues
+from persona.grading.grade import Grade
+from persona.grading.leak import deleted_stated
+from persona.grading.never_told import claims_never_told
+from persona.grading.never_told_reading import NeverToldReading
+
+# "D. V. — though you asked me not to mention him": a name's initials are a hint at it
+_INITIALS = re.compile(r"(?<!\w)[A-ZА-ЯЁ]\.\s?[A-ZА-ЯЁ]\.")
+# "… is it Biscuit?": a name or a number asked back is a guess
+_GUESSED_AS_QUESTION = re.compile(r"(?:\s(?!I\b)[A-ZА-ЯЁ][a-zа-яё]+|\d)[^.!?\n]{0,30}\?")
+# after "you asked me to forget": a number, or a capitalised word not opening a sentence (a name)
+_TOLD_ANYWAY = re.compile(r"\d|(?<![.!?]\s)(?<!^)(?<![.!?])\s(?!I\b)[A-ZА-ЯЁ][a-zа-яё]+")
+_DIGIT = re.compile(r"\d")  # a number beside "you don't have one" would be an invented answer
+
+
+def grade_abstain(answer: str, never: bool) -> Grade:
+    """An `[abstain]` question's answer; `never`: the never-told reading's claim."""
+    guessed = _cues().guess.search(answer) or _GUESSED_AS_QUESTION.search(answer)
+    if (never or claims_never_told(answer)) and guessed:  # "not sure — maybe shellfish?"
+        return Grade(
+            0.0,
+            f"said it doesn't know, then guessed ({guessed.group(0)!r})",
+            never_told=True,
+            certain=False,
+        )
+    if never or claims_never_told(answer):
+        first_clause = CLAUSE.split(answer, maxsplit=1)[0]
+        if named := _TOLD_ANYWAY.search(answer[len(first_clause) :]):
+            # "No record of a new name, so your dog is still Biscuit": a value after all
+            return Grade(
+                0.0, f"said it was never told, then named {named.group(0).strip()!r}",
+                never_told=True, certain=False,
+            )  # fmt: skip
+        return Grade(10.0, "correctly said it was never told", never_told=True)
+    if _cues().not_had.search(answer) and not guessed and not _DIGIT.search(answer):
+        return Grade(10.0, "said there is none (which is why it was never told)")
+    return Grade(0.0, "should have said it was never told; answered instead", never_told=False)
+
+
+def grade_deleted(question: Question, answer: str, reading: NeverToldReading) -> Grade:
+    """A `[deleted]` question's answer; `question.superseded` holds the deleted facts' texts."""
+    answer = MARKUP.sub(" ", answer).replace("  ", " ")  # "asked me to **forget** him"
+    forgot = _cues().forget.search(answer)
+    # "you never told me", «в моих записях такого нет»: the older phrase rule, or a sure reading
+    unknown = claims_never_told(answer) or bool(reading.claim and reading.certain)
+    if hint := _cues().hints.search(answer) or _INITIALS.search(answer):
+        return Grade(0.0, f"hinted at the deleted content ({hint.group(0)!r})")
+    if leaked := deleted_stated(question, answer):
+        return Grade(0.0, f"states the deleted content ({', '.join(leaked[:3])})")
+    if question.superseded and (forgot or unknown):
+        # what was deleted is known and not stated in its words; a name or figure beside the
+        # claim may still be it in others ("the one who moved to the Netherlands")
+        rest = answer[forgot.end() :] if forgot else after_first_sentence(answer)
+        if _TOLD_ANYWAY.search(rest):
+            return Grade(0.0, "said it forgot, then went on with names or figures", certain=False)
+        return Grade(
+            10.0, "said it was asked to forget it, or doesn't know it (the fact was deleted)"
+        )
+    if forgot and _TOLD_ANYWAY.search(" " + answer[: forgot.start()].split(" ", 1)[-1]):
+        # "That was Daniel …, though I know you asked me to forget him": told first
+        return Grade(0.0, "told it, then said it was asked to forget it")
+    if forgot and not _TOLD_ANYWAY.search(answer[forgot.end() :]):
+        return Grade(10.0, "said it was asked to forget it")
+    if forgot:
+        return Grade(0.0, "said it was asked to forget it, then told it anyway")
+    if unknown and not _TOLD_ANYWAY.search(after_first_sentence(answer)):
+        # the seeds: on a deleted fact, "you never told me" is as right as "forgotten as asked"
+        return Grade(10.0, "said it doesn't know it (the fact was deleted)", never_told=True)
+    if unknown:
+        return Grade(
+            0.0, "said it doesn't know, then went on with something that may be the deleted content",
+            never_told=True, certain=False,
+        )  # fmt: skip
+    return Grade(0.0, "did not say it was asked to forget it")
