@@ -45,6 +45,7 @@ from persona.grading.relations import relation_doubt
 from persona.grading.tagged import grade_abstain, grade_deleted
 from persona.grading.variants import NUMERIC_DATE, in_expected_forms, in_expected_spelling
 from persona.languages import grading_words, words_pattern
+from persona.morphology import same_lemma
 from persona.numerals import digits_for_words
 from persona.outcome import is_full
 from persona.terms import (
@@ -319,7 +320,8 @@ def _item_found(item: str, answer_qty: list[Quantity], answer_terms: list[str], 
     terms = [t for t in key_terms(item) if t not in UNIT_WORDS and t not in _TITLES]
     if not terms:
         return bool(wanted_qty or wanted_ids)
-    hits = sum(1 for t in terms if any(_term_found(t, a) for a in answer_terms))
+    names = {w.lower() for w in _LATIN_NAME.findall(item)}
+    hits = sum(1 for t in terms if any((_name_found if t in names else _term_found)(t, a) for a in answer_terms))
     needed = math.ceil(len(terms) / 2) if wanted_qty else math.ceil(len(terms) * 2 / 3)
     return hits >= needed
 
@@ -330,7 +332,16 @@ def _term_found(term: str, said: str) -> bool:
     return terms_match(term, said) and not (len(said) <= 3 < len(term) - 2)
 
 
+def _name_found(name: str, said: str) -> bool:
+    """An expected English name in an answer's word: itself, or with an ending ("Marcus's"),
+    never shorter — "Mark" is no "Marcus" (a name has no endings to drop)."""
+    if len(said) < len(name):
+        return said == name or same_lemma(name, said)
+    return _term_found(name, said)
+
+
 _DIGITS_ONLY = re.compile(r"[\d\s-]+")
+_LATIN_NAME = re.compile(r"(?<![\w'])[A-Z][a-z]+")
 _DIGIT_GROUPS = re.compile(r"(?<![\w.,])\d+(?:[ -]\d+)*(?![\w.,]\d)")
 _TITLES = frozenset(grading_words("titles"))  # "Haddad." for "Dr Haddad"
 
