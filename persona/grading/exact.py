@@ -45,7 +45,7 @@ from persona.grading.relations import relation_doubt
 from persona.grading.tagged import grade_abstain, grade_deleted
 from persona.grading.variants import NUMERIC_DATE, in_expected_forms, in_expected_spelling
 from persona.languages import grading_words, words_pattern
-from persona.morphology import same_lemma
+from persona.morphology import parses, same_lemma
 from persona.numerals import digits_for_words
 from persona.outcome import is_full
 from persona.terms import (
@@ -162,7 +162,7 @@ def _doubt(question: Question, items: list[str], found: list[str], answer: str, 
         dated = cues.months_ambiguous and any(m in items[0].lower() for m in cues.months_ambiguous.values())
         if dated and NUMERIC_DATE.search(answer):  # "03/11": 3 November or March 11 — not read, not failed
             return "a numeric date that reads two ways (day/month or month/day)"
-        return _partly_there(items, answer) if not never else None
+        return (_partly_there(items, answer) or _said_otherwise(items, answer)) if not never else None
     if hedged := cues.hedge.search(answer):
         return f"a hedged answer ({hedged.group(0)!r})"
     if relation := relation_doubt(question.text, answer) or other_month(items, answer):
@@ -238,6 +238,26 @@ def _doubt(question: Question, items: list[str], found: list[str], answer: str, 
 
 
 _MIXED_CODE = re.compile(r"(?<!\w)(?=[^\W_]*\d)(?=[^\W_]*[^\W\d_])[^\W_]+(?!\w)")  # "32K", "6A", "054Г"
+
+
+def _said_otherwise(items: list[str], answer: str) -> str | None:
+    """Why a miss may be the value in other words: every word of an item there but one, and
+    that one a Russian verb («косит флоксы» as «скашивает флоксы», «переклеить обои» as
+    «поклеить обои»: an action is often said with another prefix or aspect) or a word the answer
+    begins alike («ведром» as «ведёрком», «ветеринар» as «ветврач»: a diminutive, a compound)."""
+    said = key_terms(answer)
+    for item in items:
+        terms = [t for t in key_terms(item) if t not in UNIT_WORDS and t not in _TITLES]
+        missing = [t for t in terms if not any(_term_found(t, a) for a in said)]
+        if len(missing) != 1:
+            continue
+        word = missing[0]
+        if len(terms) > 1 and any({"VERB", "INFN"} & p.grammemes for p in parses(word)[:1]):
+            return f"every word of {item!r} but the action ({word!r}), which may be said otherwise"
+        alike = [a for a in said if len(word) >= 5 and len(a) >= 5 and a[:3] == word[:3] and a != word]
+        if alike and parses(word):
+            return f"{alike[0]!r} begins like {word!r} (a diminutive or a compound of it?)"
+    return None
 
 
 def _partly_there(items: list[str], answer: str) -> str | None:
@@ -320,7 +340,7 @@ def _item_found(item: str, answer_qty: list[Quantity], answer_terms: list[str], 
     terms = [t for t in key_terms(item) if t not in UNIT_WORDS and t not in _TITLES]
     if not terms:
         return bool(wanted_qty or wanted_ids)
-    names = {w.lower() for w in _LATIN_NAME.findall(item)}
+    names = {w.lower() for w in _LATIN_NAME.findall(item)} - _calendar_words()
     hits = sum(1 for t in terms if any((_name_found if t in names else _term_found)(t, a) for a in answer_terms))
     needed = math.ceil(len(terms) / 2) if wanted_qty else math.ceil(len(terms) * 2 / 3)
     return hits >= needed
@@ -330,6 +350,12 @@ def _term_found(term: str, said: str) -> bool:
     """An expected word in an answer's word: the same word up to its ending — but a short
     word is no ending-less form of a long one ("sat" for "Saturday", "wed" for "Wednesday")."""
     return terms_match(term, said) and not (len(said) <= 3 < len(term) - 2)
+
+
+@functools.cache
+def _calendar_words() -> frozenset[str]:
+    """Months and weekdays: capitalised in English, yet shortened as no name is ("Tues", "Sept")."""
+    return frozenset(_cues().month_words | set(_cues().short_forms.values()))
 
 
 def _name_found(name: str, said: str) -> bool:
