@@ -20,6 +20,7 @@ import re
 from typing import Literal
 
 from persona.morphology import parses
+from persona.terms import key_terms, terms_match
 
 Role = Literal["user", "other"]
 
@@ -37,9 +38,30 @@ _NOT_NAMES = frozenset(
 def relation_doubt(question: str, answer: str) -> str | None:
     """Why the answer may state its value in a relation the question doesn't ask, or None."""
     try:
-        return _russian(question, answer) if _CYRILLIC.search(question) else _english(question, answer)
+        roles = _russian(question, answer) if _CYRILLIC.search(question) else _english(question, answer)
+        return roles or _other_purpose(question, answer)
     except Exception:  # odd text: no doubt raised, the other rules grade it
         return None
+
+
+# what a value was for: "charge for the shower", «взял за перекладку печи»
+_PURPOSE = re.compile(
+    r"(?<!\w)(?:for\s+(?:the|my|your|his|her|our|a|an)|за)\s+([^\W\d_]+(?:\s+[^\W\d_]+)?)", re.IGNORECASE
+)
+
+
+def _other_purpose(question: str, answer: str) -> str | None:
+    """The value given as for something else: "£95 for the kitchen tap" to "How much did Gareth
+    charge for the shower?" (another job, another event)."""
+    asked = [key_terms(m.group(1)) for m in _PURPOSE.finditer(question)]
+    if not asked:
+        return None
+    own = key_terms(question)
+    for m in _PURPOSE.finditer(answer):
+        said = key_terms(m.group(1))
+        if said and not any(terms_match(a, o) for a in said for o in own):
+            return f"gives it for {m.group(1)!r}, the question asks about {' '.join(asked[0])!r}"
+    return None
 
 
 def _english(question: str, answer: str) -> str | None:

@@ -42,6 +42,8 @@ def graded(question_id: str, answer: str) -> Grade:
         ("э53", "Вы должны Наташе 12 000 рублей."),  # Сколько мне должна Наташа?
         ("э21", "Ирина будет у вас свидетельницей."),  # Кем я буду на этой свадьбе?
         ("э38", "В сентябре, а в ноябре — налог на дачу."),  # the conference month: another event's
+        ("e30", "He charged £95 for the kitchen tap."),  # for the shower: another job's
+        ("э29", "15 000 рублей — за ремонт крыши бани."),  # за перекладку печи
     ],
 )
 def test_the_right_value_in_another_relation_is_never_certain_right(qid: str, answer: str) -> None:
@@ -160,3 +162,26 @@ def test_a_refusal_is_no_never_told_claim(question: str, reply: str) -> None:
     reading = read_never_told(reply, question)
     assert reading.claim is False and reading.certain, reading
     assert read_never_told("You never told me your salary.", "What is my salary?").claim  # still a claim
+
+
+@pytest.mark.parametrize(
+    ("qid", "answer"),
+    [
+        ("э34", "Потому что он скашивает ваши флоксы."),  # косит флоксы: the action in other words
+        ("э60", "Поклеить в коридоре новые обои."),  # переклеить обои
+        ("э28", "Под синим ведёрком."),  # под синим ведром: a diminutive
+        ("э3", "Ветврач."),  # ветеринар: a compound
+    ],
+)
+def test_russian_word_forms_are_no_certain_zero(qid: str, answer: str) -> None:
+    grade = graded(qid, answer)
+    assert not grade.certain, grade
+
+
+@pytest.mark.parametrize(
+    ("qid", "answer"),
+    [("э3", "Зоотехник."), ("э28", "Под крыльцом."), ("э57", "В Новгороде.")],
+)
+def test_other_russian_words_stay_a_certain_zero(qid: str, answer: str) -> None:
+    grade = graded(qid, answer)
+    assert grade.certain and grade.score == 0.0, grade
