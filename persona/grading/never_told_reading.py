@@ -39,6 +39,7 @@ from persona.grading.never_told import (
     says_never_told,
 )
 from persona.grading.never_told_phrasings import Phrasings
+from persona.morphology import parses
 from persona.numerals import digits_for_words
 from persona.terms import key_terms, terms_match
 
@@ -109,7 +110,7 @@ def _competitor(answer: str, question: str, spans: list[Spans]) -> str:
             return "a figure"
         if names and (month := next((w for w in re.findall(r"\w+", outside.lower()) if w in months), None)):
             return f"a month ({month})"
-        if names and (named := NAMED.search(outside)):
+        if names and (named := next((m for m in NAMED.finditer(outside) if not _other_kind(m, kinds)), None)):
             return f"a name ({named.group(0).strip()})"
         if (besides := lang.exception.search(outside)) and (own := _own_words(outside[besides.end() :], asked, lang)):
             return f"an exception ({besides.group(0)} {own[0]})"
@@ -126,6 +127,15 @@ def _competitor(answer: str, question: str, spans: list[Spans]) -> str:
     if _QUOTE.search(answer):
         return "a quote"
     return ""
+
+
+def _other_kind(name: re.Match[str], kinds: set[str]) -> bool:
+    """A Russian place's name (pymorphy3's Geox: «в Пскове», «из Дзержинска») beside a claim to
+    a question asking who or when: no value of the kind asked, so no competitor."""
+    if not kinds or "place" in kinds:
+        return False
+    readings = parses(name.group(0).strip())
+    return bool(readings) and all("Geox" in p.grammemes for p in readings)
 
 
 def _own_words(text: str, asked: list[str], lang: Phrasings, advice: bool = False) -> list[str]:
