@@ -35,8 +35,8 @@ async def test_certain_verdicts_are_mostly_right_and_claims_are_caught(language:
     never = result.never_told[language].to_json()
     # the second tuning set (answers2-*, never-told2-*) is weighted to the hard wrong kinds (a
     # right value beside a wrong extra claim), the third (answers3-*) to right answers in
-    # unusual forms: floors a little under today's figures
-    assert answers["accuracy_certain"] >= 0.945 and answers["coverage"] >= 0.73, answers
+    # unusual forms, the sixth (answers6-*) to issue 49's families: floors a little under today's figures
+    assert answers["accuracy_certain"] >= 0.97 and answers["coverage"] >= 0.74, answers
     # the retry rule's reading: claims nudged (sure or unsure), answers surely taken for claims,
     # and a ceiling on the unsure share (each costs a nudge, and a range where the tries differ)
     assert never["recall"] >= 0.96 and never["false_positive"] <= 0.01 and never["unsure"] <= 0.56, never
