@@ -247,6 +247,12 @@ def _multiply(m: re.Match[str]) -> str:
 
 
 _HALF_PAST = re.compile(r"\bhalf past (\d{1,2})\b", re.IGNORECASE)
+# British "at half nine" (9:30): after "at", "by", "until" or a sentence's start, never "half 5 kg"
+_HALF_BRITISH = re.compile(
+    r"(?:\b(?:at|by|from|until|till|around|about)\s+|^|(?<=[.,;:—–-])\s*)half (\d{1,2})"
+    r"(?!\d|[.,:]\d|\s*%|\s+(?:kg|g|km|m|l|lbs?|kilos?|kilograms?|litres?|liters?|miles?|metres?|meters?|of)\b)",
+    re.IGNORECASE,
+)
 _QUARTER = re.compile(r"\b(?:a )?quarter (past|to) (\d{1,2})\b", re.IGNORECASE)
 _RU_HALF = re.compile(
     r"(?<!\w)(?:(?:в\s+)?половин[еуаы]\s+|пол-?)([^\W\d_]+[ое]го)(?!\w)", re.IGNORECASE
@@ -261,6 +267,9 @@ def _clock_words(text: str) -> str:
     """Times as people say them, as a clock shows them: "half past nine" 9:30, «в половине
     девятого» 8:30, "quarter to ten" 9:45, «8 вечера» / "8 pm" 20:00; «два с половиной» 2,5."""
     text = _HALF_PAST.sub(lambda m: f"{int(m.group(1))}:30", text)
+    text = _HALF_BRITISH.sub(
+        lambda m: m.group(0)[: m.start(1) - m.start() - 5] + f"{int(m.group(1))}:30", text
+    )
 
     def quarter(m: re.Match[str]) -> str:
         hour = int(m.group(2))

@@ -77,6 +77,7 @@ def test_the_relation_as_asked_stays_certain_right(qid: str, answer: str) -> Non
         ("e31", "Next Thursday, the 26th — six days from now."),  # 26 September, 6 days
         ("e40", "Monday the 30th."),  # 30 September
         ("э30", "Послезавтра, в воскресенье 22-го."),  # 22 сентября, через 2 дня
+        ("e44", "Tuesdays at half nine."),  # Tuesday at 9:30, said the British way
     ],
 )
 def test_names_across_scripts_and_relative_dates_are_found(qid: str, answer: str) -> None:
