@@ -235,6 +235,7 @@ NEVER_TOLD_WORDS = re.compile(r"never told|a mystery to me|no record|не гов
 class FakePersonaModel:
     requests: list[dict[str, Any]] = field(default_factory=list)
     garble_judge: bool = False
+    garble_never_told: bool = False  # only the never-told readings garbled: verdicts still given
     # a model that can't play, as real small models were seen to: "loop" sends one paragraph
     # again and again, "chatty" talks on and never calls a tool, "tools_only" calls
     # `next_phase` again and again and never writes a message
@@ -458,7 +459,7 @@ class FakePersonaModel:
             body.get("system") or [m for m in body.get("messages", []) if m.get("role") == "system"]
         )
         if "You are reading one reply" in system:  # rubrics/never_told.md
-            if self.garble_judge:
+            if self.garble_judge or self.garble_never_told:
                 return ("text", "Hard to say, honestly.")
             reply = re.search(r"Reply: (.*?)(?:\\n|\")", json.dumps(body["messages"][-1]["content"]))
             claim = bool(reply and NEVER_TOLD_WORDS.search(reply.group(1)))

@@ -49,7 +49,7 @@ class ItemVerdict:
     reply: the reading (`claim`, `certain`) against the label; a stall: whether the stall rule
     saw it. `nudged`: whether the retry rule would nudge this reply (answers and replies)."""
 
-    set: str
+    set: str  # the set's path as given (two sets may share a file name)
     line: int
     kind: Literal["answer", "reply", "stall"]
     language: str
@@ -203,7 +203,7 @@ async def _count_reply(result: SetResult, judge: Judge, path: Path, item: ReplyI
     tally = result.never_told[item.language or "?"]
     said = partial(
         ItemVerdict,
-        path.name,
+        str(path),
         item.line,
         language=item.language,
         question=item.question,
@@ -260,13 +260,13 @@ async def _count_answer(result: SetResult, judge: Judge, path: Path, item: Answe
         t.items += 1
     where = f"{path.name}:{item.line}"
     q = item.item.question
-    nudged = await _nudged(result, judge, item, verdict, answer) if verdict.score is not None else None
+    nudged = await _nudged(result, judge, path, item, verdict, answer) if verdict.score is not None else None
     low, high = verdict.range() or (None, None)
     asked = q.text if q.chapter == path.name else q.id  # a question given in full has no id of its own
     sure = verdict.certain and verdict.score is not None
     result.verdicts.append(
         ItemVerdict(
-            path.name,
+            str(path),
             item.line,
             "answer",
             item.language,
@@ -305,7 +305,9 @@ async def _count_answer(result: SetResult, judge: Judge, path: Path, item: Answe
         )
 
 
-async def _nudged(result: SetResult, judge: Judge, item: AnswerItem, verdict: Verdict, answer: str) -> bool:
+async def _nudged(
+    result: SetResult, judge: Judge, path: Path, item: AnswerItem, verdict: Verdict, answer: str
+) -> bool | None:
     """Whether the retry rule would nudge this answer, as a run would: a first reply not graded
     right, on a question that is no abstention, read as a never-told claim or read unsure (the
     grader's own reading — the offline detector, or the judge's rubric)."""
@@ -318,9 +320,12 @@ async def _nudged(result: SetResult, judge: Judge, item: AnswerItem, verdict: Ve
     if first.correct:
         return False
     reading = await judge.never_told(q.text, answer)
-    nudge = reading.claim is not None and nudges(
-        first, abstain=False, claim=reading.claim, sure=reading.certain
-    )
+    if reading.claim is None:  # no reading: whether it is nudged can't be said; unscored, with why
+        tally.graded -= 1
+        tally.unscored += 1
+        result.unscored.append(f"{path}:{item.line}: the never-told reading of the answer: {reading.reason}")
+        return None
+    nudge = nudges(first, abstain=False, claim=reading.claim, sure=reading.certain)
     tally.graded_nudged += nudge
     return nudge
 
@@ -363,6 +368,7 @@ def render_set_result(result: SetResult, items: bool = False) -> str:
                 f"same (sure or unsure); best guess alone: recall {pct(j['best_guess']['recall'])}, false "
                 f"positives {pct(j['best_guess']['false_positive'])}"
                 + (f"; stalls recognised {pct(j['stalls_recognised'])} of {nt.stalls}" if nt.stalls else "")
+                + (f"; unscored {nt.unscored} (listed below)" if nt.unscored else "")
             )
         if nt.graded:
             lines.append(
@@ -380,7 +386,11 @@ def render_set_result(result: SetResult, items: bool = False) -> str:
 
 
 def _item_line(v: ItemVerdict) -> str:
-    mark = {True: "right", False: "WRONG", None: "unsure"}[v.right()]
+    mark = (
+        "unscored"
+        if v.kind != "stall" and (v.score if v.kind == "answer" else v.claim) is None
+        else {True: "right", False: "WRONG", None: "unsure"}[v.right()]
+    )
     nudged = ", nudged" if v.nudged else ""
     where = f"{v.set}:{v.line} {v.language} {v.question[:40]}"
     if v.kind == "stall":

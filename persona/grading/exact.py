@@ -43,7 +43,13 @@ from persona.grading.name_parts import names_by_part, place_by_adjective
 from persona.grading.never_told_reading import NeverToldReading, read_never_told
 from persona.grading.relations import relation_doubt
 from persona.grading.tagged import grade_abstain, grade_deleted
-from persona.grading.variants import NUMERIC_DATE, in_expected_forms, in_expected_spelling
+from persona.grading.variants import (
+    NUMERIC_DATE,
+    days_as_expected,
+    in_expected_forms,
+    in_expected_spelling,
+    maybe_other_script,
+)
 from persona.languages import grading_words, words_pattern
 from persona.morphology import parses, same_lemma
 from persona.numerals import digits_for_words
@@ -93,13 +99,14 @@ class ExactGrader:
     def _grade(self, question: Question, expected: str, answer: str, reading: NeverToldReading) -> Grade:
         never = bool(reading.claim)
         if question.abstain:
-            return grade_abstain(answer, never)
+            return grade_abstain(question, answer, never)
         if question.deleted:
             return grade_deleted(question, answer, reading)
         if not answer.strip():
             return Grade(0.0, "empty answer", never_told=never)
         items = split_items(expected)
         answer = in_expected_spelling(expected, in_expected_forms(expected, answer))
+        answer = days_as_expected(expected, answer, question.superseded)
         answer_qty = extract_quantities(answer)
         answer_terms = key_terms(answer)
         answer_ids = extract_identifiers(answer) | {
@@ -107,9 +114,11 @@ class ExactGrader:
         }
         found: list[str] = []
         missing: list[str] = []
+        partial: list[str] = []  # found by part of its name only: never certain
         for item in items:
             whole = _item_found(item, answer_qty, answer_terms, answer_ids)
-            short = names_by_part(question.text, item, answer) or place_by_adjective(item, answer)
+            short = not whole and (names_by_part(question.text, item, answer, items) or place_by_adjective(item, answer))
+            partial += [item] if short else []
             (found if whole or short else missing).append(item)
         if found and (wrong := other_period(question, answer) or other_measure(question, answer)):
             return Grade(0.0, wrong, never_told=never)
@@ -123,7 +132,9 @@ class ExactGrader:
                 0.0, f"gives {items[0]!r} as an old value, another as the current one", never_told=never
             )
         score = round(10.0 * len(found) / len(items), 1)
-        doubt = _doubt(question, items, found, answer, never)
+        doubt = _doubt(question, items, found, answer, never) or (
+            f"only part of the name {partial[0]!r}" if partial else None
+        )
         if doubt:
             return Grade(score, f"not sure: {doubt}", never_told=never and not is_full(score), certain=False)
         if not missing:
@@ -162,10 +173,12 @@ def _doubt(question: Question, items: list[str], found: list[str], answer: str, 
         dated = cues.months_ambiguous and any(m in items[0].lower() for m in cues.months_ambiguous.values())
         if dated and NUMERIC_DATE.search(answer):  # "03/11": 3 November or March 11 — not read, not failed
             return "a numeric date that reads two ways (day/month or month/day)"
-        return (_partly_there(items, answer) or _said_otherwise(items, answer)) if not never else None
+        if never:
+            return None
+        return _partly_there(items, answer) or _said_otherwise(items, answer) or maybe_other_script(" ".join(items), answer)
     if hedged := cues.hedge.search(answer):
         return f"a hedged answer ({hedged.group(0)!r})"
-    if relation := relation_doubt(question.text, answer) or other_month(items, answer):
+    if relation := relation_doubt(question.text, answer) or other_month(items, answer) or _shortened(items, answer):
         return relation  # the right value, maybe in a relation or of an event the question doesn't ask
     plain = digits_for_words(MARKUP.sub(" ", answer)).strip()  # "two thousand and twelve" is one number
     first_line = plain.splitlines()[0] if plain else ""
@@ -340,8 +353,7 @@ def _item_found(item: str, answer_qty: list[Quantity], answer_terms: list[str], 
     terms = [t for t in key_terms(item) if t not in UNIT_WORDS and t not in _TITLES]
     if not terms:
         return bool(wanted_qty or wanted_ids)
-    names = {w.lower() for w in _LATIN_NAME.findall(item)} - _calendar_words()
-    hits = sum(1 for t in terms if any((_name_found if t in names else _term_found)(t, a) for a in answer_terms))
+    hits = sum(1 for t in terms if any(_term_found(t, a) for a in answer_terms))
     needed = math.ceil(len(terms) / 2) if wanted_qty else math.ceil(len(terms) * 2 / 3)
     return hits >= needed
 
@@ -358,12 +370,19 @@ def _calendar_words() -> frozenset[str]:
     return frozenset(_cues().month_words | set(_cues().short_forms.values()))
 
 
-def _name_found(name: str, said: str) -> bool:
-    """An expected English name in an answer's word: itself, or with an ending ("Marcus's"),
-    never shorter — "Mark" is no "Marcus" (a name has no endings to drop)."""
-    if len(said) < len(name):
-        return said == name or same_lemma(name, said)
-    return _term_found(name, said)
+def _shortened(items: list[str], answer: str) -> str | None:
+    """An expected English name found only shorter ("Mark" for "Marcus", "Alex" for "Alexandra",
+    "Maths" for "Mathematics"): another name or a short form of it — not sure which. The same
+    stem ("Marcus's") is the name itself."""
+    said = key_terms(answer)
+    for item in items:
+        for name in {w.lower() for w in _LATIN_NAME.findall(item)} - _calendar_words():
+            if name in said:
+                continue
+            short = [a for a in said if len(a) < len(name) and _term_found(name, a) and not same_lemma(name, a)]
+            if short:
+                return f"{short[0]!r} is shorter than {name!r}: a short form, or another name"
+    return None
 
 
 _DIGITS_ONLY = re.compile(r"[\d\s-]+")

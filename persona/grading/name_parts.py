@@ -51,9 +51,11 @@ def _name_words(item: str) -> tuple[str, ...]:
     return names
 
 
-def names_by_part(question: str, item: str, answer: str) -> bool:
-    """Whether `answer` names the person of `item` by part of the name (the module's rule)."""
+def names_by_part(question: str, item: str, answer: str, items: list[str] | None = None) -> bool:
+    """Whether `answer` names the person of `item` by part of the name (the module's rule); the
+    words of the other expected `items` (a list answer's) are no other name beside it."""
     names = _name_words(item)
+    listed = {_fold(w) for other in items or () for w in other.split()}
     if not names or not _ASKS_PERSON.search(question):
         return False
     answer = in_expected_spelling(item, answer)  # the other script, a short form of the name
@@ -64,7 +66,7 @@ def names_by_part(question: str, item: str, answer: str) -> bool:
         return False  # none of the name, or the whole of it (the usual rule has graded that)
     if all(_PATRONYMIC.search(w) for w in ours):
         return False
-    others = [w for w in said if w not in ours and not _opens_sentence(w, answer)]
+    others = [w for w in said if w not in ours and w not in listed and not _opens_sentence(w, answer)]
     return not others
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from persona.morphology import parses
+from persona.morphology import lemmas, parses
 from persona.terms import key_terms, terms_match
 
 Role = Literal["user", "other"]
@@ -30,6 +30,15 @@ _WORD = re.compile(r"[^\W\d_]+(?:'s)?")
 _USER_ASKING = re.compile(r"\b(?:I|me|my|mine|myself)\b")  # "I" in capitals: the person asking
 _USER_ANSWERED = re.compile(r"\b(?:you|your|yours|yourself)\b", re.IGNORECASE)
 _NAME = re.compile(r"(?<![\w'])[A-Z][a-z]+(?:'s)?")
+_OPENING = re.compile(r"\W*([A-Z][a-z]+)\s+(?:still\s+|also\s+|just\s+)?([a-z]+)")
+_LINKS = frozenset({"is", "are", "was", "were", "has", "have", "had", "will", "would", "did", "does", "do"})
+# "you said", «вы говорили»: what was said is reported, its speaker no party to the relation
+_REPORTING = re.compile(
+    r"\b(?:you|вы|ты)\s+(?:мне\s+|me\s+)?(?:said|told|mentioned|говорил\w*|рассказывал\w*|упоминал\w*|писал\w*"
+    r"|сказал\w*|сообщал\w*)\b",
+    re.IGNORECASE,
+)
+_CLAUSES = re.compile(r"\s*[—–:;,]\s*")
 _NOT_NAMES = frozenset(
     {"I", "What", "Who", "Where", "When", "Which", "How", "Why", "Whose", "Is", "Do", "Did", "Does"}
 )
@@ -65,28 +74,35 @@ def _other_purpose(question: str, answer: str) -> str | None:
 
 
 def _english(question: str, answer: str) -> str | None:
-    parties = [
-        n.removesuffix("'s") for n in _NAME.findall(question) if n.removesuffix("'s") not in _NOT_NAMES
-    ]
-    user = _USER_ASKING.search(question)
-    if not parties or not user:
+    parties = [n.removesuffix("'s") for n in _NAME.findall(question) if n.removesuffix("'s") not in _NOT_NAMES]
+    users = list(_USER_ASKING.finditer(question))
+    if not parties or not users:
         return None
+    asked_words = {lemma for w in _WORD.findall(question.lower()) for lemma in lemmas(w)}
+    answer = _REPORTING.sub(" ", answer)
     for party in parties:
-        asked = question.find(party)
+        at = question.find(party)
+        user_first = min(users, key=lambda u: abs(u.start() - at)).start() < at  # "Remind me, … owe me?"
         for sentence in _SENTENCE.split(answer):
             named = re.search(rf"(?<!\w){re.escape(party)}(?!\w)", sentence)
             you = _USER_ANSWERED.search(sentence)
-            if not named or not you:
-                continue
-            if (user.start() < asked) != (you.start() < named.start()):
-                return f"names {party} and you the other way round from the question (who did what to whom?)"
-            break
+            if named and you:
+                if user_first != (you.start() < named.start()):
+                    return f"names {party} and you the other way round from the question (who did what to whom?)"
+                break
+            # the sentence opens on the question's verb with the other subject: "Marcus booked a
+            # table" to "Where did I book…?", "You owe him £150" to "How much does Chidi owe me?"
+            opening = _OPENING.match(sentence)
+            if opening and lemmas(opening.group(2)) & asked_words and opening.group(2).lower() not in _LINKS:
+                subject = opening.group(1)
+                if (subject == party and user_first) or (subject.lower() == "you" and not user_first):
+                    return f"{subject} {opening.group(2)} …: the other way round from the question (who did what to whom?)"
     return None
 
 
 def _russian(question: str, answer: str) -> str | None:
-    asked = _subject(question, asking=True)
-    said = _subject(answer, asking=False)
+    asked = _subject(_CLAUSES.split(question.strip())[-1] or question, asking=True)  # «Я забыла — сколько мне…»
+    said = _subject(_REPORTING.sub(" ", answer), asking=False)  # «Вы говорили — 3 мая»: no subject of the value
     if asked is None or said is None or asked == said:
         return None
     answered = "you" if said == "user" else "someone else"

@@ -15,9 +15,11 @@ from persona.grading.grade import Grade
 from persona.grading.leak import deleted_stated
 from persona.grading.never_told import claims_never_told
 from persona.grading.never_told_reading import NeverToldReading
+from persona.terms import key_terms, terms_match
 
-# "D. V. — though you asked me not to mention him": a name's initials are a hint at it
-_INITIALS = re.compile(r"(?<!\w)[A-ZА-ЯЁ]\.\s?[A-ZА-ЯЁ]\.")
+# "D. V. — though you asked me not to mention him": a deleted name's initials are a hint at it
+_INITIALS = re.compile(r"(?<!\w)([A-ZА-ЯЁ])\.\s?([A-ZА-ЯЁ])\.")
+_CAPITALISED = re.compile(r"(?<![\w-])[A-ZА-ЯЁ][a-zа-яё]+")
 # "… is it Biscuit?": a name or a number asked back is a guess
 _GUESSED_AS_QUESTION = re.compile(r"(?:\s(?!I\b)[A-ZА-ЯЁ][a-zа-яё]+|\d)[^.!?\n]{0,30}\?")
 # after "you asked me to forget": a number, or a capitalised word not opening a sentence (a name)
@@ -25,7 +27,7 @@ _TOLD_ANYWAY = re.compile(r"\d|(?<![.!?]\s)(?<!^)(?<![.!?])\s(?!I\b)[A-ZА-ЯЁ]
 _DIGIT = re.compile(r"\d")  # a number beside "you don't have one" would be an invented answer
 
 
-def grade_abstain(answer: str, never: bool) -> Grade:
+def grade_abstain(question: Question, answer: str, never: bool) -> Grade:
     """An `[abstain]` question's answer; `never`: the never-told reading's claim."""
     guessed = _cues().guess.search(answer) or _GUESSED_AS_QUESTION.search(answer)
     if (never or claims_never_told(answer)) and guessed:  # "not sure — maybe shellfish?"
@@ -37,7 +39,17 @@ def grade_abstain(answer: str, never: bool) -> Grade:
         )
     if never or claims_never_told(answer):
         first_clause = CLAUSE.split(answer, maxsplit=1)[0]
-        if named := _TOLD_ANYWAY.search(answer[len(first_clause) :]):
+        asked = key_terms(question.text)  # "…you never told me Anna's blood type": the question's own name
+        rest = answer[len(first_clause) :]
+        named = next(
+            (
+                m
+                for m in _TOLD_ANYWAY.finditer(rest)
+                if not any(terms_match(t, a) for t in key_terms(m.group(0)) for a in asked)
+            ),
+            None,
+        )
+        if named:
             # "No record of a new name, so your dog is still Biscuit": a value after all
             return Grade(
                 0.0, f"said it was never told, then named {named.group(0).strip()!r}",
@@ -55,7 +67,7 @@ def grade_deleted(question: Question, answer: str, reading: NeverToldReading) ->
     forgot = _cues().forget.search(answer)
     # "you never told me", «в моих записях такого нет»: the older phrase rule, or a sure reading
     unknown = claims_never_told(answer) or bool(reading.claim and reading.certain)
-    if hint := _cues().hints.search(answer) or _INITIALS.search(answer):
+    if hint := _cues().hints.search(answer) or _initials_of(question.superseded, answer):
         return Grade(0.0, f"hinted at the deleted content ({hint.group(0)!r})")
     if leaked := deleted_stated(question, answer):
         return Grade(0.0, f"states the deleted content ({', '.join(leaked[:3])})")
@@ -65,9 +77,7 @@ def grade_deleted(question: Question, answer: str, reading: NeverToldReading) ->
         rest = answer[forgot.end() :] if forgot else after_first_sentence(answer)
         if _TOLD_ANYWAY.search(rest):
             return Grade(0.0, "said it forgot, then went on with names or figures", certain=False)
-        return Grade(
-            10.0, "said it was asked to forget it, or doesn't know it (the fact was deleted)"
-        )
+        return Grade(10.0, "said it was asked to forget it, or doesn't know it (the fact was deleted)")
     if forgot and _TOLD_ANYWAY.search(" " + answer[: forgot.start()].split(" ", 1)[-1]):
         # "That was Daniel …, though I know you asked me to forget him": told first
         return Grade(0.0, "told it, then said it was asked to forget it")
@@ -84,3 +94,10 @@ def grade_deleted(question: Question, answer: str, reading: NeverToldReading) ->
             never_told=True, certain=False,
         )  # fmt: skip
     return Grade(0.0, "did not say it was asked to forget it")
+
+
+def _initials_of(deleted: tuple[str, ...], answer: str) -> re.Match[str] | None:
+    """Initials in the answer that are those of a deleted fact's names ("D. V." for Daniel
+    Vantongeren; "P.S." is none)."""
+    letters = {w[0] for text in deleted for w in _CAPITALISED.findall(text)}
+    return next((m for m in _INITIALS.finditer(answer) if {m.group(1), m.group(2)} <= letters), None)

@@ -147,3 +147,25 @@ async def test_a_stall_flag_must_be_a_boolean_and_no_claim(tmp_path: Path) -> No
         with pytest.raises(SetError, match=re.escape(f"{path}:1: ")) as raised:
             read_set(path)
         assert says in str(raised.value)
+
+
+async def test_an_answer_whose_nudge_reading_fails_is_unscored_and_listed(tmp_path: Path) -> None:
+    """A judge that grades an answer but can't read whether it claims never-told: whether the
+    retry rule nudges it is unknown — unscored with the reason (exit 1), never counted as no."""
+    path = tmp_path / "set.jsonl"
+    item = {"language": "en", "question": "What is my cat called?", "expected": "Miso", "answer": "You never told me.", "gold": 0}
+    path.write_text(json.dumps(item) + "\n")
+    model = FakePersonaModel(garble_never_told=True)
+    provider = await serve(model.app())
+    judge = LLMJudge(AnthropicClient("judge-model", base_url=provider.url, api_key="k"))
+    try:
+        result = await check_sets(judge, [path])
+    finally:
+        await judge.client.close()
+        await provider.stop()
+    (verdict,) = result.verdicts
+    assert verdict.score == 0.0 and verdict.certain and verdict.nudged is None
+    why = "the never-told reading of the answer: unparseable judge output: 'Hard to say, honestly.'"
+    assert result.unscored == [f"{path}:1: {why}"]
+    figures = result.never_told["en"].to_json()
+    assert figures["graded_answers"] == 0 and figures["unscored"] == 1

@@ -73,7 +73,6 @@ def test_the_relation_as_asked_stays_certain_right(qid: str, answer: str) -> Non
         ("э31", "Pyotr Ilyich."),  # Пётр Ильич, Wikipedia's
         ("e46", "Доктор Хаддад."),  # Dr Haddad: х as "h"
         ("e36", "Мистер Сандху."),  # Mr Sandhu
-        ("e9", "Севилья."),  # Seville
         ("e31", "Next Thursday, the 26th — six days from now."),  # 26 September, 6 days
         ("e40", "Monday the 30th."),  # 30 September
         ("э30", "Послезавтра, в воскресенье 22-го."),  # 22 сентября, через 2 дня
@@ -108,13 +107,21 @@ def test_part_of_a_name_is_found_but_left_to_a_judge(qid: str, answer: str) -> N
         ("э36", "Тамара Петровна."),  # another patronymic
         ("э57", "В Нижнем Тагиле."),  # another place
         ("э57", "В Великом Новгороде."),
-        ("e12", "Your partner is Mark."),  # Marcus: an English name has no endings
         ("э11", "Andrew."),  # another name in the other script
     ],
 )
 def test_another_name_stays_wrong(qid: str, answer: str) -> None:
     grade = graded(qid, answer)
     assert not grade.correct, grade
+
+
+@pytest.mark.parametrize(
+    ("qid", "answer"),
+    [("e12", "Your partner is Mark."), ("e9", "Севилья."), ("e26", "Хедингли.")],  # shape alike, not surely it
+)
+def test_a_name_shorter_or_only_alike_is_no_certain_verdict(qid: str, answer: str) -> None:
+    grade = graded(qid, answer)  # Marcus: "Mark" is a short form or another name; a judge reads it
+    assert not grade.certain, grade
 
 
 @pytest.mark.parametrize(
