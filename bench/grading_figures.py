@@ -26,6 +26,7 @@ HELD_OUT_6 = ROOT / "tests" / "persona" / "grading" / "heldout6"  # 2026-12-03, 
 HELD_OUT_7 = ROOT / "tests" / "persona" / "grading" / "heldout7"  # 2026-12-03, hard answers, before round 9
 HELD_OUT_8 = ROOT / "tests" / "persona" / "grading" / "heldout8"  # 2026-12-04, half hard, before the unsure reading
 HELD_OUT_9 = ROOT / "tests" / "persona" / "grading" / "heldout9"  # 2026-12-05, issue 49's families, before its changes
+HELD_OUT_10 = ROOT / "tests" / "persona" / "grading" / "heldout10"  # 2026-12-05, frozen after round 10's rules
 
 
 def pct(value: float | None) -> str:
@@ -64,6 +65,7 @@ async def main() -> None:
             ("held-out-7", HELD_OUT_7),
             ("held-out-8", HELD_OUT_8),
             ("held-out-9", HELD_OUT_9),
+            ("held-out-10", HELD_OUT_10),
         )
         for lang in ("en", "ru")
     }
