@@ -383,3 +383,21 @@ def test_chat_prompts_a_person_at_a_terminal_and_keeps_help_to_itself(tmp_path: 
         os.close(terminal)
     assert proc.returncode == 0, err
     assert out.count("you> ") >= 2 and "agent> " in out, out
+
+
+def test_ctrl_c_stops_judge_check_while_it_grades(tmp_path: Path) -> None:
+    """The offline grader never waits on anything: judge-check yields now and then, so Ctrl-C
+    stops it mid-set (it used to grade all 5,538 items first)."""
+    proc = spawn_marathon("judge-check", cwd=tmp_path)
+    try:
+        assert proc.stderr is not None
+        first = proc.stderr.readline()  # its first progress line (after 2 s): under way
+        assert first.startswith("judging with exact"), first
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=20)  # the whole check takes 30 s or more
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130 and "interrupted" in err and "Traceback" not in err, err
+    assert "done," not in err and not out.strip(), err
