@@ -205,8 +205,13 @@ def _doubt(question: Question, items: list[str], found: list[str], answer: str, 
     wanted = [w for item in items for w in extract_quantities(item)]
     if extra := claims_not_told(question, wanted, answer):
         return f"claims the facts don't hold ({', '.join(extra[:3])}) beside the expected one"
-    if len(found) == len(items) and (clash := contradicted(question, answer)):  # a missing item is graded
+    if len(found) == len(items) and (clash := contradicted(question, answer)):
         return f"says what the facts say otherwise ({'; '.join(clash[:2])})"
+    missing = [i for i in items if i not in found]
+    if missing and (clash := contradicted(question, answer) or _said_as_another(missing, answer)):
+        # "Right wrist, 2020" for "left, 2020": the missing item given wrong — a wrong item costs
+        # one (0), a missing one doesn't (5); which it is takes reading
+        return f"a missing item may be given otherwise ({'; '.join(clash[:2])})"
     if mixed := other_facts_mixed_in(question, answer):
         return f"says things of other facts ({', '.join(mixed[:3])}) beside the expected one"
     if len(items) != 1:
@@ -251,6 +256,18 @@ def _doubt(question: Question, items: list[str], found: list[str], answer: str, 
 
 
 _MIXED_CODE = re.compile(r"(?<!\w)(?=[^\W_]*\d)(?=[^\W_]*[^\W\d_])[^\W_]+(?!\w)")  # "32K", "6A", "054Г"
+
+
+def _said_as_another(missing: list[str], answer: str) -> list[str]:
+    """Missing items whose head word the answer says with other words before it («кавказская
+    овчарка» for «немецкая овчарка»): another value in the item's place."""
+    said = key_terms(answer)
+    out = []
+    for item in missing:
+        terms = [t for t in key_terms(item) if t not in UNIT_WORDS]
+        if len(terms) >= 2 and any(_term_found(terms[-1], a) for a in said):
+            out.append(f"{item!r} as another {terms[-1]!r}")
+    return out
 
 
 def _said_otherwise(items: list[str], answer: str) -> str | None:

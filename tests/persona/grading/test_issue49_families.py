@@ -193,3 +193,18 @@ def test_russian_word_forms_are_no_certain_zero(qid: str, answer: str) -> None:
 def test_other_russian_words_stay_a_certain_zero(qid: str, answer: str) -> None:
     grade = graded(qid, answer)
     assert grade.certain and grade.score == 0.0, grade
+
+
+@pytest.mark.parametrize(
+    ("qid", "answer"),
+    [("e48", "Right wrist, 2020."), ("э22", "Граф, кавказская овчарка."), ("э47", "Левую, в 2012 году.")],
+)
+def test_a_list_item_given_otherwise_is_no_certain_half(qid: str, answer: str) -> None:
+    """A wrong item costs one (0), a missing one doesn't (5): which it is takes reading."""
+    grade = graded(qid, answer)
+    assert not grade.certain, grade
+
+
+def test_a_list_item_only_missing_stays_a_certain_half() -> None:
+    grade = graded("e48", "In 2020.")  # left, 2020: the side not said at all
+    assert grade.certain and grade.score == 5.0, grade
