@@ -74,8 +74,8 @@ def test_a_word_the_facts_say_otherwise_leaves_the_grade_unsure(
         ),
         # "right" as "correct" is no side
         ("What colour will I repaint my bedroom?", "terracotta", "Terracotta, right? That was the plan.", 10),
-        # the side is the expected value: a wrong side is that item missing, graded as such
-        ("Which wrist did I break, and when?", "left, 2020", "The right wrist, in 2020.", 5),
+        # (the side as the expected value, said wrong — "The right wrist, in 2020." — is no certain
+        # half since issue 49: a wrong item costs one; test_issue49_families.py)
     ],
 )
 def test_the_facts_own_word_or_none_changes_nothing(
