@@ -19,6 +19,11 @@ import snowballstemmer
 _CYRILLIC = re.compile(r"[а-яё]", re.IGNORECASE)
 
 
+def cyrillic(text: str) -> bool:
+    """Whether `text` has a Cyrillic letter: Russian, for the rules that read it apart."""
+    return _CYRILLIC.search(text) is not None
+
+
 @dataclass(frozen=True)
 class Parse:
     """One reading of a Russian word: its dictionary form and grammemes ("NOUN", "Name",
@@ -41,7 +46,7 @@ def _english() -> snowballstemmer.stemmer:
 @lru_cache(maxsize=1 << 16)
 def parses(word: str) -> tuple[Parse, ...]:
     """The readings of a Russian word, likeliest first; () for a word in another script."""
-    if not _CYRILLIC.search(word):
+    if not cyrillic(word):
         return ()
     return tuple(
         Parse(p.normal_form.replace("ё", "е"), frozenset(p.tag.grammemes))
@@ -54,7 +59,7 @@ def lemmas(word: str) -> frozenset[str]:
     """A word's dictionary forms: each reading's for Russian («нижнем» → нижний), the Snowball
     stem for English ("dentists" → dentist); lower case, `ё` as `е`."""
     word = word.lower().replace("ё", "е")
-    if _CYRILLIC.search(word):
+    if cyrillic(word):
         return frozenset(p.lemma for p in parses(word)) or frozenset({word})
     return frozenset({_english().stemWord(word)})
 

@@ -315,20 +315,19 @@ async def _nudged(
     right, on a question that is no abstention, read as a never-told claim or read unsure (the
     grader's own reading — the offline detector, or the judge's rubric)."""
     q = item.item.question
-    first = Grade(verdict.score or 0.0, verdict.reason, certain=verdict.certain)
     if q.abstain:  # never nudged: "you never told me" is the answer there
         return False
     tally = result.never_told[item.language or "?"]
-    tally.graded += 1
-    if first.correct:
-        return False
-    reading = await judge.never_told(q.text, answer)
-    if reading.claim is None:  # no reading: whether it is nudged can't be said; unscored, with why
-        tally.graded -= 1
+    first = Grade(verdict.score or 0.0, verdict.reason, certain=verdict.certain)
+    reading = None if first.correct else await judge.never_told(q.text, answer)
+    if reading is not None and reading.claim is None:  # no reading: whether it is nudged can't be said
         tally.unscored += 1
         result.unscored.append(f"{path}:{item.line}: the never-told reading of the answer: {reading.reason}")
         return None
-    nudge = nudges(first, abstain=False, claim=reading.claim, sure=reading.certain)
+    tally.graded += 1
+    nudge = reading is not None and nudges(
+        first, abstain=False, claim=bool(reading.claim), sure=reading.certain
+    )
     tally.graded_nudged += nudge
     return nudge
 

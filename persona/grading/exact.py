@@ -118,7 +118,8 @@ class ExactGrader:
         for item in items:
             whole = _item_found(item, answer_qty, answer_terms, answer_ids)
             short = not whole and (names_by_part(question.text, item, answer, items) or place_by_adjective(item, answer))
-            partial += [item] if short else []
+            if short:
+                partial.append(item)
             (found if whole or short else missing).append(item)
         if found and (wrong := other_period(question, answer) or other_measure(question, answer)):
             return Grade(0.0, wrong, never_told=never)
@@ -205,10 +206,10 @@ def _doubt(question: Question, items: list[str], found: list[str], answer: str, 
     wanted = [w for item in items for w in extract_quantities(item)]
     if extra := claims_not_told(question, wanted, answer):
         return f"claims the facts don't hold ({', '.join(extra[:3])}) beside the expected one"
-    if len(found) == len(items) and (clash := contradicted(question, answer)):
-        return f"says what the facts say otherwise ({'; '.join(clash[:2])})"
     missing = [i for i in items if i not in found]
-    if missing and (clash := contradicted(question, answer) or _said_as_another(missing, answer)):
+    if clash := contradicted(question, answer) or _said_as_another(missing, answer):
+        if not missing:
+            return f"says what the facts say otherwise ({'; '.join(clash[:2])})"
         # "Right wrist, 2020" for "left, 2020": the missing item given wrong — a wrong item costs
         # one (0), a missing one doesn't (5); which it is takes reading
         return f"a missing item may be given otherwise ({'; '.join(clash[:2])})"

@@ -55,9 +55,9 @@ def names_by_part(question: str, item: str, answer: str, items: list[str] | None
     """Whether `answer` names the person of `item` by part of the name (the module's rule); the
     words of the other expected `items` (a list answer's) are no other name beside it."""
     names = _name_words(item)
-    listed = {_fold(w) for other in items or () for w in other.split()}
     if not names or not _ASKS_PERSON.search(question):
         return False
+    listed = {_fold(w) for other in items or () for w in other.split()}
     answer = in_expected_spelling(item, answer)  # the other script, a short form of the name
     said = [_fold(m.group(0)) for m in _NAME_WORD.finditer(answer)]
     said = [w for w in said if w not in _TITLES]

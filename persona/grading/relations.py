@@ -19,12 +19,11 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from persona.morphology import lemmas, parses
+from persona.morphology import cyrillic, lemmas, parses
 from persona.terms import key_terms, terms_match
 
 Role = Literal["user", "other"]
 
-_CYRILLIC = re.compile(r"[а-яё]", re.IGNORECASE)
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
 _WORD = re.compile(r"[^\W\d_]+(?:'s)?")
 _USER_ASKING = re.compile(r"\b(?:I|me|my|mine|myself)\b")  # "I" in capitals: the person asking
@@ -47,7 +46,7 @@ _NOT_NAMES = frozenset(
 def relation_doubt(question: str, answer: str) -> str | None:
     """Why the answer may state its value in a relation the question doesn't ask, or None."""
     try:
-        roles = _russian(question, answer) if _CYRILLIC.search(question) else _english(question, answer)
+        roles = _russian(question, answer) if cyrillic(question) else _english(question, answer)
         return roles or _other_purpose(question, answer)
     except Exception:  # odd text: no doubt raised, the other rules grade it
         return None

@@ -30,14 +30,15 @@ _DIGIT = re.compile(r"\d")  # a number beside "you don't have one" would be an i
 def grade_abstain(question: Question, answer: str, never: bool) -> Grade:
     """An `[abstain]` question's answer; `never`: the never-told reading's claim."""
     guessed = _cues().guess.search(answer) or _GUESSED_AS_QUESTION.search(answer)
-    if (never or claims_never_told(answer)) and guessed:  # "not sure — maybe shellfish?"
+    says_never = never or claims_never_told(answer)
+    if says_never and guessed:  # "not sure — maybe shellfish?"
         return Grade(
             0.0,
             f"said it doesn't know, then guessed ({guessed.group(0)!r})",
             never_told=True,
             certain=False,
         )
-    if never or claims_never_told(answer):
+    if says_never:
         first_clause = CLAUSE.split(answer, maxsplit=1)[0]
         asked = key_terms(question.text)  # "…you never told me Anna's blood type": the question's own name
         rest = answer[len(first_clause) :]

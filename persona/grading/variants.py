@@ -22,6 +22,7 @@ import iuliia
 
 from persona.grading.cues import cues
 from persona.languages import words_pattern
+from persona.morphology import cyrillic
 from persona.terms import UNIT_WORDS, key_terms, terms_match
 
 _WORD = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*")
@@ -45,7 +46,7 @@ _VOWELS = re.compile(r"[aeiouy]+")
 def _latin(word: str) -> frozenset[str]:
     """`word` in Latin letters: itself, or each common romanisation of a Cyrillic word;
     lower case, letters only, "c" read as "k" ("Camino" is «Камино»)."""
-    forms = {schema.translate(word) for schema in _SCHEMAS} if _cyrillic(word) else {word}
+    forms = {schema.translate(word) for schema in _SCHEMAS} if cyrillic(word) else {word}
     return frozenset(_NOT_LETTER.sub("", f.lower()).replace("ck", "k").replace("c", "k") for f in forms)
 
 
@@ -63,20 +64,13 @@ def _shape(latin: str) -> str:
     return _VOWELS.sub("*", _loose(latin))
 
 
-_CYRILLIC = re.compile(r"[а-яё]", re.IGNORECASE)
-
-
-def _cyrillic(word: str) -> bool:
-    return _CYRILLIC.search(word) is not None
-
-
 def _other_script(a: str, b: str) -> bool:
     """`a` and `b` are one name in two scripts: one of the Cyrillic word's common romanisations
     (`_SCHEMAS`, by the iuliia library) is the Latin word once the schemas' differences are made
     one (`_loose`: "Andrei"/"Andrey", "Yulia"/«Юлия», "Haddad"/«Хаддад»), or is alike ending alike,
     of one length up to six letters ("Bologna" is «Болонья»; "Maria" is no «Марина», "Milan" no
     «Милана», "Tom" no «Тим»)."""
-    if _cyrillic(a) == _cyrillic(b) or min(len(a), len(b)) < 2:
+    if cyrillic(a) == cyrillic(b) or min(len(a), len(b)) < 2:
         return False
     return any(_romanised_alike(_loose(la), _loose(lb)) for la in _latin(a) for lb in _latin(b))
 
@@ -94,17 +88,19 @@ def _romanised_alike(la: str, lb: str) -> bool:
 def maybe_other_script(expected: str, answer: str) -> str | None:
     """A name of the answer in the other script with the shape of an expected one («Хедингли»
     for "Headingley", "Roman" for «Рамин») but not surely it: a doubt, for the grader's miss."""
-    wanted = [w for w in _WORD.findall(expected) if w[:1].isupper()]
+    wanted = [w for w in _WORD.findall(expected) if w[:1].isupper() and len(w) >= 3]
     for word in _WORD.findall(answer):
         for w in wanted:
-            if _cyrillic(w) == _cyrillic(word) or min(len(w), len(word)) < 3:
-                continue
-            for la in _latin(w):
-                for lb in _latin(word):
-                    shape = _shape(la)
-                    if la[:1] == lb[:1] and shape == _shape(lb) and sum(c != "*" for c in shape) >= 2:
-                        return f"{word!r} may be {w!r} in the other script"
+            if cyrillic(w) != cyrillic(word) and len(word) >= 3 and _shapes(w) & _shapes(word):
+                return f"{word!r} may be {w!r} in the other script"
     return None
+
+
+@lru_cache(maxsize=1 << 14)
+def _shapes(word: str) -> frozenset[tuple[str, str]]:
+    """Each romanisation's first letter and shape (`_shape`), with two consonants at least."""
+    keys = {(la[:1], _shape(la)) for la in _latin(word)}
+    return frozenset(k for k in keys if sum(c != "*" for c in k[1]) >= 2)
 
 
 def _one_slip(a: str, b: str) -> bool:
@@ -147,7 +143,7 @@ def in_expected_spelling(expected: str, answer: str) -> str:
         if full and word[0].isupper() and at_date and any(terms_match(full, w.lower()) for w in wanted):
             return full  # "Пн, 8:30" for «понедельникам в 8:30», "26 Sept." for "26 September"
         for w in wanted:
-            if _cyrillic(w) != _cyrillic(word) and _other_script(w, word):
+            if cyrillic(w) != cyrillic(word) and _other_script(w, word):
                 return w
             # a slip of the pen in a word, never in a name: "Iceland" is no "Ireland"
             if w.islower() and len(w) >= 3 and _one_slip(w, word):
@@ -189,7 +185,7 @@ def _name_form(word: str, name: str) -> bool:
     """`word` is `name` or, for a Russian name, one of its case forms."""
     if word == name:
         return True
-    if not _cyrillic(name) or len(name) < 3:
+    if not cyrillic(name) or len(name) < 3:
         return False
     if name[-1] in _CASE_ENDINGS:
         stem, endings = name[:-1], _CASE_ENDINGS[name[-1]]
@@ -348,9 +344,7 @@ def days_as_expected(expected: str, answer: str, earlier: tuple[str, ...] = ()) 
     no month and no earlier value (`earlier`) had that day; a day named by its distance ("the
     day after tomorrow", «послезавтра») as that many days, in the expected answer's words."""
     cues_ = cues()
-    months = {m.lower() for m in (*cues_.months.values(), *cues_.months_ambiguous.values())}
-    dates = [m for m in _EXPECTED_DATE.finditer(expected) if m.group(2).lower() in months]
-    count = _DAYS_COUNT.search(expected)
+    dates = [m for m in _EXPECTED_DATE.finditer(expected) if m.group(2).lower() in cues_.month_words]
     if len(dates) != 1:
         return answer
     words = set(re.findall(r"[^\W\d_]+", answer.lower()))
@@ -362,7 +356,7 @@ def days_as_expected(expected: str, answer: str, earlier: tuple[str, ...] = ()) 
             return f"{day} {month}" if int(m.group(1) or m.group(2)) == int(day) else m.group(0)
 
         answer = _BARE_DAY.sub(as_date, answer)
-    if not count:
+    if not (count := _DAYS_COUNT.search(expected)):
         return answer
     said_as = count.group(0)[: count.start(1) - count.start()] + "{}" + count.group(2)  # «через 2 дня»
     for phrase, days in sorted(cues_.relative_days.items(), key=lambda kv: -len(kv[0])):
