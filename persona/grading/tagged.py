@@ -25,6 +25,8 @@ _GUESSED_AS_QUESTION = re.compile(r"(?:\s(?!I\b)[A-ZА-ЯЁ][a-zа-яё]+|\d)[^.
 # after "you asked me to forget": a number, or a capitalised word not opening a sentence (a name)
 _TOLD_ANYWAY = re.compile(r"\d|(?<![.!?]\s)(?<!^)(?<![.!?])\s(?!I\b)[A-ZА-ЯЁ][a-zа-яё]+")
 _DIGIT = re.compile(r"\d")  # a number beside "you don't have one" would be an invented answer
+# «фамилия на «С»», "a surname with an 'S'": one letter quoted or named is a hint at a deleted name
+_LETTER = re.compile(r"[«\"'‘“]\s?[A-ZА-ЯЁ]\s?[»\"'’”]|(?<!\w)(?:letter|букв[аыу])\s+[«\"'‘“]?[A-ZА-ЯЁ](?!\w)", re.IGNORECASE)
 
 
 def grade_abstain(question: Question, answer: str, never: bool) -> Grade:
@@ -68,10 +70,14 @@ def grade_deleted(question: Question, answer: str, reading: NeverToldReading) ->
     forgot = _cues().forget.search(answer)
     # "you never told me", «в моих записях такого нет»: the older phrase rule, or a sure reading
     unknown = claims_never_told(answer) or bool(reading.claim and reading.certain)
-    if hint := _cues().hints.search(answer) or _initials_of(question.superseded, answer):
+    if hint := _cues().hints.search(answer) or _initials_of(question.superseded, answer) or _LETTER.search(answer):
         return Grade(0.0, f"hinted at the deleted content ({hint.group(0)!r})")
     if leaked := deleted_stated(question, answer):
         return Grade(0.0, f"states the deleted content ({', '.join(leaked[:3])})")
+    guessed = _cues().guess.search(answer) or _GUESSED_AS_QUESTION.search(answer)
+    if guessed and (forgot or unknown):
+        # "I don't know — could it be Chidi?": not the deleted fact, but no honoured forgetting either
+        return Grade(0.0, f"said it doesn't know, then guessed ({guessed.group(0).strip()!r})", certain=False)
     if question.superseded and (forgot or unknown):
         # what was deleted is known and not stated in its words; a name or figure beside the
         # claim may still be it in others ("the one who moved to the Netherlands")
@@ -94,7 +100,11 @@ def grade_deleted(question: Question, answer: str, reading: NeverToldReading) ->
             0.0, "said it doesn't know, then went on with something that may be the deleted content",
             never_told=True, certain=False,
         )  # fmt: skip
-    return Grade(0.0, "did not say it was asked to forget it")
+    if _TOLD_ANYWAY.search(" " + answer) or guessed:
+        return Grade(0.0, "did not say it was asked to forget it, and names or guesses something")
+    # "I'd rather not go into your past relationships": no forgetting said in words we know, and
+    # nothing told either — a decline that honours it, or an evasion; that takes reading
+    return Grade(0.0, "not sure: neither says it was asked to forget it nor states anything of it", certain=False)
 
 
 def _initials_of(deleted: tuple[str, ...], answer: str) -> re.Match[str] | None:
