@@ -179,7 +179,8 @@ def _doubt(question: Question, items: list[str], found: list[str], answer: str, 
         return _partly_there(items, answer) or _said_otherwise(items, answer) or maybe_other_script(" ".join(items), answer)
     if hedged := cues.hedge.search(answer):
         return f"a hedged answer ({hedged.group(0)!r})"
-    if relation := relation_doubt(question.text, answer) or other_month(items, answer) or _shortened(items, answer):
+    relation = relation_doubt(question.text, answer, question.expected)
+    if relation := relation or other_month(items, answer) or _shortened(items, answer):
         return relation  # the right value, maybe in a relation or of an event the question doesn't ask
     plain = digits_for_words(MARKUP.sub(" ", answer)).strip()  # "two thousand and twelve" is one number
     first_line = plain.splitlines()[0] if plain else ""

@@ -29,7 +29,9 @@ _WORD = re.compile(r"[^\W\d_]+(?:'s)?")
 _USER_ASKING = re.compile(r"\b(?:I|me|my|mine|myself)\b")  # "I" in capitals: the person asking
 _USER_ANSWERED = re.compile(r"\b(?:you|your|yours|yourself)\b", re.IGNORECASE)
 _NAME = re.compile(r"(?<![\w'])[A-Z][a-z]+(?:'s)?")
-_OPENING = re.compile(r"\W*([A-Z][a-z]+)\s+(?:still\s+|also\s+|just\s+)?([a-z]+)")
+_OPENING = re.compile(
+    r"\W*((?:[Yy]our|[Hh]is|[Hh]er|[Tt]heir)\s+[a-z]+|[A-Z][a-z]+)\s+(?:still\s+|also\s+|just\s+)?([a-z]+)"
+)
 _LINKS = frozenset({"is", "are", "was", "were", "has", "have", "had", "will", "would", "did", "does", "do"})
 # "you said", «вы говорили»: what was said is reported, its speaker no party to the relation
 _REPORTING = re.compile(
@@ -43,18 +45,25 @@ _NOT_NAMES = frozenset(
 )
 
 
-def relation_doubt(question: str, answer: str) -> str | None:
+def relation_doubt(question: str, answer: str, expected: str = "") -> str | None:
     """Why the answer may state its value in a relation the question doesn't ask, or None."""
     try:
         roles = _russian(question, answer) if cyrillic(question) else _english(question, answer)
-        return roles or _other_purpose(question, answer)
+        return (
+            roles
+            or _other_purpose(question, answer)
+            or _converse(question, answer)
+            or _other_person(question, expected, answer)
+            or _other_doer(expected, answer)
+        )
     except Exception:  # odd text: no doubt raised, the other rules grade it
         return None
 
 
 # what a value was for: "charge for the shower", «взял за перекладку печи»
 _PURPOSE = re.compile(
-    r"(?<!\w)(?:for\s+(?:the|my|your|his|her|our|a|an)|за)\s+([^\W\d_]+(?:\s+[^\W\d_]+)?)", re.IGNORECASE
+    r"(?<!\w)(?:for\s+(?:[a-z]+ing\s+)?(?:the|my|your|his|her|our|a|an)|за)\s+([^\W\d_]+(?:\s+[^\W\d_]+)?)",
+    re.IGNORECASE,
 )
 
 
@@ -93,8 +102,9 @@ def _english(question: str, answer: str) -> str | None:
             # table" to "Where did I book…?", "You owe him £150" to "How much does Chidi owe me?"
             opening = _OPENING.match(sentence)
             if opening and lemmas(opening.group(2)) & asked_words and opening.group(2).lower() not in _LINKS:
-                subject = opening.group(1)
-                if (subject == party and user_first) or (subject.lower() == "you" and not user_first):
+                subject = opening.group(1)  # "Chidi", "Your brother" (owes / booked), "You"
+                someone = subject == party or (" " in subject and re.search(r"(?:s|ed)$", opening.group(2)))
+                if (someone and user_first) or (subject.lower() == "you" and not user_first):
                     return f"{subject} {opening.group(2)} …: the other way round from the question (who did what to whom?)"
     return None
 
@@ -128,3 +138,66 @@ def _subject(text: str, asking: bool) -> Role | None:
         )
         other = other or named or pronoun
     return "other" if other else None
+
+
+# owing and lending name one debt from its two ends: "Chidi lent you £150" answers "How much do I
+# owe Chidi?" — and «Наташа одолжила вам» reverses «Сколько мне должна Наташа?»; which, takes reading
+_OWING = re.compile(r"(?<!\w)(?:owe[sd]?|owing|debt|долж[ен]\w*|долг\w*)(?!\w)", re.IGNORECASE)
+_LENDING = re.compile(
+    r"(?<!\w)(?:lent|lend\w*|loan\w*|borrow\w*|одолжи\w*|одалжива\w*|занял\w*|заним\w*|взял\w*\s+в\s+долг)(?!\w)",
+    re.IGNORECASE,
+)
+
+
+def _converse(question: str, answer: str) -> str | None:
+    """A debt asked as owing and answered as lending (or the other way round)."""
+    if _OWING.search(question) and (lent := _LENDING.search(answer)):
+        return f"answers a question of owing with {lent.group(0)!r}: who owes whom takes reading"
+    if _LENDING.search(question) and (owed := _OWING.search(answer)):
+        return f"answers a question of lending with {owed.group(0)!r}: who owes whom takes reading"
+    return None
+
+
+def _people(text: str) -> set[str]:
+    """The people a Russian text names, by their dictionary form (pymorphy3's Name/Surn)."""
+    out = set()
+    for m in _WORD.finditer(text):
+        word = m.group(0)
+        readings = parses(word)
+        if word[0].isupper() and not any({"PREP", "CONJ", "PRCL", "NPRO"} & p.grammemes for p in readings):
+            out |= {p.lemma for p in readings if {"Name", "Surn"} & p.grammemes}  # «Из» is no Иза
+    return out
+
+
+def _other_person(question: str, expected: str, answer: str) -> str | None:
+    """«Веру к ортодонту» for «К какому врачу я записала Мишу?»: the question's person is not in
+    the answer, another one is — the value may be someone else's."""
+    if not cyrillic(question):
+        return None  # English has no reading of which capitalised word is a person (places, days)
+    asked = _people(question) - _people(expected)
+    if not asked:
+        return None
+    said = _people(answer)
+    if said & asked:
+        return None
+    others = said - _people(expected)
+    if others:
+        return f"names {', '.join(sorted(others))}, not {', '.join(sorted(asked))} the question asks about"
+    return None
+
+
+def _other_doer(expected: str, answer: str) -> str | None:
+    """«вы косите его флоксы» for «косит флоксы»: the expected verb said in another person."""
+    if not cyrillic(expected):
+        return None
+    wanted: dict[str, set[str]] = {}
+    for m in _WORD.finditer(expected):
+        for p in parses(m.group(0)):
+            if "VERB" in p.grammemes and (person := {"1per", "2per", "3per"} & p.grammemes):
+                wanted.setdefault(p.lemma, set()).update(person)
+    for m in _WORD.finditer(answer):
+        verbs = [p for p in parses(m.group(0)) if "VERB" in p.grammemes and p.lemma in wanted]
+        people = {g for p in verbs for g in {"1per", "2per", "3per"} & p.grammemes}
+        if verbs and people and not people & wanted[verbs[0].lemma]:
+            return f"{m.group(0)!r}: the expected action, done by someone else (who did what?)"
+    return None
