@@ -275,6 +275,12 @@ def terms_match(a: str, b: str) -> bool:
     return prefix >= 3 and prefix >= min(len(a), len(b)) - 2
 
 
+def term_found(term: str, said: str) -> bool:
+    """An expected word in an answer's word: the same word up to its ending — but a short
+    word is no ending-less form of a long one ("sat" for "Saturday", "wed" for "Wednesday")."""
+    return terms_match(term, said) and not (len(said) <= 3 < len(term) - 2)
+
+
 # items of a list: "; ", ", " (not a thousands group: "1, 200"), " and " in any language
 LIST_SPLIT = re.compile(rf"\s*;\s*|,\s+(?!\d{{3}}\b)|\s+(?:{words_pattern('and')})\s+", re.IGNORECASE)
 

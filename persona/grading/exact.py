@@ -36,12 +36,19 @@ from persona.grading.beside import (
     shown,
     unsaid_period,
 )
+from persona.grading.codes import (
+    acronym_inside_word,
+    acronym_written_loosely,
+    code_said_otherwise,
+    same_codes,
+)
 from persona.grading.contrasts import contradicted
 from persona.grading.cues import cues as _cues
 from persona.grading.grade import Grade
 from persona.grading.name_parts import names_by_part, place_by_adjective
 from persona.grading.never_told_reading import NeverToldReading, read_never_told
 from persona.grading.relations import relation_doubt
+from persona.grading.said_otherwise import TITLES, said_as_another, said_otherwise, weekday_for_date
 from persona.grading.tagged import grade_abstain, grade_deleted
 from persona.grading.variants import (
     NUMERIC_DATE,
@@ -50,8 +57,8 @@ from persona.grading.variants import (
     in_expected_spelling,
     maybe_other_script,
 )
-from persona.languages import grading_words, words_pattern
-from persona.morphology import parses, same_lemma
+from persona.languages import words_pattern
+from persona.morphology import same_lemma
 from persona.numerals import digits_for_words
 from persona.outcome import is_full
 from persona.terms import (
@@ -63,7 +70,7 @@ from persona.terms import (
     extract_quantities,
     key_terms,
     split_items,
-    terms_match,
+    term_found,
 )
 
 
@@ -116,7 +123,7 @@ class ExactGrader:
         missing: list[str] = []
         partial: list[str] = []  # found by part of its name only: never certain
         for item in items:
-            whole = _item_found(item, answer_qty, answer_terms, answer_ids)
+            whole = _item_found(item, answer_qty, answer_terms, answer_ids) and not acronym_inside_word(item, answer)
             short = not whole and (names_by_part(question.text, item, answer, items) or place_by_adjective(item, answer))
             if short:
                 partial.append(item)
@@ -176,7 +183,13 @@ def _doubt(question: Question, items: list[str], found: list[str], answer: str, 
             return "a numeric date that reads two ways (day/month or month/day)"
         if never:
             return None
-        return _partly_there(items, answer) or _said_otherwise(items, answer) or maybe_other_script(" ".join(items), answer)
+        return (
+            _partly_there(items, answer)
+            or said_otherwise(items, answer)
+            or maybe_other_script(" ".join(items), answer)
+            or code_said_otherwise(items, answer)
+            or acronym_written_loosely(items, answer)
+        )
     if hedged := cues.hedge.search(answer):
         return f"a hedged answer ({hedged.group(0)!r})"
     relation = relation_doubt(question.text, answer, question.expected)
@@ -208,7 +221,9 @@ def _doubt(question: Question, items: list[str], found: list[str], answer: str, 
     if extra := claims_not_told(question, wanted, answer):
         return f"claims the facts don't hold ({', '.join(extra[:3])}) beside the expected one"
     missing = [i for i in items if i not in found]
-    if clash := contradicted(question, answer) or _said_as_another(missing, answer):
+    if clash := contradicted(question, answer) or said_as_another(missing, answer) or [
+        d for d in (said_otherwise(missing, answer), weekday_for_date(missing, answer)) if d
+    ]:
         if not missing:
             return f"says what the facts say otherwise ({'; '.join(clash[:2])})"
         # "Right wrist, 2020" for "left, 2020": the missing item given wrong — a wrong item costs
@@ -249,47 +264,15 @@ def _doubt(question: Question, items: list[str], found: list[str], answer: str, 
         if same and rivals(wanted, same[-1]) and not history:
             return f"the last figure given ({shown(same[-1])}) is not the expected one"
     else:  # words: a name, a place — every part of it, or not sure
-        terms = [t for t in key_terms(items[0]) if t not in UNIT_WORDS and t not in _TITLES]
+        terms = [t for t in key_terms(items[0]) if t not in UNIT_WORDS and t not in TITLES]
         answer_terms = key_terms(answer)
-        hits = sum(1 for t in terms if any(_term_found(t, a) for a in answer_terms))
+        hits = sum(1 for t in terms if any(term_found(t, a) for a in answer_terms))
         if terms and hits < len(terms):
             return f"only {hits} of the {len(terms)} words of {items[0]!r}"
     return None
 
 
 _MIXED_CODE = re.compile(r"(?<!\w)(?=[^\W_]*\d)(?=[^\W_]*[^\W\d_])[^\W_]+(?!\w)")  # "32K", "6A", "054Г"
-
-
-def _said_as_another(missing: list[str], answer: str) -> list[str]:
-    """Missing items whose head word the answer says with other words before it («кавказская
-    овчарка» for «немецкая овчарка»): another value in the item's place."""
-    said = key_terms(answer)
-    out = []
-    for item in missing:
-        terms = [t for t in key_terms(item) if t not in UNIT_WORDS]
-        if len(terms) >= 2 and any(_term_found(terms[-1], a) for a in said):
-            out.append(f"{item!r} as another {terms[-1]!r}")
-    return out
-
-
-def _said_otherwise(items: list[str], answer: str) -> str | None:
-    """Why a miss may be the value in other words: every word of an item there but one, and
-    that one a Russian verb («косит флоксы» as «скашивает флоксы», «переклеить обои» as
-    «поклеить обои»: an action is often said with another prefix or aspect) or a word the answer
-    begins alike («ведром» as «ведёрком», «ветеринар» as «ветврач»: a diminutive, a compound)."""
-    said = key_terms(answer)
-    for item in items:
-        terms = [t for t in key_terms(item) if t not in UNIT_WORDS and t not in _TITLES]
-        missing = [t for t in terms if not any(_term_found(t, a) for a in said)]
-        if len(missing) != 1:
-            continue
-        word = missing[0]
-        if len(terms) > 1 and any({"VERB", "INFN"} & p.grammemes for p in parses(word)[:1]):
-            return f"every word of {item!r} but the action ({word!r}), which may be said otherwise"
-        alike = [a for a in said if len(word) >= 5 and len(a) >= 5 and a[:3] == word[:3] and a != word]
-        if alike and parses(word):
-            return f"{alike[0]!r} begins like {word!r} (a diminutive or a compound of it?)"
-    return None
 
 
 def _partly_there(items: list[str], answer: str) -> str | None:
@@ -360,7 +343,7 @@ def _item_found(item: str, answer_qty: list[Quantity], answer_terms: list[str], 
         # a number written in groups ("75 1234567" as "75 123 45 67"): the same digits in order
         return re.sub(r"\D", "", item) in answer_ids
     wanted_ids = extract_identifiers(item)
-    if not wanted_ids <= answer_ids:
+    if not same_codes(wanted_ids, answer_ids):
         return False
     if wanted_ids:
         item = IDENTIFIER.sub(
@@ -369,18 +352,12 @@ def _item_found(item: str, answer_qty: list[Quantity], answer_terms: list[str], 
     wanted_qty = extract_quantities(item)
     if not all(any(w.matches(a) for a in answer_qty) for w in wanted_qty):
         return False
-    terms = [t for t in key_terms(item) if t not in UNIT_WORDS and t not in _TITLES]
+    terms = [t for t in key_terms(item) if t not in UNIT_WORDS and t not in TITLES]
     if not terms:
         return bool(wanted_qty or wanted_ids)
-    hits = sum(1 for t in terms if any(_term_found(t, a) for a in answer_terms))
+    hits = sum(1 for t in terms if any(term_found(t, a) for a in answer_terms))
     needed = math.ceil(len(terms) / 2) if wanted_qty else math.ceil(len(terms) * 2 / 3)
     return hits >= needed
-
-
-def _term_found(term: str, said: str) -> bool:
-    """An expected word in an answer's word: the same word up to its ending — but a short
-    word is no ending-less form of a long one ("sat" for "Saturday", "wed" for "Wednesday")."""
-    return terms_match(term, said) and not (len(said) <= 3 < len(term) - 2)
 
 
 @functools.cache
@@ -398,7 +375,7 @@ def _shortened(items: list[str], answer: str) -> str | None:
         for name in {w.lower() for w in _LATIN_NAME.findall(item)} - _calendar_words():
             if name in said:
                 continue
-            short = [a for a in said if len(a) < len(name) and _term_found(name, a) and not same_lemma(name, a)]
+            short = [a for a in said if len(a) < len(name) and term_found(name, a) and not same_lemma(name, a)]
             if short:
                 return f"{short[0]!r} is shorter than {name!r}: a short form, or another name"
     return None
@@ -407,7 +384,6 @@ def _shortened(items: list[str], answer: str) -> str | None:
 _DIGITS_ONLY = re.compile(r"[\d\s-]+")
 _LATIN_NAME = re.compile(r"(?<![\w'])[A-Z][a-z]+")
 _DIGIT_GROUPS = re.compile(r"(?<![\w.,])\d+(?:[ -]\d+)*(?![\w.,]\d)")
-_TITLES = frozenset(grading_words("titles"))  # "Haddad." for "Dr Haddad"
 
 
 def _given_as_old(item: str, answer: str, question: str) -> bool:
