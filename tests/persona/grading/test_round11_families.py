@@ -1,0 +1,112 @@
+"""The exact grader's eleventh round (issue 49), asked as the shipped benchmarks ask: what a
+careful reader would pass is no certain 0, what reverses a relation or guesses is no certain
+pass — each of these is read surely, or left to a judge, never guessed."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.persona.grading.test_issue49_families import graded
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "You told me last week to forget him, so I have.",
+        "Deleted — you wanted me never to mention him again.",
+        "I'm sorry, but you specifically asked me not to keep anything about him.",
+    ],
+)
+def test_a_forget_request_said_in_other_words_passes(answer: str) -> None:
+    grade = graded("e25", answer)
+    assert grade.certain and grade.score == 10, grade
+
+
+@pytest.mark.parametrize(
+    ("qid", "answer"),
+    [
+        ("e25", "No idea, sorry — was it Marcus?"),
+        ("э24", "Не помню — может быть, Олег?"),
+    ],
+)
+def test_a_guess_after_i_dont_know_on_a_deleted_fact_is_no_certain_pass(qid: str, answer: str) -> None:
+    grade = graded(qid, answer)
+    assert not (grade.certain and grade.correct), grade
+
+
+def test_a_decline_that_tells_nothing_is_left_to_a_judge_and_a_bare_name_fails() -> None:
+    declined = graded("e25", "Let's not go back over that chapter of your life.")
+    assert not declined.certain, declined
+    named = graded("e25", "Oliver.")
+    assert named.certain and named.score == 0, named
+
+
+@pytest.mark.parametrize("answer", ["Вы просили забыть, но фамилия была на «К».", "I won't say — only that it's a 'D'."])
+def test_a_quoted_letter_is_a_hint_at_a_deleted_name(answer: str) -> None:
+    qid = "э24" if "«" in answer else "e25"
+    grade = graded(qid, answer)
+    assert grade.certain and grade.score == 0, grade
+
+
+@pytest.mark.parametrize(
+    ("qid", "answer"),
+    [
+        ("e11", "There's no dog yet — a rescue is still only a plan."),
+        ("э10", "Кошки у вас пока нет: есть пёс и попугай."),
+    ],
+)
+def test_a_none_said_in_unread_words_on_abstain_is_no_certain_zero(qid: str, answer: str) -> None:
+    grade = graded(qid, answer)
+    assert not (grade.certain and grade.score == 0), grade
+
+
+def test_a_guess_after_no_record_on_abstain_is_no_certain_pass() -> None:
+    grade = graded("e18", "Nothing on record, so I'm assuming shellfish.")
+    assert not (grade.certain and grade.correct), grade
+
+
+@pytest.mark.parametrize(
+    ("qid", "answer"),
+    [
+        ("e54", "Your sister owes you £150."),  # How much do I owe Chidi?
+        ("e54", "Chidi lent you £150."),  # owing asked, lending answered: which way, takes reading
+        ("e30", "£95 — for replacing the kitchen tap."),  # the shower asked
+        ("э53", "Наташа одолжила вам 12 000 рублей."),  # Сколько мне должна Наташа?
+        ("э56", "Олю — к ортодонту, 2 октября."),  # Мишу asked
+        ("э34", "Потому что вы косите его флоксы."),  # «косит флоксы»: he does
+    ],
+)
+def test_another_doer_or_a_debt_told_from_its_other_end_is_never_certain_right(qid: str, answer: str) -> None:
+    grade = graded(qid, answer)
+    assert not (grade.certain and grade.correct), grade
+
+
+@pytest.mark.parametrize(
+    ("qid", "answer"),
+    [
+        ("e7", "Р 772 3914"),  # a Cyrillic Р typed for P
+        ("э37", "Поезд 054G."),  # romanised
+    ],
+)
+def test_a_code_in_the_other_script_is_found(qid: str, answer: str) -> None:
+    grade = graded(qid, answer)
+    assert grade.certain and grade.score == 10, grade
+
+
+@pytest.mark.parametrize(
+    ("qid", "answer"),
+    [
+        ("e41", "It's British Airways 362."),
+        ("э12", "На Горьковском автозаводе."),
+        ("э30", "В воскресенье — через два дня."),  # the date as a weekday: which date takes a calendar
+    ],
+)
+def test_a_value_written_out_is_no_certain_fail(qid: str, answer: str) -> None:
+    grade = graded(qid, answer)
+    assert not grade.certain, grade
+
+
+@pytest.mark.parametrize(("qid", "answer"), [("э12", "В «Газпроме»."), ("e41", "It's 362."), ("e7", "P7723941")])
+def test_another_name_or_a_code_without_its_letters_stays_a_certain_zero(qid: str, answer: str) -> None:
+    grade = graded(qid, answer)
+    assert grade.certain and grade.score == 0, grade
