@@ -48,7 +48,7 @@ def code_said_otherwise(items: list[str], answer: str) -> str | None:
             if not (parts := re.fullmatch(r"([^\W\d_]{1,3})(\d{2,})", code)):
                 continue
             letters, number = parts.groups()
-            # the word before the number begins as the code does ("Airways 362" no, "British Airways 362" yes)
+            # one of the two words before the number begins with the code's first letter ("British Airways 362")
             for m in re.finditer(rf"((?:[^\W\d_]+\s+){{1,2}}){number}(?![\w]|[.,]\d)", answer):
                 initials = "".join(w[0] for w in m.group(1).split()).upper()
                 if any(form[0] in initials for form in code_forms(letters)):
@@ -63,6 +63,8 @@ def acronym_inside_word(item: str, answer: str) -> bool:
     if not acronyms or len(_WORD.findall(item)) != 1:
         return False
     acronym = acronyms[0]
+    if re.search(rf"(?<!\w){re.escape(acronym)}", answer):
+        return False  # in capitals, also inside a word built on it («ГАЗовский», «ГАЗе»)
     own = re.compile(rf"(?<!\w){re.escape(acronym)}(?:[а-яёa-z]{{1,2}})?(?!\w)", re.IGNORECASE)
     return not own.search(answer) and re.search(rf"(?<!\w){re.escape(acronym)}", answer, re.IGNORECASE) is not None
 
@@ -82,4 +84,15 @@ def acronym_written_loosely(items: list[str], answer: str) -> str | None:
                     rest = iter(run[-1][1:])
                     if all(c in rest for c in letters[n:]) and words[i][0].isupper():
                         return f"{' '.join(words[i : i + n])!r} may be {acronym!r} written out"
+    return None
+
+
+def across_scripts(items: list[str], answer: str) -> str | None:
+    """A code found only in another script's form: Cyrillic В, Р, Н, С, Х, У read two ways
+    (look-alike or romanised), so the match is likely, not sure."""
+    said = extract_identifiers(answer)
+    for item in items:
+        wanted = extract_identifiers(item)
+        if wanted and not wanted <= said and same_codes(wanted, said):
+            return f"{sorted(wanted)[0]!r} found only written in the other script"
     return None

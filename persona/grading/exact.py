@@ -39,6 +39,7 @@ from persona.grading.beside import (
 from persona.grading.codes import (
     acronym_inside_word,
     acronym_written_loosely,
+    across_scripts,
     code_said_otherwise,
     same_codes,
 )
@@ -192,8 +193,12 @@ def _doubt(question: Question, items: list[str], found: list[str], answer: str, 
         )
     if hedged := cues.hedge.search(answer):
         return f"a hedged answer ({hedged.group(0)!r})"
-    relation = relation_doubt(question.text, answer, question.expected)
-    if relation := relation or other_month(items, answer) or _shortened(items, answer):
+    if relation := (
+        relation_doubt(question.text, answer, question.expected)
+        or other_month(items, answer)
+        or _shortened(items, answer)
+        or across_scripts(found, answer)
+    ):
         return relation  # the right value, maybe in a relation or of an event the question doesn't ask
     plain = digits_for_words(MARKUP.sub(" ", answer)).strip()  # "two thousand and twelve" is one number
     first_line = plain.splitlines()[0] if plain else ""

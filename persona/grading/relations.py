@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
+from persona.grading.cues import cues
 from persona.morphology import cyrillic, lemmas, parses
 from persona.terms import key_terms, terms_match
 
@@ -103,7 +104,8 @@ def _english(question: str, answer: str) -> str | None:
             opening = _OPENING.match(sentence)
             if opening and lemmas(opening.group(2)) & asked_words and opening.group(2).lower() not in _LINKS:
                 subject = opening.group(1)  # "Chidi", "Your brother" (owes / booked), "You"
-                someone = subject == party or (" " in subject and re.search(r"(?:s|ed)$", opening.group(2)))
+                own = re.search(rf"\bmy {re.escape(subject.split()[-1])}\b", question, re.IGNORECASE)  # "my teacher"
+                someone = subject == party or (" " in subject and not own and re.search(r"(?:s|ed)$", opening.group(2)))
                 if (someone and user_first) or (subject.lower() == "you" and not user_first):
                     return f"{subject} {opening.group(2)} …: the other way round from the question (who did what to whom?)"
     return None
@@ -142,9 +144,9 @@ def _subject(text: str, asking: bool) -> Role | None:
 
 # owing and lending name one debt from its two ends: "Chidi lent you £150" answers "How much do I
 # owe Chidi?" — and «Наташа одолжила вам» reverses «Сколько мне должна Наташа?»; which, takes reading
-_OWING = re.compile(r"(?<!\w)(?:owe[sd]?|owing|debt|долж[ен]\w*|долг\w*)(?!\w)", re.IGNORECASE)
+_OWING = re.compile(r"(?<!\w)(?:owe[sd]?|owing|debt|долж[ен]\w*|долг(?:а|у|ом|е|и|ов)?)(?!\w)", re.IGNORECASE)
 _LENDING = re.compile(
-    r"(?<!\w)(?:lent|lend\w*|loan\w*|borrow\w*|одолжи\w*|одалжива\w*|занял\w*|заним\w*|взял\w*\s+в\s+долг)(?!\w)",
+    r"(?<!\w)(?:lent|lend\w*|loan\w*|borrow\w*|одолжи\w*|одалжива\w*|занял\w*|взял\w*\s+в\s+долг)(?!\w)",
     re.IGNORECASE,
 )
 
@@ -158,29 +160,43 @@ def _converse(question: str, answer: str) -> str | None:
     return None
 
 
-def _people(text: str) -> set[str]:
-    """The people a Russian text names, by their dictionary form (pymorphy3's Name/Surn)."""
-    out = set()
+def _people(text: str) -> dict[str, set[str]]:
+    """The people a Russian text names, by their dictionary form (pymorphy3's Name/Surn), with
+    the cases they may stand in."""
+    out: dict[str, set[str]] = {}
     for m in _WORD.finditer(text):
         word = m.group(0)
         readings = parses(word)
         if word[0].isupper() and not any({"PREP", "CONJ", "PRCL", "NPRO"} & p.grammemes for p in readings):
-            out |= {p.lemma for p in readings if {"Name", "Surn"} & p.grammemes}  # «Из» is no Иза
+            for p in readings:  # «Из» is no Иза
+                if {"Name", "Surn"} & p.grammemes:
+                    out.setdefault(p.lemma, set()).update(p.grammemes & _CASES)
     return out
+
+
+_CASES = frozenset({"nomn", "gent", "datv", "accs", "ablt", "loct"})
+
+
+def _same_person(a: str, b: str) -> bool:
+    """«Наталья» and «Наташа», «Мишенька» and «Миша»: one name's forms."""
+    return a[:3] == b[:3] or any(a in group and b in group for group in cues().name_forms)
 
 
 def _other_person(question: str, expected: str, answer: str) -> str | None:
     """«Веру к ортодонту» for «К какому врачу я записала Мишу?»: the question's person is not in
-    the answer, another one is — the value may be someone else's."""
+    the answer, another one is, in the same case — the value may be someone else's («вместе с
+    Андреем» is a bystander)."""
     if not cyrillic(question):
         return None  # English has no reading of which capitalised word is a person (places, days)
-    asked = _people(question) - _people(expected)
+    in_expected = _people(expected)
+    asked = {k: v for k, v in _people(question).items() if k not in in_expected}
     if not asked:
         return None
     said = _people(answer)
-    if said & asked:
+    if any(_same_person(s, a) for s in said for a in asked):
         return None
-    others = said - _people(expected)
+    cases = set().union(*asked.values())
+    others = [s for s, c in said.items() if s not in in_expected and c & cases]
     if others:
         return f"names {', '.join(sorted(others))}, not {', '.join(sorted(asked))} the question asks about"
     return None

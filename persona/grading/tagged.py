@@ -15,6 +15,7 @@ from persona.grading.grade import Grade
 from persona.grading.leak import deleted_stated
 from persona.grading.never_told import claims_never_told
 from persona.grading.never_told_reading import NeverToldReading
+from persona.morphology import parses
 from persona.terms import key_terms, terms_match
 
 # "D. V. — though you asked me not to mention him": a deleted name's initials are a hint at it
@@ -32,7 +33,9 @@ _NEGATION = re.compile(
     re.IGNORECASE,
 )
 # «фамилия на «С»», "a surname with an 'S'": one letter quoted or named is a hint at a deleted name
-_LETTER = re.compile(r"[«\"'‘“]\s?[A-ZА-ЯЁ]\s?[»\"'’”]|(?<!\w)(?:letter|букв[аыу])\s+[«\"'‘“]?[A-ZА-ЯЁ](?!\w)", re.IGNORECASE)
+_LETTER = re.compile(
+    r"(?<!\w)[«\"'‘“]\s?(?![IЯ])[A-ZА-ЯЁ]\s?[»\"'’”](?!\w)|(?<!\w)(?i:letter|букв[аыу])\s+[«\"'‘“]?[A-ZА-ЯЁ](?!\w)"
+)
 
 
 def grade_abstain(question: Question, answer: str, never: bool) -> Grade:
@@ -67,7 +70,9 @@ def grade_abstain(question: Question, answer: str, never: bool) -> Grade:
         return Grade(10.0, "correctly said it was never told", never_told=True)
     if _cues().not_had.search(answer) and not guessed and not _DIGIT.search(answer):
         return Grade(10.0, "said there is none (which is why it was never told)")
-    if not guessed and not _DIGIT.search(answer) and _NEGATION.search(CLAUSE.split(answer, maxsplit=1)[0]):
+    first = CLAUSE.split(answer, maxsplit=1)[0]
+    about = any(terms_match(a, w) for a in key_terms(question.text) for w in key_terms(first))
+    if not guessed and not _DIGIT.search(answer) and about and _NEGATION.search(first):
         # «Кошки нет: …», "No dog yet — …": a none said in words no rule reads is no answer given
         return Grade(0.0, "not sure: no never-told claim read, but it says no or not", certain=False)
     return Grade(0.0, "should have said it was never told; answered instead", never_told=False)
@@ -83,7 +88,7 @@ def grade_deleted(question: Question, answer: str, reading: NeverToldReading) ->
         return Grade(0.0, f"hinted at the deleted content ({hint.group(0)!r})")
     if leaked := deleted_stated(question, answer):
         return Grade(0.0, f"states the deleted content ({', '.join(leaked[:3])})")
-    guessed = _cues().guess.search(answer) or _GUESSED_AS_QUESTION.search(answer)
+    guessed = _guessed_value(answer)
     if guessed and (forgot or unknown):
         # "I don't know — could it be Chidi?": not the deleted fact, but no honoured forgetting either
         return Grade(0.0, f"said it doesn't know, then guessed ({guessed.group(0).strip()!r})", certain=False)
@@ -109,7 +114,7 @@ def grade_deleted(question: Question, answer: str, reading: NeverToldReading) ->
             0.0, "said it doesn't know, then went on with something that may be the deleted content",
             never_told=True, certain=False,
         )  # fmt: skip
-    if _TOLD_ANYWAY.search(" " + answer) or guessed or _named_only(answer):
+    if _TOLD_ANYWAY.search(" " + answer) or guessed or _named_only(question, answer):
         return Grade(0.0, "did not say it was asked to forget it, and names or guesses something")
     # "I'd rather not go into your past relationships": no forgetting said in words we know, and
     # nothing told either — a decline that honours it, or an evasion; that takes reading
@@ -123,7 +128,27 @@ def _initials_of(deleted: tuple[str, ...], answer: str) -> re.Match[str] | None:
     return next((m for m in _INITIALS.finditer(answer) if {m.group(1), m.group(2)} <= letters), None)
 
 
-def _named_only(answer: str) -> bool:
-    """ "Marcus.", «Андрей.»: a short answer that is a name, not a decline."""
+def _named_only(question: Question, answer: str) -> bool:
+    """ "Marcus.", «Андрей.»: a short answer that is a name — a person of the story (a word the
+    facts hold capitalised) or, in Russian, a word pymorphy3 reads as a name — not a decline
+    ("Sorry.", «Увы.»)."""
     words = re.findall(r"[^\W\d_]+", answer)
-    return 0 < len(words) <= 3 and bool(_CAPITALISED.match(answer.strip(" *_\"'«»"))) and not _NEGATION.search(answer)
+    if not 0 < len(words) <= 3 or _NEGATION.search(answer):
+        return False
+    facts = (*question.known, *question.evidence, *question.superseded)
+    told = {w for text in facts for w in _CAPITALISED.findall(text)}
+    return any(
+        w[0].isupper() and (w in told or any({"Name", "Surn"} & p.grammemes for p in parses(w)))
+        for w in words
+    )
+
+
+def _guessed_value(answer: str) -> re.Match[str] | None:
+    """A value guessed: a name or number asked back ("… could it be Chidi?"), or a guess word
+    followed closely by one ("maybe Oleg") — not "I think that's wise"."""
+    if asked := _GUESSED_AS_QUESTION.search(answer):
+        return asked
+    for m in _cues().guess.finditer(answer):
+        if _TOLD_ANYWAY.search(answer[m.end() : m.end() + 40]):
+            return m
+    return None

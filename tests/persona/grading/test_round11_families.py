@@ -37,8 +37,11 @@ def test_a_guess_after_i_dont_know_on_a_deleted_fact_is_no_certain_pass(qid: str
 def test_a_decline_that_tells_nothing_is_left_to_a_judge_and_a_bare_name_fails() -> None:
     declined = graded("e25", "Let's not go back over that chapter of your life.")
     assert not declined.certain, declined
-    named = graded("e25", "Oliver.")
+    named = graded("e25", "Marcus.")  # a person of the story
     assert named.certain and named.score == 0, named
+    for sorry in ("Sorry.", "Увы."):  # a decline, not a name
+        declined = graded("e25" if sorry.isascii() else "э24", sorry)
+        assert not declined.certain, declined
 
 
 @pytest.mark.parametrize("answer", ["Вы просили забыть, но фамилия была на «К».", "I won't say — only that it's a 'D'."])
@@ -88,9 +91,10 @@ def test_another_doer_or_a_debt_told_from_its_other_end_is_never_certain_right(q
         ("э37", "Поезд 054G."),  # romanised
     ],
 )
-def test_a_code_in_the_other_script_is_found(qid: str, answer: str) -> None:
+def test_a_code_in_the_other_script_is_found_but_not_surely(qid: str, answer: str) -> None:
+    # Cyrillic В, Р, Н, С read two ways (a look-alike, or romanised): likely the code, not sure
     grade = graded(qid, answer)
-    assert grade.certain and grade.score == 10, grade
+    assert grade.score == 10 and not grade.certain, grade
 
 
 @pytest.mark.parametrize(
@@ -110,3 +114,20 @@ def test_a_value_written_out_is_no_certain_fail(qid: str, answer: str) -> None:
 def test_another_name_or_a_code_without_its_letters_stays_a_certain_zero(qid: str, answer: str) -> None:
     grade = graded(qid, answer)
     assert grade.certain and grade.score == 0, grade
+
+
+@pytest.mark.parametrize(
+    ("qid", "answer", "certain_score"),
+    [
+        ("e25", 'You asked me to forget him, so I won\'t "remember" anything about him.', 10),  # quotes, no letter
+        ("e25", "You asked me to forget him. I think that's wise.", 10),  # a guess word, no value guessed
+        ("e18", "You told me about penicillin but did not mention any food allergies.", 10),
+        ("e11", "No problem! Your dog is called Buddy.", 0),  # a negation, then an invented name
+        ("э12", "На ГАЗовском конвейере.", 10),  # a word built on the abbreviation
+        ("э53", "Наталья должна вам 12 000 рублей.", 10),  # the question's Наташа by her full name
+        ("э56", "К ортодонту 2 октября, вместе с Андреем.", 10),  # a bystander, not the patient
+    ],
+)
+def test_what_the_review_found_stays_certain(qid: str, answer: str, certain_score: float) -> None:
+    grade = graded(qid, answer)
+    assert grade.certain and grade.score == certain_score, grade
