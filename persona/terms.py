@@ -166,7 +166,7 @@ def extract_identifiers(text: str) -> set[str]:
 
 # a code written in groups: "BA 362", "P 772 3914", «КЗН 7781», «054 Г» (upper-case letters and
 # digits only, so words around it don't join in)
-_CODE_GROUP = re.compile(r"(?<![\w-])(?:[A-ZА-ЯЁ\d]{1,4}|\d{1,7})(?:[ \u00a0](?:[A-ZА-ЯЁ\d]{1,4}|\d{1,7})(?![\w-])){1,3}")
+_CODE_GROUP = re.compile(r"(?<![\w-])(?:[A-ZА-ЯЁ\d]{1,4}|\d{1,7})(?:[ \u00a0](?:[A-ZА-ЯЁ\d]{1,4}|\d{1,7})(?![\w-])){1,5}")
 
 
 def _spaced_codes(text: str) -> set[str]:
@@ -278,7 +278,12 @@ def terms_match(a: str, b: str) -> bool:
 def term_found(term: str, said: str) -> bool:
     """An expected word in an answer's word: the same word up to its ending — but a short
     word is no ending-less form of a long one ("sat" for "Saturday", "wed" for "Wednesday")."""
-    return terms_match(term, said) and not (len(said) <= 3 < len(term) - 2)
+    # nor a short name the start of a longer one ("Ada" in "Adaeze", "Obi" in "Obinna")
+    return (
+        terms_match(term, said)
+        and not (len(said) <= 3 < len(term) - 2)
+        and not (len(term) <= 4 and len(said) - len(term) >= 3 and term.isascii())  # «Сбер» in «Сбербанк» is
+    )
 
 
 # items of a list: "; ", ", " (not a thousands group: "1, 200"), " and " in any language

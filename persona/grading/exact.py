@@ -49,10 +49,20 @@ from persona.grading.grade import Grade
 from persona.grading.name_parts import names_by_part, place_by_adjective
 from persona.grading.never_told_reading import NeverToldReading, read_never_told
 from persona.grading.relations import relation_doubt
-from persona.grading.said_otherwise import TITLES, said_as_another, said_otherwise, weekday_for_date
+from persona.grading.said_otherwise import (
+    TITLES,
+    part_of_a_name,
+    said_as_another,
+    said_otherwise,
+    short_year,
+    weekday_for_date,
+    words_without_figures,
+)
 from persona.grading.tagged import grade_abstain, grade_deleted
+from persona.grading.thesaurus import synonym_doubt
 from persona.grading.variants import (
     NUMERIC_DATE,
+    begins_in_other_script,
     days_as_expected,
     in_expected_forms,
     in_expected_spelling,
@@ -190,6 +200,10 @@ def _doubt(question: Question, items: list[str], found: list[str], answer: str, 
             or maybe_other_script(" ".join(items), answer)
             or code_said_otherwise(items, answer)
             or acronym_written_loosely(items, answer)
+            or begins_in_other_script(" ".join(items), answer)
+            or words_without_figures(items, answer)
+            or part_of_a_name(items, answer)
+            or synonym_doubt(" ".join(items), answer)
         )
     if hedged := cues.hedge.search(answer):
         return f"a hedged answer ({hedged.group(0)!r})"
@@ -227,7 +241,7 @@ def _doubt(question: Question, items: list[str], found: list[str], answer: str, 
         return f"claims the facts don't hold ({', '.join(extra[:3])}) beside the expected one"
     missing = [i for i in items if i not in found]
     if clash := contradicted(question, answer) or said_as_another(missing, answer) or [
-        d for d in (said_otherwise(missing, answer), weekday_for_date(missing, answer)) if d
+        d for d in (said_otherwise(missing, answer), weekday_for_date(missing, answer), short_year(missing, answer)) if d
     ]:
         if not missing:
             return f"says what the facts say otherwise ({'; '.join(clash[:2])})"

@@ -9,7 +9,7 @@ import re
 from persona.grading.cues import cues
 from persona.languages import grading_words
 from persona.morphology import parses
-from persona.terms import UNIT_WORDS, key_terms, term_found
+from persona.terms import UNIT_WORDS, extract_quantities, key_terms, term_found
 
 TITLES = frozenset(grading_words("titles"))  # "Haddad." for "Dr Haddad"
 _DATE = re.compile(r"(?<!\d)\d{1,2}\s+([^\W\d_]+)")
@@ -59,4 +59,48 @@ def weekday_for_date(missing: list[str], answer: str) -> str | None:
             named = sorted(d for d in days if d in weekdays)
             if named:
                 return f"names {named[0]!r} where the date {item!r} is missing (which date, takes a calendar)"
+    return None
+
+
+def words_without_figures(items: list[str], answer: str) -> str | None:
+    """ "Tuesday." for "Tuesday at 9:30": every word of an item there, its figures missing and
+    no other figure of their kind given — part of the value (a half, in a two-part answer), not
+    a wrong one."""
+    said = key_terms(answer)
+    given = extract_quantities(answer)
+    for item in items:
+        terms = [t for t in key_terms(item) if t not in UNIT_WORDS and t not in TITLES]
+        figures = extract_quantities(item)
+        if terms and figures and not given and all(any(term_found(t, a) for a in said) for t in terms):
+            return f"the words of {item!r} without its figures"
+    return None
+
+
+_YEAR = re.compile(r"(?<!\d)(?:19|20)(\d{2})(?!\d)")
+
+
+def short_year(items: list[str], answer: str) -> str | None:
+    """«в двенадцатом году», "back in '12" for 2012: a year by its last two figures."""
+    for item in items:
+        for m in _YEAR.finditer(item):
+            short = m.group(1)
+            if re.search(rf"(?:'|’|\b){int(short)}(?:-?(?:м|й|th))?\s*(?:год\w*|year)?\b", answer) and (
+                "'" in answer or "’" in answer or re.search(r"год|year", answer, re.IGNORECASE)
+            ):
+                return f"{m.group(0)!r} said by its last two figures?"
+    return None
+
+
+def part_of_a_name(items: list[str], answer: str) -> str | None:
+    """«Камино.» for «Камино де Сантьяго»: the answer says only the first word of a many-word
+    name — its common short form, or another place of that name."""
+    said = [a for a in key_terms(answer) if a not in TITLES]
+    for item in items:
+        words = item.split()
+        terms = [t for t in key_terms(item) if t not in TITLES]
+        if len(words) < 2 or not words[0][:1].isupper() or not said or not terms or extract_quantities(item):
+            continue
+        # its first word, as names are shortened («Камино»); not the last («Новгород» is another town)
+        if all(term_found(terms[0], a) for a in said):
+            return f"part of the name {item!r}"
     return None

@@ -35,6 +35,7 @@ _NEGATION = re.compile(
 # «фамилия на «С»», "a surname with an 'S'": one letter quoted or named is a hint at a deleted name
 _LETTER = re.compile(
     r"(?<!\w)[«\"'‘“]\s?(?![IЯ])[A-ZА-ЯЁ]\s?[»\"'’”](?!\w)|(?<!\w)(?i:letter|букв[аыу])\s+[«\"'‘“]?[A-ZА-ЯЁ](?!\w)"
+    r"|(?<!\w)[«\"'‘“][A-ZА-ЯЁ][a-zа-яё]{0,6}(?:…|\.\.\.)[»\"'’”]"  # «Стол…»: the start of a name
 )
 
 

@@ -96,6 +96,22 @@ def maybe_other_script(expected: str, answer: str) -> str | None:
     return None
 
 
+def begins_in_other_script(expected: str, answer: str) -> str | None:
+    """ "Sberbank" for «Сбер»: an answer's word in the other script that begins with an expected
+    name romanised — a longer name, or the same one written out: a doubt."""
+    wanted = [w for w in _WORD.findall(expected) if w[:1].isupper() and len(w) >= 4]
+    for word in _WORD.findall(answer):
+        for w in wanted:
+            if cyrillic(w) != cyrillic(word) and any(
+                _loose(b).startswith(_loose(a)) or _loose(a).startswith(_loose(b))
+                for a in _latin(w)
+                for b in _latin(word)
+                if min(len(a), len(b)) >= 4
+            ):
+                return f"{word!r} begins as {w!r} does, in the other script"
+    return None
+
+
 @lru_cache(maxsize=1 << 14)
 def _shapes(word: str) -> frozenset[tuple[str, str]]:
     """Each romanisation's first letter and shape (`_shape`), with two consonants at least."""

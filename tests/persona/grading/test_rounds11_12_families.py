@@ -1,4 +1,4 @@
-"""The exact grader's eleventh round (issue 49), asked as the shipped benchmarks ask: what a
+"""The exact grader's eleventh and twelfth rounds (issue 49), asked as the shipped benchmarks ask: what a
 careful reader would pass is no certain 0, what reverses a relation or guesses is no certain
 pass — each of these is read surely, or left to a judge, never guessed."""
 
@@ -131,3 +131,46 @@ def test_another_name_or_a_code_without_its_letters_stays_a_certain_zero(qid: st
 def test_what_the_review_found_stays_certain(qid: str, answer: str, certain_score: float) -> None:
     grade = graded(qid, answer)
     assert grade.certain and grade.score == certain_score, grade
+
+
+# -- round 12: written on held-out-9, -10 and -11 (opened) -----------------------------------
+
+
+@pytest.mark.parametrize(
+    ("qid", "answer"),
+    [
+        ("e34", "It's up in the attic."),  # loft: one WordNet synset
+        ("e22", "You're the chief bridesmaid."),  # maid of honour
+        ("э59", "Камино."),  # the first word of «Камино де Сантьяго»
+        ("э50", "Sberbank."),  # «Сбер», in the other script and longer
+        ("e44", "Tuesday."),  # "Tuesday at 9:30" without its time: a half, not a wrong value
+        ("э47", "Правую ногу, в 12-м году."),  # 2012 by its last two figures
+    ],
+)
+def test_a_value_said_with_other_words_or_in_part_is_no_certain_zero(qid: str, answer: str) -> None:
+    grade = graded(qid, answer)
+    assert not (grade.certain and grade.score == 0) and not grade.certain, grade
+
+
+@pytest.mark.parametrize(
+    ("qid", "answer"),
+    [
+        ("e34", "In the garage."),  # no synonym of loft
+        ("e44", "Tuesday at 10:00."),  # the day with another time
+        ("e16", "Adaeze and Obinna."),  # "Ada" and "Obi" only begin these names
+        ("э24", "Фамилия на «Стол…», дальше не помню."),  # the start of the deleted name
+    ],
+)
+def test_other_words_a_longer_name_or_a_names_start_stay_a_certain_zero(qid: str, answer: str) -> None:
+    grade = graded(qid, answer)
+    assert grade.certain and grade.score == 0, grade
+
+
+def test_a_forget_request_as_what_was_wanted_passes() -> None:
+    grade = graded("e25", "Not something I'll repeat — you wanted everything about him erased.")
+    assert grade.certain and grade.score == 10, grade
+
+
+def test_a_code_spelled_letter_by_letter_is_found() -> None:
+    grade = graded("e41", "B A 3 6 2")
+    assert grade.score == 10, grade
