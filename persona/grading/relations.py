@@ -20,6 +20,7 @@ import re
 from typing import Literal
 
 from persona.grading.cues import cues
+from persona.grading.said_otherwise import TITLES
 from persona.morphology import cyrillic, lemmas, parses
 from persona.terms import key_terms, terms_match
 
@@ -41,6 +42,7 @@ _REPORTING = re.compile(
     re.IGNORECASE,
 )
 _CLAUSES = re.compile(r"\s*[—–:;,]\s*")
+_DASHED = re.compile(r"\s+[—–]\s+|:\s+")
 _NOT_NAMES = frozenset(
     {"I", "What", "Who", "Where", "When", "Which", "How", "Why", "Whose", "Is", "Do", "Did", "Does"}
 )
@@ -56,6 +58,8 @@ def relation_doubt(question: str, answer: str, expected: str = "") -> str | None
             or _converse(question, answer)
             or _other_person(question, expected, answer)
             or _other_doer(expected, answer)
+            or _role_given_to_another(question, expected, answer)
+            or _asked_action_denied(question, answer)
         )
     except Exception:  # odd text: no doubt raised, the other rules grade it
         return None
@@ -93,21 +97,23 @@ def _english(question: str, answer: str) -> str | None:
         at = question.find(party)
         user_first = min(users, key=lambda u: abs(u.start() - at)).start() < at  # "Remind me, … owe me?"
         for sentence in _SENTENCE.split(answer):
+            # a clause opening on the question's verb with the other subject: "Marcus booked a
+            # table" to "Where did I book…?" (also after "That wasn't you —"), "You owe him
+            # £150" to "How much does Chidi owe me?"
+            for clause in _DASHED.split(sentence):
+                opening = _OPENING.match(clause)
+                if opening and lemmas(opening.group(2)) & asked_words and opening.group(2).lower() not in _LINKS:
+                    subject = opening.group(1)  # "Chidi", "Your brother" (owes / booked), "You"
+                    own = re.search(rf"\bmy {re.escape(subject.split()[-1])}\b", question, re.IGNORECASE)
+                    someone = subject == party or (" " in subject and not own and re.search(r"(?:s|ed)$", opening.group(2)))
+                    if (someone and user_first) or (subject.lower() == "you" and not user_first):
+                        return f"{subject} {opening.group(2)} …: the other way round from the question (who did what to whom?)"
             named = re.search(rf"(?<!\w){re.escape(party)}(?!\w)", sentence)
             you = _USER_ANSWERED.search(sentence)
             if named and you:
                 if user_first != (you.start() < named.start()):
                     return f"names {party} and you the other way round from the question (who did what to whom?)"
                 break
-            # the sentence opens on the question's verb with the other subject: "Marcus booked a
-            # table" to "Where did I book…?", "You owe him £150" to "How much does Chidi owe me?"
-            opening = _OPENING.match(sentence)
-            if opening and lemmas(opening.group(2)) & asked_words and opening.group(2).lower() not in _LINKS:
-                subject = opening.group(1)  # "Chidi", "Your brother" (owes / booked), "You"
-                own = re.search(rf"\bmy {re.escape(subject.split()[-1])}\b", question, re.IGNORECASE)  # "my teacher"
-                someone = subject == party or (" " in subject and not own and re.search(r"(?:s|ed)$", opening.group(2)))
-                if (someone and user_first) or (subject.lower() == "you" and not user_first):
-                    return f"{subject} {opening.group(2)} …: the other way round from the question (who did what to whom?)"
     return None
 
 
@@ -132,7 +138,8 @@ def _subject(text: str, asking: bool) -> Role | None:
         nominative = [p for p in readings if "nomn" in p.grammemes]
         if not nominative or len(nominative) < len(readings) / 2:
             continue  # not surely the nominative («вас», «Веру»)
-        if any("NPRO" in p.grammemes and person in p.grammemes for p in nominative):
+        denied = re.search(r"(?<!\w)не\s+$", text[: m.start()])  # «записывал Андрей, а не вы»
+        if not denied and any("NPRO" in p.grammemes and person in p.grammemes for p in nominative):
             return "user"
         named = word[0].isupper() and any({"Name", "Surn", "Patr"} & p.grammemes for p in nominative)
         pronoun = any(
@@ -216,4 +223,55 @@ def _other_doer(expected: str, answer: str) -> str | None:
         people = {g for p in verbs for g in {"1per", "2per", "3per"} & p.grammemes}
         if verbs and people and not people & wanted[verbs[0].lemma]:
             return f"{m.group(0)!r}: the expected action, done by someone else (who did what?)"
+    return None
+
+
+_ROLE_WORDS = re.compile(r"[^\W\d_]{2,}")
+_CAPITALISED_NAME = r"((?:(?:Dr|Mr|Mrs|Ms|д-р|доктор)\.?\s+)?[A-ZА-ЯЁ][\w'-]+(?:\s+[A-ZА-ЯЁ][\w'-]+)?)"
+
+
+def _role_given_to_another(question: str, expected: str, answer: str) -> str | None:
+    """ "Your GP is Dr Lindqvist; Dr Haddad is your dentist." to "Who is my GP?": the role asked
+    about, given to a name that is not the expected one."""
+    roles = [w for w in _ROLE_WORDS.findall(question.lower()) if len(w) >= 2 and w not in _QUESTION_WORDS]
+    wanted = key_terms(expected)
+    for role in roles:
+        r = re.escape(role)
+        for m in re.finditer(
+            rf"(?i:\b(?:your|ваш\w*|the)\s+{r}\b)\s*(?:is|was|—|–|-|:)\s*{_CAPITALISED_NAME}"
+            rf"|{_CAPITALISED_NAME}\s+(?:is|was)\s+(?i:your\s+{r}\b)",
+            answer,
+        ):
+            name = m.group(1) or m.group(2)
+            if not any(terms_match(t, w) for t in key_terms(name) if t not in TITLES for w in wanted):
+                return f"gives the {role} asked about as {name!r}"
+    return None
+
+
+_QUESTION_WORDS = frozenset(
+    "what who whom whose where when which how why is are was were do does did my me i the a an of "
+    "что кто кого чей где когда какой какая какое как почему мой моя моё мое мне меня я".split()
+)
+# "I don't have a booking of yours", «Мишу вы никуда не записывали»: the asked action denied
+_DENIAL = re.compile(r"(?<!\w)(?:не|never|didn't|did\s+not|wasn't|haven't|don't)\s+(?:\w+\s+)?(\w+)", re.IGNORECASE)
+
+
+def _asked_action_denied(question: str, answer: str) -> str | None:
+    """The answer denies the question's own action (its verb, by the first five letters of its
+    stem: записала / записывали) — and gives the value anyway, for someone else."""
+    verbs = {
+        w[:5]
+        for w in _ROLE_WORDS.findall(question.lower())
+        if len(w) >= 5 and any({"VERB", "INFN"} & p.grammemes for p in parses(w)[:1])
+    } | {
+        lemma[:5]
+        for w in _ROLE_WORDS.findall(question.lower())
+        if not cyrillic(w) and len(w) >= 4 and w not in _QUESTION_WORDS
+        for lemma in lemmas(w)
+    }
+    for m in _DENIAL.finditer(answer):
+        said = m.group(1).lower()
+        asked = said[:5] in verbs or any(lemma[:5] in verbs for lemma in lemmas(said))
+        if len(said) >= 5 and asked and said[:5] not in {"remem", "помню"}:
+            return f"denies the action asked about ({m.group(0).strip()!r}) and gives a value"
     return None

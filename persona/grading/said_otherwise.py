@@ -104,3 +104,4 @@ def part_of_a_name(items: list[str], answer: str) -> str | None:
         if all(term_found(terms[0], a) for a in said):
             return f"part of the name {item!r}"
     return None
+

@@ -1,4 +1,4 @@
-"""The exact grader's eleventh and twelfth rounds (issue 49), asked as the shipped benchmarks ask: what a
+"""The exact grader's rounds 11 to 13 (issue 49), asked as the shipped benchmarks ask: what a
 careful reader would pass is no certain 0, what reverses a relation or guesses is no certain
 pass — each of these is read surely, or left to a judge, never guessed."""
 
@@ -174,3 +174,29 @@ def test_a_forget_request_as_what_was_wanted_passes() -> None:
 def test_a_code_spelled_letter_by_letter_is_found() -> None:
     grade = graded("e41", "B A 3 6 2")
     assert grade.score == 10, grade
+
+
+# -- round 13: written on held-out-12 (opened) ----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("qid", "answer"),
+    [
+        ("e57", "Not you, actually — Marcus booked Ottolenghi's for your birthday."),  # the other subject, after a dash
+        ("e46", "Your GP is Dr Lindqvist; Dr Haddad is your dentist."),  # the asked role given to another
+        ("э56", "Мишу к ортодонту на 2 октября записывал Андрей, а не вы."),  # «а не вы» is no subject
+        ("э56", "Мишу вы никуда не записывали: к ортодонту на 2 октября записана Вера."),  # the asked action denied
+    ],
+)
+def test_a_relation_denied_or_given_to_another_is_never_certain_right(qid: str, answer: str) -> None:
+    grade = graded(qid, answer)
+    assert not (grade.certain and grade.correct), grade
+
+
+@pytest.mark.parametrize(
+    ("qid", "answer"),
+    [("e46", "Your GP is Dr Haddad."), ("e57", "At Ottolenghi's — you booked it for Marcus's birthday.")],
+)
+def test_the_role_and_relation_as_asked_stay_certain_right(qid: str, answer: str) -> None:
+    grade = graded(qid, answer)
+    assert grade.certain and grade.score == 10, grade
