@@ -211,10 +211,13 @@ def other_facts_mixed_in(question: Question, answer: str) -> list[str]:
         and 0 < sum(n for t, n in held_by.items() if terms_match(w, t)) <= _DISTINCT_FACTS
         and any(terms_match(w, t) for t in other_terms)
     ]
+    expected_chars = re.sub(r"\W", "", question.expected)
     mixed += [
         shown(a)
         for a in extract_quantities(answer)
-        if not any(a.matches(t) for t in own_values) and any(a.matches(t) for t in other_values)
+        if not any(a.matches(t) for t in own_values)
+        and any(a.matches(t) for t in other_values)
+        and not (isinstance(a.value, float) and f"{a.value:g}" in expected_chars)  # "Q X 7 F 2 L"
     ]
     return mixed
 

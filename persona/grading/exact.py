@@ -457,9 +457,11 @@ def with_evidence(
         )
         alive = tuple(t for t in facts.values() if t.strip() not in DELETED_MARKERS)
         return replace(question, superseded=gone, known=alive)
-    if not question.expected or question.abstain:
-        return question
     live = {key: t for key, t in facts.items() if t.strip() not in DELETED_MARKERS}
+    if question.abstain:  # what it does know, that an answer may name beside "you never told me"
+        return replace(question, known=tuple(live.values()))
+    if not question.expected:
+        return question
     held = [key for key, t in live.items() if contains_expected(question.expected, t)]
     sections = {(file, fact_id.split(".")[0]) for file, fact_id in held}
     near = tuple(t for (file, fact_id), t in live.items() if (file, fact_id.split(".")[0]) in sections)

@@ -62,6 +62,9 @@ def grade_abstain(question: Question, answer: str, never: bool) -> Grade:
             ),
             None,
         )
+        if named and _only_facts_named(question, rest):
+            # "You never told me about a dog — only your cat, Pixel.": what it knows, beside the claim
+            return Grade(10.0, "said it was never told, and named only what the facts hold beside it", never_told=True)
         if named:
             # "No record of a new name, so your dog is still Biscuit": a value after all
             return Grade(
@@ -153,3 +156,27 @@ def _guessed_value(answer: str) -> re.Match[str] | None:
         if _TOLD_ANYWAY.search(answer[m.end() : m.end() + 40]):
             return m
     return None
+
+
+# "so your dog is still Biscuit", «так что это всё ещё…»: a conclusion drawn is an answer given
+_CONCLUDES = re.compile(
+    r"(?<!\w)(?:so|therefore|hence|which means|still|assum\w*|так что|значит|поэтому|всё ещё|все еще|по-прежнему)(?!\w)",
+    re.IGNORECASE,
+)
+
+
+def _only_facts_named(question: Question, rest: str) -> bool:
+    """Every name and number after a never-told claim is one the live facts hold, and no
+    conclusion is drawn from them: the answer tells what it does know, not a value."""
+    if not question.known or _CONCLUDES.search(rest):
+        return False
+    told = " ".join(question.known)
+    told_terms = key_terms(told)
+    for m in _TOLD_ANYWAY.finditer(rest):
+        said = m.group(0).strip()
+        if said.isdigit():
+            if not re.search(rf"(?<!\d){said}", told):
+                return False
+        elif not any(terms_match(t, k) for t in key_terms(said) for k in told_terms):
+            return False
+    return True

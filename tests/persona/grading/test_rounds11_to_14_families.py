@@ -1,4 +1,4 @@
-"""The exact grader's rounds 11 to 13 (issue 49), asked as the shipped benchmarks ask: what a
+"""The exact grader's rounds 11 to 14 (issue 49), asked as the shipped benchmarks ask: what a
 careful reader would pass is no certain 0, what reverses a relation or guesses is no certain
 pass — each of these is read surely, or left to a judge, never guessed."""
 
@@ -199,4 +199,38 @@ def test_a_relation_denied_or_given_to_another_is_never_certain_right(qid: str, 
 )
 def test_the_role_and_relation_as_asked_stay_certain_right(qid: str, answer: str) -> None:
     grade = graded(qid, answer)
+    assert grade.certain and grade.score == 10, grade
+
+
+# -- round 14: written on held-out-13 (opened) ----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("qid", "answer"),
+    [
+        ("e11", "You never told me about a dog — just Biscuit the cat and the goldfish."),
+        ("e18", "No food allergy on record. Penicillin is yours (a drug), and peanuts are Ife's."),
+        ("э10", "О кошке вы не рассказывали: у вас пёс Граф и попугай Кеша."),
+    ],
+)
+def test_a_never_told_claim_beside_what_the_facts_hold_passes_surely(qid: str, answer: str) -> None:
+    grade = graded(qid, answer)
+    assert grade.certain and grade.score == 10, grade
+
+
+@pytest.mark.parametrize(
+    ("qid", "answer"),
+    [
+        ("e11", "No record of a new name, so your dog is still Biscuit."),  # a conclusion drawn
+        ("e11", "You never told me about a dog — maybe Rex?"),  # a guess
+        ("e11", "You never told me about a dog — I'd call him Bruno."),  # a name no fact holds
+    ],
+)
+def test_a_never_told_claim_with_a_value_drawn_or_invented_is_no_certain_pass(qid: str, answer: str) -> None:
+    grade = graded(qid, answer)
+    assert not (grade.certain and grade.correct), grade
+
+
+def test_a_forget_request_as_done_as_wanted_passes() -> None:
+    grade = graded("e25", "Sorry, I've cleared that from memory as you wanted.")
     assert grade.certain and grade.score == 10, grade
