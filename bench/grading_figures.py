@@ -25,10 +25,9 @@ HELD_OUT_5 = ROOT / "tests" / "persona" / "grading" / "heldout5"  # 2026-12-03, 
 HELD_OUT_6 = ROOT / "tests" / "persona" / "grading" / "heldout6"  # 2026-12-03, hard answers, before round 8
 HELD_OUT_7 = ROOT / "tests" / "persona" / "grading" / "heldout7"  # 2026-12-03, hard answers, before round 9
 HELD_OUT_8 = ROOT / "tests" / "persona" / "grading" / "heldout8"  # 2026-12-04, half hard, before the unsure reading
-# held-out-9 and -10 were opened for tuning in round 11 (their READMEs say so): tuning sets now
-HELD_OUT_9 = ROOT / "tests" / "persona" / "grading" / "heldout9"  # 2026-12-05, issue 49's families, before its changes
-HELD_OUT_10 = ROOT / "tests" / "persona" / "grading" / "heldout10"  # 2026-12-05, frozen after round 10's rules
-HELD_OUT_11 = ROOT / "tests" / "persona" / "grading" / "heldout11"  # 2026-12-05, frozen before round 11's rules
+# held-out-9 to -13 were opened for tuning in rounds 11-14 (their READMEs say so): tuning sets now
+OPENED = [ROOT / "tests" / "persona" / "grading" / f"heldout{n}" for n in (9, 10, 11, 12, 13)]
+HELD_OUT_14 = ROOT / "tests" / "persona" / "grading" / "heldout14"  # 2026-12-05, frozen before round 14's read
 
 
 def pct(value: float | None) -> str:
@@ -66,9 +65,8 @@ async def main() -> None:
             ("held-out-6", HELD_OUT_6),
             ("held-out-7", HELD_OUT_7),
             ("held-out-8", HELD_OUT_8),
-            ("opened-9", HELD_OUT_9),
-            ("opened-10", HELD_OUT_10),
-            ("held-out-11", HELD_OUT_11),
+            *((f"opened-{folder.name.removeprefix('heldout')}", folder) for folder in OPENED),
+            ("held-out-14", HELD_OUT_14),
         )
         for lang in ("en", "ru")
     }
