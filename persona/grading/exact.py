@@ -37,9 +37,11 @@ from persona.grading.beside import (
     unsaid_period,
 )
 from persona.grading.codes import (
+    DIGIT_GROUPS,
     acronym_inside_word,
     acronym_written_loosely,
     across_scripts,
+    code_partly_there,
     code_said_otherwise,
     same_codes,
 )
@@ -128,7 +130,7 @@ class ExactGrader:
         answer_qty = extract_quantities(answer)
         answer_terms = key_terms(answer)
         answer_ids = extract_identifiers(answer) | {
-            re.sub(r"\D", "", m.group(0)) for m in _DIGIT_GROUPS.finditer(answer)
+            re.sub(r"\D", "", m.group(0)) for m in DIGIT_GROUPS.finditer(answer)
         }
         found: list[str] = []
         missing: list[str] = []
@@ -195,7 +197,7 @@ def _doubt(question: Question, items: list[str], found: list[str], answer: str, 
         if never:
             return None
         return (
-            _partly_there(items, answer)
+            code_partly_there(items, answer)
             or said_otherwise(items, answer)
             or maybe_other_script(" ".join(items), answer)
             or code_said_otherwise(items, answer)
@@ -297,23 +299,6 @@ def _doubt(question: Question, items: list[str], found: list[str], answer: str, 
     return None
 
 
-_MIXED_CODE = re.compile(r"(?<!\w)(?=[^\W_]*\d)(?=[^\W_]*[^\W\d_])[^\W_]+(?!\w)")  # "32K", "6A", "054Г"
-
-
-def _partly_there(items: list[str], answer: str) -> str | None:
-    """Why a miss may be the code said another way: its digits and its letters apart ("Row 32,
-    seat K" for 32K). (Some words of a longer answer are no such sign: on the tuning sets
-    they were a wrong answer 28 times to one paraphrase.)"""
-    answer_ids = {re.sub(r"\D", "", m.group(0)) for m in _DIGIT_GROUPS.finditer(answer)}
-    answer_words = set(re.findall(r"\w+", answer.lower()))
-    for item in items:
-        for code in extract_identifiers(item) | set(_MIXED_CODE.findall(item)):
-            digits, letters = re.sub(r"\D", "", code), re.sub(r"[\d\W]", "", code).lower()
-            if digits and digits in answer_ids and letters in answer_words:
-                return f"holds the digits of {code!r}, not the code as written"
-    return None
-
-
 _ARITHMETIC = re.compile(rf"\s(?:[+−–×*/-]|x|{words_pattern('arithmetic')})\s", re.IGNORECASE)
 _EQUALS = re.compile(r"=")
 
@@ -408,7 +393,6 @@ def _shortened(items: list[str], answer: str) -> str | None:
 
 _DIGITS_ONLY = re.compile(r"[\d\s-]+")
 _LATIN_NAME = re.compile(r"(?<![\w'])[A-Z][a-z]+")
-_DIGIT_GROUPS = re.compile(r"(?<![\w.,])\d+(?:[ -]\d+)*(?![\w.,]\d)")
 
 
 def _given_as_old(item: str, answer: str, question: str) -> bool:
