@@ -275,6 +275,10 @@ def terms_match(a: str, b: str) -> bool:
     return prefix >= 3 and prefix >= min(len(a), len(b)) - 2
 
 
+# what follows a short English word in its own inflected forms: quiz-zes, ski-ing, swim-ming
+_INFLECTED = re.compile(r"(?:[a-z]?(?:es|ing|ed|ers?)|s)$")
+
+
 def term_found(term: str, said: str) -> bool:
     """An expected word in an answer's word: the same word up to its ending — but a short
     word is no ending-less form of a long one ("sat" for "Saturday", "wed" for "Wednesday")."""
@@ -282,7 +286,7 @@ def term_found(term: str, said: str) -> bool:
     return (
         terms_match(term, said)
         and not (len(said) <= 3 < len(term) - 2)
-        and not (len(term) <= 4 and len(said) - len(term) >= 3 and term.isascii())  # «Сбер» in «Сбербанк» is
+        and not (len(term) <= 4 and len(said) - len(term) >= 3 and term.isascii() and not _INFLECTED.match(said[len(term) :]))
     )
 
 

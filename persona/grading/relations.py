@@ -256,6 +256,10 @@ _QUESTION_WORDS = frozenset(
 _DENIAL = re.compile(r"(?<!\w)(?:не|never|didn't|did\s+not|wasn't|haven't|don't)\s+(?:\w+\s+)?(\w+)", re.IGNORECASE)
 
 
+# "How much do I owe …", "Where did I book …": the verb after its auxiliary and subject
+_ENGLISH_VERB = re.compile(r"\b(?:do|did|does|have|has|will|can|should)\s+(?:I|you|we|he|she|they|\w+)\s+([a-z]{3,})\b")
+
+
 def _asked_action_denied(question: str, answer: str) -> str | None:
     """The answer denies the question's own action (its verb, by the first five letters of its
     stem: записала / записывали) — and gives the value anyway, for someone else."""
@@ -263,12 +267,7 @@ def _asked_action_denied(question: str, answer: str) -> str | None:
         w[:5]
         for w in _ROLE_WORDS.findall(question.lower())
         if len(w) >= 5 and any({"VERB", "INFN"} & p.grammemes for p in parses(w)[:1])
-    } | {
-        lemma[:5]
-        for w in _ROLE_WORDS.findall(question.lower())
-        if not cyrillic(w) and len(w) >= 4 and w not in _QUESTION_WORDS
-        for lemma in lemmas(w)
-    }
+    } | {lemma[:5] for m in _ENGLISH_VERB.finditer(question) for lemma in lemmas(m.group(1).lower())}
     for m in _DENIAL.finditer(answer):
         said = m.group(1).lower()
         asked = said[:5] in verbs or any(lemma[:5] in verbs for lemma in lemmas(said))

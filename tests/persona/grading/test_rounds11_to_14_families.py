@@ -234,3 +234,26 @@ def test_a_never_told_claim_with_a_value_drawn_or_invented_is_no_certain_pass(qi
 def test_a_forget_request_as_done_as_wanted_passes() -> None:
     grade = graded("e25", "Sorry, I've cleared that from memory as you wanted.")
     assert grade.certain and grade.score == 10, grade
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "You never told me your dog's name — it's Biscuit.",  # a live fact given as the answer
+        "You never told me its name — Pepper.",  # a bare name in a clause of its own
+        "You never mentioned a dog — but you have 2 dogs.",  # a figure
+    ],
+)
+def test_a_never_told_claim_then_a_fact_given_as_the_answer_is_no_certain_pass(answer: str) -> None:
+    grade = graded("e11", answer)
+    assert not (grade.certain and grade.correct), grade
+
+
+def test_a_quoted_word_is_a_hint_only_when_it_begins_the_deleted_name() -> None:
+    kept = graded("e25", "You asked me to forget him — you said 'Please…' and I did.")
+    assert kept.certain and kept.score == 10, kept
+
+
+def test_a_short_word_in_its_own_inflected_form_is_found() -> None:
+    grade = graded("e15", "At the pub quizzes.")
+    assert grade.certain and grade.score == 10, grade
