@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from persona.grading.said_otherwise import TITLES
 from persona.grading.variants import in_expected_spelling
 from persona.languages import grading_words
 from persona.morphology import parses
@@ -31,7 +32,6 @@ from persona.terms import terms_match
 _ASKS_PERSON = re.compile(
     rf"(?<!\w)(?:{'|'.join(map(re.escape, grading_words('asks_person')))})(?!\w)", re.IGNORECASE
 )
-_TITLES = frozenset(grading_words("titles"))
 _NAME_WORD = re.compile(r"(?<![\w-])[A-ZА-ЯЁ][a-zа-яё]+(?:-[A-ZА-ЯЁ]?[a-zа-яё]+)*\.?")
 # a Russian patronymic: not a name to be called by on its own
 _PATRONYMIC = re.compile(r"(?:ович|евич|ьич|ична|инична|овна|евна)$")
@@ -45,8 +45,8 @@ def _fold(word: str) -> str:
 def _name_words(item: str) -> tuple[str, ...]:
     """The words of a person's name in `item`, titles left out; () when it is no such name."""
     words = item.split()
-    names = tuple(_fold(w) for w in words if _fold(w) not in _TITLES)
-    if len(names) < 2 or not all(_NAME_WORD.fullmatch(w) for w in words if _fold(w) not in _TITLES):
+    names = tuple(_fold(w) for w in words if _fold(w) not in TITLES)
+    if len(names) < 2 or not all(_NAME_WORD.fullmatch(w) for w in words if _fold(w) not in TITLES):
         return ()
     return names
 
@@ -60,7 +60,7 @@ def names_by_part(question: str, item: str, answer: str, items: list[str] | None
     listed = {_fold(w) for other in items or () for w in other.split()}
     answer = in_expected_spelling(item, answer)  # the other script, a short form of the name
     said = [_fold(m.group(0)) for m in _NAME_WORD.finditer(answer)]
-    said = [w for w in said if w not in _TITLES]
+    said = [w for w in said if w not in TITLES]
     ours = [w for w in said if any(_same(w, n) for n in names)]
     if not ours or len(ours) == len(names):
         return False  # none of the name, or the whole of it (the usual rule has graded that)

@@ -233,7 +233,7 @@ _CAPITALISED_NAME = r"((?:(?:Dr|Mr|Mrs|Ms|д-р|доктор)\.?\s+)?[A-ZА-ЯЁ
 def _role_given_to_another(question: str, expected: str, answer: str) -> str | None:
     """ "Your GP is Dr Lindqvist; Dr Haddad is your dentist." to "Who is my GP?": the role asked
     about, given to a name that is not the expected one."""
-    roles = [w for w in _ROLE_WORDS.findall(question.lower()) if len(w) >= 2 and w not in _QUESTION_WORDS]
+    roles = [w for w in _ROLE_WORDS.findall(question.lower()) if w not in _QUESTION_WORDS]
     wanted = key_terms(expected)
     for role in roles:
         r = re.escape(role)
@@ -270,7 +270,8 @@ def _asked_action_denied(question: str, answer: str) -> str | None:
     } | {lemma[:5] for m in _ENGLISH_VERB.finditer(question) for lemma in lemmas(m.group(1).lower())}
     for m in _DENIAL.finditer(answer):
         said = m.group(1).lower()
-        asked = said[:5] in verbs or any(lemma[:5] in verbs for lemma in lemmas(said))
-        if len(said) >= 5 and asked and said[:5] not in {"remem", "помню"}:
+        if len(said) < 5 or said[:5] in {"remem", "помню"}:
+            continue
+        if said[:5] in verbs or any(lemma[:5] in verbs for lemma in lemmas(said)):
             return f"denies the action asked about ({m.group(0).strip()!r}) and gives a value"
     return None

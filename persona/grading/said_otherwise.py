@@ -51,14 +51,15 @@ def said_otherwise(items: list[str], answer: str) -> str | None:
 def weekday_for_date(missing: list[str], answer: str) -> str | None:
     """«В воскресенье, через два дня» for «22 сентября, через 2 дня»: a weekday named where a
     date is missing — which date it is takes a calendar the grader hasn't got (no year)."""
-    weekdays = {w for w in cues().short_forms.values() if w not in cues().month_words}
+    months = cues().month_words
+    weekdays = {w for w in cues().short_forms.values() if w not in months}
     said = set(re.findall(r"[^\W\d_]+", answer.lower()))
-    days = {lemma.lemma for w in said for lemma in parses(w)[:1]} | said
+    named = sorted(d for d in {p.lemma for w in said for p in parses(w)[:1]} | said if d in weekdays)
+    if not named:
+        return None
     for item in missing:
-        if (m := _DATE.search(item)) and m.group(1).lower() in cues().month_words:
-            named = sorted(d for d in days if d in weekdays)
-            if named:
-                return f"names {named[0]!r} where the date {item!r} is missing (which date, takes a calendar)"
+        if (m := _DATE.search(item)) and m.group(1).lower() in months:
+            return f"names {named[0]!r} where the date {item!r} is missing (which date, takes a calendar)"
     return None
 
 

@@ -180,16 +180,10 @@ def _only_facts_named(question: Question, rest: str) -> bool:
         return False
     if any(len(c.split()) < 3 and _CAPITALISED.search(c) for c in _CLAUSES.split(rest)):
         return False  # "— Pepper.": a bare name in a clause of its own is the answer
-    told = " ".join(question.known)
-    told_terms = key_terms(told)
-    for m in _TOLD_ANYWAY.finditer(rest):
-        said = m.group(0).strip()
-        if said.isdigit():
-            if not re.search(rf"(?<!\d){said}", told):
-                return False
-        elif not any(terms_match(t, k) for t in key_terms(said) for k in told_terms):
-            return False
-    return True
+    told_terms = key_terms(" ".join(question.known))
+    return all(
+        any(terms_match(t, k) for t in key_terms(m.group(0)) for k in told_terms) for m in _TOLD_ANYWAY.finditer(rest)
+    )
 
 
 _QUOTED_START = re.compile(r"(?<!\w)[«\"'‘“]([A-ZА-ЯЁ][a-zа-яё]{1,6})(?:…|\.\.\.)[»\"'’”]")

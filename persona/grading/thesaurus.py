@@ -19,7 +19,6 @@ import re
 from functools import cache
 from pathlib import Path
 
-_POS = ("noun", "verb", "adj", "adv")
 _WORD = re.compile(r"[a-z]+(?:-[a-z]+)*")
 _SMALL = frozenset("a an the of to in on at for my your his her our their up down it is are was".split())
 
@@ -35,22 +34,20 @@ def _folder() -> Path | None:
 
 
 @cache
-def _index() -> dict[str, tuple[tuple[str, int], ...]]:
-    """lemma → its synsets as (part of speech, offset in `data.POS`)."""
+def _index() -> dict[str, frozenset[int]]:
+    """noun lemma → its synsets (offsets in `data.noun`; the only part of speech used)."""
     folder = _folder()
-    out: dict[str, tuple[tuple[str, int], ...]] = {}
+    out: dict[str, frozenset[int]] = {}
     if folder is None:
         return out
-    for pos in _POS:
-        with open(folder / f"index.{pos}", encoding="utf-8", errors="replace") as lines:
-            for line in lines:
-                if line.startswith(" "):
-                    continue  # the licence at the head of the file
-                fields = line.split()
-                pointers = int(fields[3])
-                senses = int(fields[4 + pointers])
-                offsets = fields[6 + pointers : 6 + pointers + senses]
-                out[fields[0]] = out.get(fields[0], ()) + tuple((pos, int(o)) for o in offsets)
+    with open(folder / "index.noun", encoding="utf-8", errors="replace") as lines:
+        for line in lines:
+            if line.startswith(" "):
+                continue  # the licence at the head of the file
+            fields = line.split()
+            pointers = int(fields[3])
+            senses = int(fields[4 + pointers])
+            out[fields[0]] = frozenset(int(o) for o in fields[6 + pointers : 6 + pointers + senses])
     return out
 
 
@@ -75,12 +72,9 @@ def synonym_doubt(expected: str, answer: str) -> str | None:
     if not expected.isascii() or not answer.isascii():
         return None
     index = _index()
-    if not index:
-        return None
-    nouns = {w: {s for s in index[w] if s[0] == "noun"} for w in _lemmas(expected) | _lemmas(answer) if w in index}
-    wanted = {w for w in _lemmas(expected) if nouns.get(w)}
-    wanted_sets = {s for w in wanted for s in nouns[w]}
-    for word in sorted({w for w in _lemmas(answer) if nouns.get(w)} - wanted, key=len, reverse=True):
-        if nouns[word] & wanted_sets:
+    wanted = {w for w in _lemmas(expected) if w in index}
+    wanted_sets = {s for w in wanted for s in index[w]}
+    for word in sorted({w for w in _lemmas(answer) if w in index} - wanted, key=len, reverse=True):
+        if index[word] & wanted_sets:
             return f"{word.replace('_', ' ')!r} may mean {expected!r} (one meaning in WordNet)"
     return None
