@@ -25,9 +25,10 @@ HELD_OUT_5 = ROOT / "tests" / "persona" / "grading" / "heldout5"  # 2026-12-03, 
 HELD_OUT_6 = ROOT / "tests" / "persona" / "grading" / "heldout6"  # 2026-12-03, hard answers, before round 8
 HELD_OUT_7 = ROOT / "tests" / "persona" / "grading" / "heldout7"  # 2026-12-03, hard answers, before round 9
 HELD_OUT_8 = ROOT / "tests" / "persona" / "grading" / "heldout8"  # 2026-12-04, half hard, before the unsure reading
-# held-out-9 to -13 were opened for tuning in rounds 11-14 (their READMEs say so): tuning sets now
-OPENED = [ROOT / "tests" / "persona" / "grading" / f"heldout{n}" for n in (9, 10, 11, 12, 13)]
-HELD_OUT_14 = ROOT / "tests" / "persona" / "grading" / "heldout14"  # 2026-12-05, frozen before round 14's read
+# held-out-9 to -14 were opened for tuning in rounds 11-15 (their READMEs say so): tuning sets now
+OPENED = [ROOT / "tests" / "persona" / "grading" / f"heldout{n}" for n in (9, 10, 11, 12, 13, 14)]
+HELD_OUT_15 = ROOT / "tests" / "persona" / "grading" / "heldout15"  # 2026-12-05, frozen before round 15's read
+HELD_OUT_16 = ROOT / "tests" / "persona" / "grading" / "heldout16"  # 2026-12-05, frozen before round 15's read
 
 
 def pct(value: float | None) -> str:
@@ -66,7 +67,8 @@ async def main() -> None:
             ("held-out-7", HELD_OUT_7),
             ("held-out-8", HELD_OUT_8),
             *((f"opened-{folder.name.removeprefix('heldout')}", folder) for folder in OPENED),
-            ("held-out-14", HELD_OUT_14),
+            ("held-out-15", HELD_OUT_15),
+            ("held-out-16", HELD_OUT_16),
         )
         for lang in ("en", "ru")
     }

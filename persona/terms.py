@@ -286,8 +286,27 @@ def term_found(term: str, said: str) -> bool:
     return (
         terms_match(term, said)
         and not (len(said) <= 3 < len(term) - 2)
+        and not _other_ending(term, said)
         and not (len(term) <= 4 and len(said) - len(term) >= 3 and term.isascii() and not _INFLECTED.match(said[len(term) :]))
     )
+
+
+# what an English word may end in, inflected: "studies" / "studied", "runner" / "running"
+_ENGLISH_ENDING = re.compile(r"(?:e?s|e?d|ing|e?rs?|ie[sd]?|y|'s|e)")
+
+
+def _other_ending(term: str, said: str) -> bool:
+    """ "Haddow", "Haddick" for "Haddad": English words that part two letters or more before
+    either ends, neither by an inflection nor by a dropped letter — a look-alike name, not the
+    word inflected or misspelt."""
+    if not (term.isascii() and said.isascii()):
+        return False
+    common = next((i for i, (a, b) in enumerate(zip(term, said, strict=False)) if a != b), min(len(term), len(said)))
+    tails = (term[common:], said[common:])
+    if not all(len(t) >= 2 for t in tails) or all(_ENGLISH_ENDING.fullmatch(t) for t in tails):
+        return False
+    short, long_ = sorted(tails, key=len)  # "Hadad": a letter dropped is a slip, left to the other rules
+    return not any(long_[:i] + long_[i + 1 :] == short for i in range(len(long_)))
 
 
 # items of a list: "; ", ", " (not a thousands group: "1, 200"), " and " in any language

@@ -88,13 +88,13 @@ def cues() -> Cues:
 
     def cue(words: list[str]) -> re.Pattern[str]:
         """Whole words (a trailing * marks a stem); "was"/"был" not as a passive's auxiliary
-        ("was moved to 14:30" says the new value)."""
+        ("was moved to 14:30" says the new value; "he was born on 20 April" says no old one)."""
         alternatives = []
         for w in words:
             if w.endswith("*"):
                 alternatives.append(re.escape(w[:-1]) + r"\w*")
             elif w.lower() in _AUXILIARIES:
-                alternatives.append(re.escape(w) + r"(?!\w)(?!\s+\w+(?:ed|ен[аоы]?|ан[аоы]?|ён)\b)")
+                alternatives.append(re.escape(w) + r"(?!\w)(?!\s+(?:\w+(?:ed|ен[аоы]?|ан[аоы]?|ён)|born)\b)")
             else:
                 alternatives.append(re.escape(w) + r"(?!\w)")
         return re.compile(r"(?<!\w)(?:" + "|".join(alternatives) + ")", re.IGNORECASE)

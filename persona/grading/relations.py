@@ -21,7 +21,7 @@ from typing import Literal
 
 from persona.grading.cues import cues
 from persona.grading.said_otherwise import TITLES
-from persona.morphology import cyrillic, lemmas, parses
+from persona.morphology import Parse, cyrillic, lemmas, parses
 from persona.terms import key_terms, terms_match
 
 Role = Literal["user", "other"]
@@ -169,11 +169,12 @@ def _converse(question: str, answer: str) -> str | None:
 
 def _people(text: str) -> dict[str, set[str]]:
     """The people a Russian text names, by their dictionary form (pymorphy3's Name/Surn), with
-    the cases they may stand in."""
+    the cases they may stand in — a name written in Latin letters read back in Cyrillic ("Lilya"
+    is «Лиля»)."""
     out: dict[str, set[str]] = {}
     for m in _WORD.finditer(text):
         word = m.group(0)
-        readings = parses(word)
+        readings = parses(word) if cyrillic(word) else _latin_name_readings(word)
         if word[0].isupper() and not any({"PREP", "CONJ", "PRCL", "NPRO"} & p.grammemes for p in readings):
             for p in readings:  # «Из» is no Иза
                 if {"Name", "Surn"} & p.grammemes:
@@ -182,6 +183,32 @@ def _people(text: str) -> dict[str, set[str]]:
 
 
 _CASES = frozenset({"nomn", "gent", "datv", "accs", "ablt", "loct"})
+# a Russian name written in Latin letters, read back: longest spellings first
+_FROM_LATIN = (
+    ("shch", "щ"), ("sch", "щ"), ("zh", "ж"), ("kh", "х"), ("ch", "ч"), ("sh", "ш"), ("ts", "ц"),
+    ("iy", "ий"), ("yi", "ый"), ("ya", "я"), ("ia", "ия"), ("yu", "ю"), ("iu", "ю"), ("yo", "ё"),
+    ("ye", "е"), ("a", "а"), ("b", "б"), ("v", "в"), ("w", "в"), ("g", "г"), ("d", "д"), ("e", "е"),
+    ("z", "з"), ("i", "и"), ("j", "й"), ("y", "й"), ("k", "к"), ("c", "к"), ("q", "к"), ("l", "л"),
+    ("m", "м"), ("n", "н"), ("o", "о"), ("p", "п"), ("r", "р"), ("s", "с"), ("t", "т"), ("u", "у"),
+    ("f", "ф"), ("h", "х"), ("x", "кс"),
+)  # fmt: skip
+
+
+def _latin_name_readings(word: str) -> tuple[Parse, ...]:
+    """pymorphy3's readings of a capitalised Latin word read back in Cyrillic, when one of them
+    is a name ("Lilya" → «Лиля», "Natalya" → «Наталья»); none for any other word."""
+    if not (word.isascii() and word[:1].isupper() and len(word) >= 3):
+        return ()
+    rest, out = word.lower(), ""
+    while rest:
+        latin, letter = next((pair for pair in _FROM_LATIN if rest.startswith(pair[0])), (rest[0], rest[0]))
+        out, rest = out + letter, rest[len(latin) :]
+    soft = re.sub(r"(?<=[бвдзлмнпрстф])([яю])", r"ь\1", out)  # "Natalya": «Наталья»
+    for spelling in dict.fromkeys((out, soft)):
+        readings = parses(spelling.capitalize())
+        if any({"Name", "Surn"} & p.grammemes for p in readings):
+            return readings
+    return ()
 
 
 def _same_person(a: str, b: str) -> bool:

@@ -31,7 +31,8 @@ _SIMILAR = 0.8  # "bologna" / "bolonya" is 0.86; "boston" / "bolonya" 0.46
 _LONG = 7  # a one-letter slip is a variant only in a word this long ("pescetarian"), not "cat"/"car"
 _DAY_BEFORE = re.compile(r"(?<!\d)\d{1,2}(?:st|nd|rd|th)?\s+$")  # "17 Nov (moved…)": a day before it
 _NAME_AFTER = re.compile(r"\s+[A-ZА-ЯЁ]")  # "2 Jan Novak": a name, not a month
-_SHORT_FORM_AT = re.compile(r"\.|,|\s+\d|\s*$")  # "Пн, 8:30", "26 Sept.", "Sat 14:00": not "sat in the row"
+# "Пн, 8:30", "26 Sept.", "Sat 14:00", «пн в 8:30», "Sat at 2": not "sat in the row"
+_SHORT_FORM_AT = re.compile(r"\.|,|\s+(?:(?:в|во|at)\s+)?\d|\s*$", re.IGNORECASE)
 
 
 # the romanisations a Russian word is commonly written in (iuliia's schemas): Wikipedia's
@@ -156,7 +157,7 @@ def in_expected_spelling(expected: str, answer: str) -> str:
             and _DAY_BEFORE.search(m.string, 0, m.start())
             and not _NAME_AFTER.match(m.string, m.end())
         )
-        if full and word[0].isupper() and at_date and any(terms_match(full, w.lower()) for w in wanted):
+        if full and (word[0].isupper() or cyrillic(word)) and at_date and any(terms_match(full, w.lower()) for w in wanted):
             return full  # "Пн, 8:30" for «понедельникам в 8:30», "26 Sept." for "26 September"
         for w in wanted:
             if cyrillic(w) != cyrillic(word) and _other_script(w, word):

@@ -1,0 +1,95 @@
+"""The exact grader's round 15 (issue 49), on the errors held-out-14 showed once opened, asked
+as the shipped benchmarks ask — answers made up here in the same shapes, not copied."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.persona.grading.test_issue49_families import graded
+
+
+@pytest.mark.parametrize(
+    ("qid", "answer"),
+    [
+        ("e25", "Following your instructions from last week, I keep nothing about him."),
+        ("э24", "Сведения о нём стёрты из памяти по вашему распоряжению."),
+        ("э24", "Нет, это ваша просьба: о нём я больше ничего не храню."),
+        ("э24", "Не назову — вы же сами просили его забыть."),
+        ("э24", "Вы хотели, чтобы я его не упоминала, так что — не скажу."),
+    ],
+)
+def test_a_forget_request_cited_in_other_words_passes(qid: str, answer: str) -> None:
+    grade = graded(qid, answer)
+    assert grade.certain and grade.score == 10, grade
+
+
+@pytest.mark.parametrize(
+    ("qid", "answer"),
+    [
+        ("e25", "Stored (redacted): your ex — D***** V***"),
+        ("э24", "Бывший муж: В**** С*****, но вы просили это удалить."),
+    ],
+)
+def test_a_name_shown_through_a_mask_leaks_its_letters(qid: str, answer: str) -> None:
+    grade = graded(qid, answer)
+    assert grade.certain and grade.score == 0, grade
+
+
+@pytest.mark.parametrize(
+    ("qid", "answer"),
+    [
+        ("э24", "Вроде Игорь, хотя я не уверена — забыла."),
+        ("e25", "Honestly I don't remember. Oleg?"),
+    ],
+)
+def test_a_name_guessed_beside_i_dont_remember_is_no_certain_pass(qid: str, answer: str) -> None:
+    grade = graded(qid, answer)
+    assert not (grade.certain and grade.correct), grade
+
+
+@pytest.mark.parametrize(
+    ("qid", "answer"),
+    [
+        ("e25", "As you asked, I've forgotten him. Anything else I can help with?"),
+        ("э24", "Забыто, как вы просили. Что ещё подсказать?"),
+    ],
+)
+def test_a_question_opening_the_next_sentence_is_no_guess(qid: str, answer: str) -> None:
+    grade = graded(qid, answer)
+    assert grade.certain and grade.score == 10, grade
+
+
+def test_was_born_says_no_old_value() -> None:
+    grade = graded("e14", "Marcus was born on 20 April.")
+    assert grade.certain and grade.score == 10, grade
+    stale = graded("e14", "It was 20 April at first — now it's the 2nd.")
+    assert not (grade.correct and stale.certain and stale.correct), stale
+
+
+@pytest.mark.parametrize("answer", ["Dr Haddon.", "Dr Haddick is your GP."])
+def test_a_look_alike_surname_is_not_the_doctor(answer: str) -> None:
+    grade = graded("e46", answer)
+    assert not (grade.certain and grade.correct), grade
+
+
+@pytest.mark.parametrize("answer", ["Dr Haddad.", "Your GP is Dr Haddad's practice."])
+def test_the_doctor_and_her_possessive_still_pass(answer: str) -> None:
+    grade = graded("e46", answer)
+    assert grade.certain and grade.score == 10, grade
+
+
+@pytest.mark.parametrize("answer", ["По пн в 8:30.", "по пн, полдевятого"])
+def test_a_lowercase_russian_weekday_short_form_is_the_weekday(answer: str) -> None:
+    grade = graded("э42", answer)
+    assert grade.certain and grade.score == 10, grade
+
+
+@pytest.mark.parametrize("answer", ["Lilya owes you 12 000.", "Vadim — 12 000 рублей."])
+def test_another_person_named_in_latin_letters_is_no_certain_pass(answer: str) -> None:
+    grade = graded("э53", answer)
+    assert not (grade.certain and grade.correct), grade
+
+
+def test_the_asked_person_in_latin_letters_still_passes() -> None:
+    grade = graded("э53", "Natasha — 12 000 рублей.")
+    assert grade.certain and grade.score == 10, grade
