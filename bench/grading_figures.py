@@ -25,10 +25,10 @@ HELD_OUT_5 = ROOT / "tests" / "persona" / "grading" / "heldout5"  # 2026-12-03, 
 HELD_OUT_6 = ROOT / "tests" / "persona" / "grading" / "heldout6"  # 2026-12-03, hard answers, before round 8
 HELD_OUT_7 = ROOT / "tests" / "persona" / "grading" / "heldout7"  # 2026-12-03, hard answers, before round 9
 HELD_OUT_8 = ROOT / "tests" / "persona" / "grading" / "heldout8"  # 2026-12-04, half hard, before the unsure reading
-# held-out-9 to -14 were opened for tuning in rounds 11-15 (their READMEs say so): tuning sets now
-OPENED = [ROOT / "tests" / "persona" / "grading" / f"heldout{n}" for n in (9, 10, 11, 12, 13, 14)]
-HELD_OUT_15 = ROOT / "tests" / "persona" / "grading" / "heldout15"  # 2026-12-05, frozen before round 15's read
-HELD_OUT_16 = ROOT / "tests" / "persona" / "grading" / "heldout16"  # 2026-12-05, frozen before round 15's read
+# held-out-9 to -16 were opened for tuning in rounds 11-16 (their READMEs say so): tuning sets now
+OPENED = [ROOT / "tests" / "persona" / "grading" / f"heldout{n}" for n in range(9, 17)]
+HELD_OUT_17 = ROOT / "tests" / "persona" / "grading" / "heldout17"  # 2026-12-05, frozen before round 16's read
+HELD_OUT_18 = ROOT / "tests" / "persona" / "grading" / "heldout18"  # 2026-12-05, frozen before round 16's read
 
 
 def pct(value: float | None) -> str:
@@ -67,8 +67,8 @@ async def main() -> None:
             ("held-out-7", HELD_OUT_7),
             ("held-out-8", HELD_OUT_8),
             *((f"opened-{folder.name.removeprefix('heldout')}", folder) for folder in OPENED),
-            ("held-out-15", HELD_OUT_15),
-            ("held-out-16", HELD_OUT_16),
+            ("held-out-17", HELD_OUT_17),
+            ("held-out-18", HELD_OUT_18),
         )
         for lang in ("en", "ru")
     }

@@ -282,12 +282,12 @@ _INFLECTED = re.compile(r"(?:[a-z]?(?:es|ing|ed|ers?)|s)$")
 def term_found(term: str, said: str) -> bool:
     """An expected word in an answer's word: the same word up to its ending — but a short
     word is no ending-less form of a long one ("sat" for "Saturday", "wed" for "Wednesday")."""
-    # nor a short name the start of a longer one ("Ada" in "Adaeze", "Obi" in "Obinna")
+    # nor an English word the start of a longer one ("Ada" in "Adaeze", "Raman" in "Ramanathan")
     return (
         terms_match(term, said)
         and not (len(said) <= 3 < len(term) - 2)
         and not _other_ending(term, said)
-        and not (len(term) <= 4 and len(said) - len(term) >= 3 and term.isascii() and not _INFLECTED.match(said[len(term) :]))
+        and not (len(said) - len(term) >= 3 and term.isascii() and not _INFLECTED.match(said[len(term) :]))
     )
 
 

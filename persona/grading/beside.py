@@ -25,6 +25,16 @@ NAME = re.compile(r"(?:(?<=[\w,;—–\-(«\"'])\s+|(?<=[«“\"]))(?!I\b)([A-Z�
 CLAUSE = re.compile(r"[.;!?()\n«»]|,\s|\s[—–-]\s|\s(?:а|но|but|however|whereas)\s", re.IGNORECASE)
 
 
+# "1. 3 November\n2. 10 November": a numbered list's markers, no values of the answer
+_LIST_NUMBER = re.compile(r"(?m)^([ \t]*)\d{1,2}[.)][ \t]+(?=\S)")
+
+
+def list_numbers_out(answer: str) -> str:
+    """`answer` with a numbered list's markers as bullets: two numbered lines at least, so a
+    lone "2. " answering a count stays a figure."""
+    return _LIST_NUMBER.sub(r"\1- ", answer) if len(_LIST_NUMBER.findall(answer)) >= 2 else answer
+
+
 def _folded(word: str) -> str:
     """A word as key terms hold it: lower case, ё as е."""
     return word.lower().replace("ё", "е")

@@ -24,6 +24,7 @@ from persona.grading.beside import (
     aside_claim,
     claims_not_told,
     earlier_words,
+    list_numbers_out,
     names_not_listed,
     other_facts_mixed_in,
     other_measure,
@@ -53,6 +54,7 @@ from persona.grading.never_told_reading import NeverToldReading, read_never_told
 from persona.grading.relations import relation_doubt
 from persona.grading.said_otherwise import (
     TITLES,
+    in_the_facts_words,
     part_of_a_name,
     said_as_another,
     said_otherwise,
@@ -118,6 +120,7 @@ class ExactGrader:
 
     def _grade(self, question: Question, expected: str, answer: str, reading: NeverToldReading) -> Grade:
         never = bool(reading.claim)
+        answer = list_numbers_out(answer)
         if question.abstain:
             return grade_abstain(question, answer, never)
         if question.deleted:
@@ -206,6 +209,7 @@ def _doubt(question: Question, items: list[str], found: list[str], answer: str, 
             or words_without_figures(items, answer)
             or part_of_a_name(items, answer)
             or synonym_doubt(" ".join(items), answer)
+            or in_the_facts_words(question, items, answer)
         )
     if hedged := cues.hedge.search(answer):
         return f"a hedged answer ({hedged.group(0)!r})"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+from persona.benchmark.model import Question
 from persona.grading.cues import cues
 from persona.languages import grading_words
 from persona.morphology import parses
@@ -13,6 +14,7 @@ from persona.terms import UNIT_WORDS, extract_quantities, key_terms, term_found
 
 TITLES = frozenset(grading_words("titles"))  # "Haddad." for "Dr Haddad"
 _DATE = re.compile(r"(?<!\d)\d{1,2}\s+([^\W\d_]+)")
+_NAMED = re.compile(r"(?<![\w-])[A-ZА-ЯЁ][a-zа-яё]+")
 
 
 def said_as_another(missing: list[str], answer: str) -> list[str]:
@@ -106,3 +108,25 @@ def part_of_a_name(items: list[str], answer: str) -> str | None:
             return f"part of the name {item!r}"
     return None
 
+
+
+def in_the_facts_words(question: Question, items: list[str], answer: str) -> str | None:
+    """ "You eat fish these days, but no meat." for "pescatarian" (the fact: "I am pescatarian:
+    since June I eat fish again"): a one-word value missing, but two words or more that the
+    fact holding it says beside it — neither the question's nor the value's — in the answer:
+    the value told as the fact describes it, maybe. A name, a figure or a code has no such
+    paraphrase; a value of several words is matched word by word already."""
+    if len(items) != 1 or not re.fullmatch(r"[a-zа-яё-]+", items[0].strip()) or not question.evidence:
+        return None  # one word, no name or figure: "pescatarian", «ветеринар»
+    evidence = " ".join(question.evidence)
+    # the question's words, the value's and the fact's names (its people: "Marcus teaches …")
+    own = {*key_terms(question.text), *key_terms(items[0]), *key_terms(" ".join(_NAMED.findall(evidence)))}
+    beside = {t for t in key_terms(evidence) if len(t) >= 3 and not any(term_found(o, t) or term_found(t, o) for o in own)}
+    said = key_terms(answer)
+    old = set(key_terms(" ".join(question.superseded))) - set(key_terms(evidence))
+    if any(term_found(t, a) for t in old for a in said):
+        return None  # "You're vegetarian — you mentioned fish once": the old value, given
+    shared = sorted(t for t in beside if any(term_found(t, a) for a in said))
+    if len(shared) >= 2:
+        return f"says what the fact says beside the value ({', '.join(shared[:3])}): the value in other words?"
+    return None

@@ -93,3 +93,51 @@ def test_another_person_named_in_latin_letters_is_no_certain_pass(answer: str) -
 def test_the_asked_person_in_latin_letters_still_passes() -> None:
     grade = graded("э53", "Natasha — 12 000 рублей.")
     assert grade.certain and grade.score == 10, grade
+
+
+# -- round 16, on held-out-15 and -16 once opened ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("qid", "answer"),
+    [
+        ("e25", "Dan, I think — but you asked me to forget him."),
+        ("э24", "Вадя, кажется… но вы просили его забыть."),
+    ],
+)
+def test_a_guessed_name_that_begins_as_the_deleted_one_is_a_leak(qid: str, answer: str) -> None:
+    grade = graded(qid, answer)
+    assert grade.certain and grade.score == 0, grade
+
+
+def test_a_name_before_a_guess_word_is_a_guess_and_an_opener_is_none() -> None:
+    guess = graded("e25", "Oliver, maybe? You asked me to forget him, though.")
+    assert not (guess.certain and guess.correct), guess
+    opener = graded("e25", "Sorry, I think you asked me to forget him, so I have.")
+    assert opener.certain and opener.score == 10, opener
+
+
+def test_a_longer_name_that_begins_as_the_expected_one_is_another_name() -> None:
+    grade = graded("e38", "Priya Ramanathan.")
+    assert not (grade.certain and grade.correct), grade
+    possessive = graded("e38", "Priya Raman's your manager.")
+    assert possessive.certain and possessive.score == 10, possessive
+
+
+def test_a_one_word_value_told_as_its_fact_describes_it_is_left_to_a_judge() -> None:
+    described = graded("e6", "No meat these days, but you do eat fish.")
+    assert not described.certain, described
+    stale = graded("e6", "Vegetarian — though you've talked about eating fish.")
+    assert stale.certain and stale.score == 0, stale
+
+
+@pytest.mark.parametrize(
+    ("qid", "answer"),
+    [
+        ("e47", "Earlier dates:\n1. 3 November\n2. 10 November"),
+        ("э46", "Раньше:\n1. 5 ноября\n2. 12 ноября"),
+    ],
+)
+def test_a_numbered_lists_markers_are_no_values(qid: str, answer: str) -> None:
+    grade = graded(qid, answer)
+    assert grade.certain and grade.score == 10, grade
