@@ -13,7 +13,7 @@ from itertools import pairwise
 
 from persona.benchmark.model import Question
 from persona.grading.cues import cues as _cues
-from persona.languages import words_pattern
+from persona.languages import grading_words, words_pattern
 from persona.morphology import lemmas
 from persona.terms import Quantity, extract_quantities, key_terms, terms_match
 
@@ -102,10 +102,32 @@ def aside_claim(question: Question, answer: str) -> list[str]:
     tail = first[dash.end() :]
     if _cues().rejected.search(tail) or _cues().past.search(tail):
         return []  # "**£95** — not the £90 he first quoted": history, which has its own rules
+    if _remark(tail):
+        return []  # "QX7F2L — keep it somewhere safe": advice on the value, no claim about it
     own = key_terms(" ".join((*question.evidence, *question.near, *question.superseded, question.text)))
     return [
         w for w in dict.fromkeys(key_terms(tail)) if len(w) > 2 and not any(terms_match(w, t) for t in own)
     ]
+
+
+@functools.cache
+def _remarks() -> re.Pattern[str]:
+    words = grading_words("remarks")
+    alternatives = [re.escape(w[:-1]) + r"\w*" if w.endswith("*") else re.escape(w) + r"(?!\w)" for w in words]
+    return re.compile(r"(?<!\w)(?:" + "|".join(alternatives) + ")", re.IGNORECASE) if words else re.compile(r"(?!)")
+
+
+def _remark(tail: str) -> bool:
+    """An aside that only advises on keeping the value or names its source (the languages'
+    `remarks`), with no figure, name or month in it — nothing it could claim of the value."""
+    plain = tail.replace("’", "'")
+    return bool(_remarks().search(plain)) and not (
+        re.search(r"\d", plain)
+        or re.search(r"(?<!^)(?<![.!?]\s)\b[A-ZА-ЯЁ][a-zа-яё]+", plain.strip())
+        or set(re.findall(r"\w+", plain.lower())) & _cues().month_words
+        or _cues().current.search(plain)
+        or re.search(r"(?i)\b(?:but|though|actually|wait|но|хотя|впрочем)\b", plain)
+    )
 
 
 def earlier_words(question: Question, answer: str) -> list[str]:

@@ -49,7 +49,7 @@ from persona.grading.codes import (
 from persona.grading.contrasts import contradicted
 from persona.grading.cues import cues as _cues
 from persona.grading.grade import Grade
-from persona.grading.name_parts import names_by_part, place_by_adjective
+from persona.grading.name_parts import another_name_beside, names_by_part, place_by_adjective
 from persona.grading.never_told_reading import NeverToldReading, read_never_told
 from persona.grading.relations import relation_doubt
 from persona.grading.said_otherwise import (
@@ -139,12 +139,18 @@ class ExactGrader:
         missing: list[str] = []
         partial: list[str] = []  # found by part of its name only: never certain
         for item in items:
-            whole = _item_found(item, answer_qty, answer_terms, answer_ids) and not acronym_inside_word(item, answer)
-            short = not whole and (names_by_part(question.text, item, answer, items) or place_by_adjective(item, answer))
+            whole = (
+                _item_found(item, answer_qty, answer_terms, answer_ids) and not acronym_inside_word(item, answer)
+            ) or place_by_adjective(item, answer)  # «в Нижнем»: the place as its people name it
+            short = not whole and names_by_part(question.text, item, answer, items)
             if short:
                 partial.append(item)
             (found if whole or short else missing).append(item)
-        if found and (wrong := other_period(question, answer) or other_measure(question, answer)):
+        if found and (
+            wrong := other_period(question, answer)
+            or other_measure(question, answer)
+            or next((w for i in found if (w := another_name_beside(question.text, i, answer, items))), None)
+        ):
             return Grade(0.0, wrong, never_told=never)
         if (
             self.superseded_rule
@@ -298,7 +304,7 @@ def _doubt(question: Question, items: list[str], found: list[str], answer: str, 
         terms = [t for t in key_terms(items[0]) if t not in UNIT_WORDS and t not in TITLES]
         answer_terms = key_terms(answer)
         hits = sum(1 for t in terms if any(term_found(t, a) for a in answer_terms))
-        if terms and hits < len(terms):
+        if terms and hits < len(terms) and not place_by_adjective(items[0], answer):
             return f"only {hits} of the {len(terms)} words of {items[0]!r}"
     return None
 

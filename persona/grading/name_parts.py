@@ -9,13 +9,15 @@ whether the part names the person unmistakably is a reading (a judge's). It was 
 before, which held-out answers showed wrong. Initials alone, a patronymic alone, or another
 name beside the part ("Priya Sharma", «Тамара Петровна») are not the name: a certain 0.
 
-A Russian place named by its adjective alone is the same kind of short form, found and left
-uncertain the same way: «в Нижнем» for «Нижний Новгород» (`place_by_adjective`), while «в
-Нижнем Тагиле» and «в Новгороде» are other places (a certain 0).
+A Russian place named by its adjective alone is how its people name it: «в Нижнем» for «Нижний
+Новгород» is found, and surely (`place_by_adjective`; every labelled set graded it right),
+while «в Нижнем Тагиле» and «в Новгороде» are other places (a certain 0). Another name word in
+the run of the name's own words («Тамара Степановна Лукина») is another person, a certain 0
+(`another_name_beside`), though two of its three words are there.
 
-What a caller may rely on: `names_by_part` is True only for a question asking for a person and
-an expected item of two or more name words, `place_by_adjective` only for an expected
-capitalised adjective and noun (by pymorphy3); neither decides anything else.
+What a caller may rely on: `names_by_part` is True and `another_name_beside` says why only for a
+question asking for a person and an expected item of two or more name words,
+`place_by_adjective` only for an expected capitalised adjective and noun (by pymorphy3).
 """
 
 from __future__ import annotations
@@ -100,3 +102,34 @@ def place_by_adjective(item: str, answer: str) -> bool:
             # a capitalised word right after it names another place («в Нижнем Тагиле»)
             return m.group(0).endswith(".") or not re.match(r"[ \u00a0]+[A-ZА-ЯЁ]", answer[m.end() :])
     return False
+
+
+def another_name_beside(question: str, item: str, answer: str, items: list[str] | None = None) -> str | None:
+    """ «Тамара Степановна Лукина», «Тамара Сергеевна Лукьянова» for «Тамара Сергеевна Лукина»:
+    part of the name, and in the same run of capitalised words a Russian name word (a given
+    name, surname or patronymic, by pymorphy3) that is none of its words — another person, a
+    certain 0 by the module's rule. Two words of three are found by the usual rule, so without
+    this the wrong third one was only a doubt. A name elsewhere in the answer is a bystander."""
+    names = _name_words(item)
+    if not names or not _ASKS_PERSON.search(question):
+        return None
+    listed = {_fold(w) for other in items or () for w in other.split()}
+    answer = in_expected_spelling(item, answer)
+    runs: list[list[str]] = []
+    end = -1
+    for m in _NAME_WORD.finditer(answer):
+        if runs and answer[end : m.start()].strip() == "":
+            runs[-1].append(_fold(m.group(0)))
+        else:
+            runs.append([_fold(m.group(0))])
+        end = m.end()
+    for run in runs:
+        words = [w for w in run if w not in TITLES]
+        if not any(_same(w, n) for w in words for n in names):
+            continue
+        for w in words:
+            if w in listed or any(_same(w, n) for n in names):
+                continue
+            if _PATRONYMIC.search(w) or any({"Name", "Surn", "Patr"} & p.grammemes for p in parses(w)):
+                return f"names {w!r} beside part of {item!r}: another person"
+    return None

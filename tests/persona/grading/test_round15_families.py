@@ -141,3 +141,49 @@ def test_a_one_word_value_told_as_its_fact_describes_it_is_left_to_a_judge() -> 
 def test_a_numbered_lists_markers_are_no_values(qid: str, answer: str) -> None:
     grade = graded(qid, answer)
     assert grade.certain and grade.score == 10, grade
+
+
+@pytest.mark.parametrize(
+    "answer",
+    ["Тамара Семёновна Лукина.", "Тамара Сергеевна Лукашова.", "Главврач — Тамара Ивановна Лукина."],
+)
+def test_another_patronymic_or_surname_in_the_name_is_another_person(answer: str) -> None:
+    grade = graded("э36", answer)
+    assert grade.certain and grade.score == 0, grade
+
+
+def test_the_whole_name_with_a_bystander_elsewhere_is_not_another_person() -> None:
+    grade = graded("э36", "Тамара Сергеевна Лукина; в клинике ещё работает Андрей.")
+    assert grade.score == 10, grade
+
+
+def test_a_russian_place_by_its_adjective_alone_passes_and_another_place_fails() -> None:
+    short = graded("э57", "Вы живёте в Нижнем.")
+    assert short.certain and short.score == 10, short
+    other = graded("э57", "В Нижнем Тагиле.")
+    assert other.certain and other.score == 0, other
+
+
+@pytest.mark.parametrize(
+    ("qid", "answer"),
+    [
+        ("e7", "P7723914 — keep it somewhere safe, please."),
+        ("e42", "£46,500 a year — that stays between us."),
+        ("э40", "92 000 ₽ в месяц — никому не пересылайте."),
+    ],
+)
+def test_an_aside_that_only_advises_on_keeping_the_value_is_no_claim(qid: str, answer: str) -> None:
+    grade = graded(qid, answer)
+    assert grade.certain and grade.score == 10, grade
+
+
+@pytest.mark.parametrize(
+    ("qid", "answer"),
+    [
+        ("e7", "P7723914 — keep it for the Lyon trip."),  # a name in it: a claim
+        ("e42", "£46,500 a year — keep that private, though it rises in April."),
+    ],
+)
+def test_an_aside_with_a_name_month_or_but_is_still_read_as_a_claim(qid: str, answer: str) -> None:
+    grade = graded(qid, answer)
+    assert not (grade.certain and grade.correct), grade
