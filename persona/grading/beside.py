@@ -13,6 +13,7 @@ from itertools import pairwise
 
 from persona.benchmark.model import Question
 from persona.grading.cues import cues as _cues
+from persona.grading.variants import one_name_in_two_scripts
 from persona.languages import grading_words, words_pattern
 from persona.morphology import lemmas
 from persona.terms import Quantity, extract_quantities, key_terms, terms_match
@@ -106,8 +107,16 @@ def aside_claim(question: Question, answer: str) -> list[str]:
         return []  # "QX7F2L — keep it somewhere safe": advice on the value, no claim about it
     own = key_terms(" ".join((*question.evidence, *question.near, *question.superseded, question.text)))
     return [
-        w for w in dict.fromkeys(key_terms(tail)) if len(w) > 2 and not any(terms_match(w, t) for t in own)
+        w
+        for w in dict.fromkeys(key_terms(tail))
+        if len(w) > 2 and w not in _titles() and not any(terms_match(w, t) for t in own)
     ]
+
+
+@functools.cache
+def _titles() -> frozenset[str]:
+    """ "Doctor", «доктор»: a title beside a name claims nothing of its own."""
+    return frozenset(grading_words("titles"))
 
 
 @functools.cache
@@ -192,17 +201,30 @@ def claims_not_told(question: Question, wanted: list[Quantity], answer: str) -> 
     words = {_folded(w) for w in NAME.findall(plain) if key_terms(w)} | (
         set(re.findall(r"\w+", answer.lower())) & _cues().month_words
     )
-    extra += sorted(w for w in words if not any(terms_match(t, w) for t in told_terms))
+    told_names = set(re.findall(r"[A-ZА-ЯЁ][a-zа-яё]+", told_text))
+    extra += sorted(
+        w
+        for w in words - _titles()
+        if not any(terms_match(t, w) for t in told_terms)
+        and not any(one_name_in_two_scripts(w.capitalize(), n) for n in told_names)  # «Чиди» for Chidi
+    )
     # a name the facts hold elsewhere, said in the very sentence of the value ("Dr Haddad, at
     # the practice on Wellington Street" when the office is there): a claim the facts don't make
     near_terms = key_terms(" ".join((*question.near, *question.evidence, question.text)))
+    near_names = set(re.findall(r"[A-ZА-ЯЁ][a-zа-яё]+", " ".join((*question.near, *question.evidence, question.text))))
     for sentence in SENTENCES.split(plain):
         if not any(q.matches(w) for q in extract_quantities(sentence) for w in wanted) and not (
             not wanted and set(key_terms(question.expected)) & set(key_terms(sentence))
         ):
             continue
-        names = {_folded(w) for w in NAME.findall(sentence) if key_terms(w)}
-        extra += sorted(w for w in names if w not in extra and not any(terms_match(t, w) for t in near_terms))
+        names = {_folded(w) for w in NAME.findall(sentence) if key_terms(w)} - _titles()
+        extra += sorted(
+            w
+            for w in names
+            if w not in extra
+            and not any(terms_match(t, w) for t in near_terms)
+            and not any(one_name_in_two_scripts(w.capitalize(), n) for n in near_names)
+        )
     return extra
 
 

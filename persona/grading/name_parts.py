@@ -68,8 +68,28 @@ def names_by_part(question: str, item: str, answer: str, items: list[str] | None
         return False  # none of the name, or the whole of it (the usual rule has graded that)
     if all(_PATRONYMIC.search(w) for w in ours):
         return False
-    others = [w for w in said if w not in ours and w not in listed and not _opens_sentence(w, answer)]
+    # another name beside the part: in its run of capitalised words ("Priya Sharma"), not a
+    # place or firm further on ("Priya — your manager at Northway")
+    beside = {w for run in _runs(answer) if any(w in ours for w in run) for w in run}
+    others = [
+        w for w in said if w in beside and w not in ours and w not in listed and not _opens_sentence(w, answer)
+    ]
     return not others
+
+
+def _runs(answer: str) -> list[list[str]]:
+    """The answer's runs of capitalised words with only spaces between ("Тамара Сергеевна
+    Лукина", "Priya Sharma"), folded, titles left out."""
+    runs: list[list[str]] = []
+    end = -1
+    for m in _NAME_WORD.finditer(answer):
+        word = _fold(m.group(0))
+        if runs and answer[end : m.start()].strip() == "":
+            runs[-1].append(word)
+        else:
+            runs.append([word])
+        end = m.end()
+    return [[w for w in run if w not in TITLES] for run in runs]
 
 
 def _same(word: str, name: str) -> bool:
@@ -115,16 +135,7 @@ def another_name_beside(question: str, item: str, answer: str, items: list[str] 
         return None
     listed = {_fold(w) for other in items or () for w in other.split()}
     answer = in_expected_spelling(item, answer)
-    runs: list[list[str]] = []
-    end = -1
-    for m in _NAME_WORD.finditer(answer):
-        if runs and answer[end : m.start()].strip() == "":
-            runs[-1].append(_fold(m.group(0)))
-        else:
-            runs.append([_fold(m.group(0))])
-        end = m.end()
-    for run in runs:
-        words = [w for w in run if w not in TITLES]
+    for words in _runs(answer):
         if not any(_same(w, n) for w in words for n in names):
             continue
         for w in words:

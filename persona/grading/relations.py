@@ -233,6 +233,17 @@ def _other_person(question: str, expected: str, answer: str) -> str | None:
     others = [s for s, c in said.items() if s not in in_expected and c & cases]
     if others:
         return f"names {', '.join(sorted(others))}, not {', '.join(sorted(asked))} the question asks about"
+    # «Это вас записали к ортодонту» for «…я записала Мишу?»: the person asking in the asked one's place
+    you = next(
+        (
+            m.group(0)
+            for m in _WORD.finditer(answer)
+            if any({"NPRO", "2per"} <= p.grammemes and p.grammemes & cases for p in parses(m.group(0)))
+        ),
+        None,
+    )
+    if you and "nomn" not in cases:
+        return f"puts {you!r} where the question has {', '.join(sorted(asked))}"
     return None
 
 

@@ -76,6 +76,12 @@ def _other_script(a: str, b: str) -> bool:
     return any(_romanised_alike(_loose(la), _loose(lb)) for la in _latin(a) for lb in _latin(b))
 
 
+def one_name_in_two_scripts(a: str, b: str) -> bool:
+    """Public `_other_script`: «Столбухин» and "Stolbukhin" are one name (a deleted name said
+    in the other script is said all the same)."""
+    return _other_script(a, b)
+
+
 def _romanised_alike(la: str, lb: str) -> bool:
     if la == lb:
         return True

@@ -187,3 +187,41 @@ def test_an_aside_that_only_advises_on_keeping_the_value_is_no_claim(qid: str, a
 def test_an_aside_with_a_name_month_or_but_is_still_read_as_a_claim(qid: str, answer: str) -> None:
     grade = graded(qid, answer)
     assert not (grade.certain and grade.correct), grade
+
+
+# -- round 17, on held-out-17 and -18 once opened ---------------------------------------------
+
+
+def test_a_deleted_name_in_the_other_script_is_stated() -> None:
+    grade = graded("э24", "Stolbukhin, больше ничего не скажу.")
+    assert grade.certain and grade.score == 0, grade
+
+
+def test_you_in_the_place_of_the_person_asked_about_is_no_certain_pass() -> None:
+    grade = graded("э56", "Вас записали к ортодонту на 2 октября.")
+    assert not (grade.certain and grade.correct), grade
+
+
+def test_a_place_further_on_is_no_name_beside_part_of_the_name() -> None:
+    grade = graded("e38", "Priya — she runs the team at Northway.")
+    assert not grade.certain and grade.score == 10, grade  # part of the name: left to a judge
+    beside = graded("e38", "Priya Sharma.")
+    assert beside.certain and beside.score == 0, beside
+
+
+@pytest.mark.parametrize(
+    ("qid", "answer"),
+    [("e46", "Your GP is Doctor Haddad."), ("e46", "Ваш терапевт — доктор Хаддад."), ("e54", "You owe Чиди £150.")],
+)
+def test_a_title_or_a_told_name_in_the_other_script_is_no_claim(qid: str, answer: str) -> None:
+    grade = graded(qid, answer)
+    assert grade.certain and grade.score == 10, grade
+
+
+@pytest.mark.parametrize(
+    ("qid", "answer"),
+    [("e60", "Terracotta — lovely choice!"), ("э9", "За 28 минут — отличный результат!")],
+)
+def test_a_cheerful_aside_is_no_claim(qid: str, answer: str) -> None:
+    grade = graded(qid, answer)
+    assert grade.certain and grade.score == 10, grade
