@@ -103,11 +103,21 @@ def part_of_a_name(items: list[str], answer: str) -> str | None:
         terms = [t for t in key_terms(item) if t not in TITLES]
         if len(words) < 2 or not words[0][:1].isupper() or not said or not terms or extract_quantities(item):
             continue
-        # its first word, as names are shortened («Камино»); not the last («Новгород» is another town)
-        if all(term_found(terms[0], a) for a in said):
+        # its first word, as names are shortened («Камино»), alone or beside other words («Путь
+        # святого Иакова — Камино»), not run on into another name («Камино-Реаль», «Камино Реаль»);
+        # not the last word («Новгород» is another town)
+        if all(term_found(terms[0], a) for a in said) or _first_word_alone(words[0], answer):
             return f"part of the name {item!r}"
     return None
 
+
+
+def _first_word_alone(first: str, answer: str) -> bool:
+    """The name's first word in the answer, not run on into another capitalised word."""
+    for m in re.finditer(rf"(?<![\w-]){re.escape(first[:-1])}\w?(?![\w-])", answer, re.IGNORECASE):
+        if not re.match(r"\s+[A-ZА-ЯЁ]", answer[m.end() :]):
+            return True
+    return False
 
 
 def in_the_facts_words(question: Question, items: list[str], answer: str) -> str | None:

@@ -90,7 +90,7 @@ def grade_abstain(question: Question, answer: str, never: bool) -> Grade:
 def grade_deleted(question: Question, answer: str, reading: NeverToldReading) -> Grade:
     """A `[deleted]` question's answer; `question.superseded` holds the deleted facts' texts."""
     masked = _MASKED.search(answer)  # before the markup goes: a mask is made of it
-    answer = MARKUP.sub(" ", answer).replace("  ", " ")  # "asked me to **forget** him"
+    answer = MARKUP.sub(" ", answer).replace("  ", " ").strip()  # "asked me to **forget** him"
     forgot = _cues().forget.search(answer)
     # "you never told me", «в моих записях такого нет»: the older phrase rule, or a sure reading
     unknown = claims_never_told(answer) or bool(reading.claim and reading.certain)

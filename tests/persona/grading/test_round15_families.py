@@ -225,3 +225,27 @@ def test_a_title_or_a_told_name_in_the_other_script_is_no_claim(qid: str, answer
 def test_a_cheerful_aside_is_no_claim(qid: str, answer: str) -> None:
     grade = graded(qid, answer)
     assert grade.certain and grade.score == 10, grade
+
+
+# -- round 18, on held-out-19 once opened -----------------------------------------------------
+
+
+def test_a_bold_forgotten_as_requested_passes() -> None:
+    grade = graded("e25", "**Deleted, as requested.** Nothing about him is kept.")
+    assert grade.certain and grade.score == 10, grade
+
+
+@pytest.mark.parametrize(
+    ("qid", "answer"),
+    [("э5", "Цикорий, хотя раньше был чай с чабрецом — одно из двух."), ("e27", "£1,210 now, £1,195 before — one of the two.")],
+)
+def test_one_of_the_two_is_a_hedge(qid: str, answer: str) -> None:
+    grade = graded(qid, answer)
+    assert not (grade.certain and grade.correct), grade
+
+
+def test_a_names_first_word_beside_other_words_is_left_to_a_judge() -> None:
+    grade = graded("э59", "Путь святого Иакова — то есть Камино.")
+    assert not grade.certain, grade
+    other = graded("э59", "Камино Реаль.")  # run on into another name
+    assert other.certain and other.score == 0, other
