@@ -101,11 +101,15 @@ _THOUSANDS = {
     "тысяч": 1000,
     "тысячам": 1000,
     "тысячами": 1000,
+    "тыща": 1000,  # said, not written: «сто пятьдесят тыщ»
+    "тыщи": 1000,
+    "тыщ": 1000,
+    "тыщу": 1000,
     "thousand": 1000,
 }
 _WORD = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)?")
 _MULTIPLIER = re.compile(
-    r"(?<![\w.,])(\d+(?:[.,]\d+)?)\s*(тысяч(?:а|и|ам|ами)?\b|т\.\s?р\.|тыс\.?(?!\w)|thousand\b|grand\b|k\b|K\b|млн\.?|миллион(?:а|ов)?\b|million\b)",
+    r"(?<![\w.,])(\d+(?:[.,]\d+)?)\s*(тысяч(?:а|и|ам|ами)?\b|тыщ[аиу]?\b|т\.\s?р\.|тыс\.?(?!\w)|thousand\b|grand\b|k\b|K\b|млн\.?|миллион(?:а|ов)?\b|million\b)",
 )
 _MINUS = re.compile(r"(?:\bминус\s*|\bminus\s*|−\s*)(?=\d)", re.IGNORECASE)
 _ORDINAL_SUFFIX = re.compile(r"(\d)\s*-?\s*(?:го|ого|ое|е|й|ой|th|st|nd|rd)\b", re.IGNORECASE)

@@ -376,3 +376,15 @@ def other_month(items: list[str], answer: str) -> str | None:
     asked = named(" ".join(items))
     other = named(answer) - asked if asked else set()
     return f"another month beside the expected one ({', '.join(sorted(other))})" if other else None
+
+
+def distance_told(question: Question, items: list[str], answer: str) -> str | None:
+    """ "In two weeks, on the 30th" for "30 September": how far off the date is, said beside it
+    where the question asks no count — right only by a calendar (the exam day), which the exact
+    grader hasn't got. A doubt, never a verdict."""
+    months = _cues().month_words
+    if len(items) != 1 or not set(re.findall(r"\w+", items[0].lower())) & months:
+        return None
+    if (span := _cues().relative_span.search(answer)) and not _cues().relative_span.search(question.text):
+        return f"says how far off the date is ({span.group(0)!r}): that takes a calendar"
+    return None

@@ -49,8 +49,9 @@ def code_said_otherwise(items: list[str], answer: str) -> str | None:
             if not (parts := re.fullmatch(r"([^\W\d_]{1,3})(\d{2,})", code)):
                 continue
             letters, number = parts.groups()
-            # one of the two words before the number begins with the code's first letter ("British Airways 362")
-            for m in re.finditer(rf"((?:[^\W\d_]+\s+){{1,2}}){number}(?![\w]|[.,]\d)", answer):
+            # one of the three words before the number begins with the code's first letter ("British
+            # Airways 362", "British Airways flight 362")
+            for m in re.finditer(rf"((?:[^\W\d_]+\s+){{1,3}}){number}(?![\w]|[.,]\d)", answer):
                 initials = "".join(w[0] for w in m.group(1).split()).upper()
                 if any(form[0] in initials for form in code_forms(letters)):
                     return f"the number of {code!r} after {m.group(1).strip()!r}: its letters written out?"

@@ -35,6 +35,7 @@ class Cues:
     short_forms: dict[str, str]  # "пн" → "понедельник", "sept" → "september": abbreviations of words
     name_forms: tuple[tuple[str, ...], ...]  # ("михаил", "миша"): one given name's full and short forms
     relative_days: dict[str, int]  # "послезавтра" → 2: a day named by its distance from today
+    relative_span: re.Pattern[str]  # "in two weeks", «через 10 дней»: how far off, said beside a date
 
 
 @cache
@@ -54,6 +55,7 @@ def cues() -> Cues:
     measures: dict[str, list[str]] = {}
     not_had: list[str] = []
     hints: list[str] = []
+    relative_span: list[str] = []
     short_forms: dict[str, str] = {}
     relative_days: dict[str, int] = {}
     name_forms: list[tuple[str, ...]] = []
@@ -74,6 +76,7 @@ def cues() -> Cues:
         unchanged += grading.get("unchanged", [])
         not_had += grading.get("not_had", [])
         hints += grading.get("hints", [])
+        relative_span += grading.get("relative_span", [])
         for name, words_of in grading.get("periods", {}).items():
             periods.setdefault(name, []).extend(words_of)
         for name, words_of in grading.get("recurring", {}).items():
@@ -113,4 +116,5 @@ def cues() -> Cues:
         phrases(recurring), phrases(measures),
         re.compile("|".join(f"(?:{p})" for p in not_had) or r"(?!)", re.IGNORECASE),
         cue(hints), short_forms, tuple(name_forms), relative_days,
+        re.compile("|".join(f"(?:{p})" for p in relative_span) or r"(?!)", re.IGNORECASE),
     )  # fmt: skip

@@ -23,6 +23,7 @@ from persona.grading.beside import (
     SENTENCES,
     aside_claim,
     claims_not_told,
+    distance_told,
     earlier_words,
     list_numbers_out,
     names_not_listed,
@@ -222,6 +223,7 @@ def _doubt(question: Question, items: list[str], found: list[str], answer: str, 
     if relation := (
         relation_doubt(question.text, answer, question.expected)
         or other_month(items, answer)
+        or distance_told(question, items, answer)
         or _shortened(items, answer)
         or across_scripts(found, answer)
     ):

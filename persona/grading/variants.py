@@ -157,6 +157,8 @@ def in_expected_spelling(expected: str, answer: str) -> str:
                 return word
         if word[0].isupper() and (name := _same_name(word, tuple(wanted))):
             return name  # "Михаил" for «Миша», "Mike" for "Michael"
+        if word[0].isupper() and (name := _same_with_k(word, tuple(wanted))):
+            return name  # "Markus" for "Marcus": one name, a hard c written k
         full = short_forms.get(word.lower().replace("ё", "е"))
         at_date = _SHORT_FORM_AT.match(m.string, m.end()) or (
             full in months  # "17 Nov (moved…)", not "12 Sun Street" or "2 Jan Novak"
@@ -174,6 +176,18 @@ def in_expected_spelling(expected: str, answer: str) -> str:
         return word
 
     return _WORD.sub(respell, answer)
+
+
+def _same_with_k(word: str, wanted: tuple[str, ...]) -> str | None:
+    """The expected Latin name `word` spells with k where it has a hard c, or the other way
+    ("Markus", "Karl", "Erik" for "Marcus", "Carl", "Eric"); four letters at least."""
+
+    def hard(name: str) -> str:
+        return re.sub(r"c(?![eiy])", "k", name.lower().replace("ck", "k"))
+
+    if not word.isascii() or len(word) < 4:
+        return None
+    return next((w for w in wanted if w[:1].isupper() and w.isascii() and w != word and hard(w) == hard(word)), None)
 
 
 @lru_cache(maxsize=1 << 16)  # each answer's words against the same expected names, answer after answer
@@ -229,7 +243,8 @@ def _initials_written_out(wanted: list[str], answer: str) -> str:
     another surname are that person's)."""
     names = [w for w in wanted if w[:1].isupper() and len(w) > 1]
     for surname in (n for n in names if len(n) > 3):  # a surname, not "Dr"
-        for m in re.finditer(rf"(?<!\w){re.escape(surname)}(?!\w)", answer, re.IGNORECASE):
+        # the name inflected too («Н. Новгороде», «Шубиной Е. В.»)
+        for m in re.finditer(rf"(?<!\w){re.escape(surname)}\w{{0,2}}(?!\w)", answer, re.IGNORECASE):
             after = _INITIALS_AFTER.match(answer, m.end())
             before = _INITIALS_BEFORE.search(answer[: m.start()])
             span = (

@@ -211,7 +211,11 @@ def test_a_place_further_on_is_no_name_beside_part_of_the_name() -> None:
 
 @pytest.mark.parametrize(
     ("qid", "answer"),
-    [("e46", "Your GP is Doctor Haddad."), ("e46", "Ваш терапевт — доктор Хаддад."), ("e54", "You owe Чиди £150.")],
+    [
+        ("e46", "Your GP is Doctor Haddad."),
+        ("e46", "Ваш терапевт — доктор Хаддад."),
+        ("e54", "You owe Чиди £150."),
+    ],
 )
 def test_a_title_or_a_told_name_in_the_other_script_is_no_claim(qid: str, answer: str) -> None:
     grade = graded(qid, answer)
@@ -237,7 +241,10 @@ def test_a_bold_forgotten_as_requested_passes() -> None:
 
 @pytest.mark.parametrize(
     ("qid", "answer"),
-    [("э5", "Цикорий, хотя раньше был чай с чабрецом — одно из двух."), ("e27", "£1,210 now, £1,195 before — one of the two.")],
+    [
+        ("э5", "Цикорий, хотя раньше был чай с чабрецом — одно из двух."),
+        ("e27", "£1,210 now, £1,195 before — one of the two."),
+    ],
 )
 def test_one_of_the_two_is_a_hedge(qid: str, answer: str) -> None:
     grade = graded(qid, answer)
@@ -249,3 +256,39 @@ def test_a_names_first_word_beside_other_words_is_left_to_a_judge() -> None:
     assert not grade.certain, grade
     other = graded("э59", "Камино Реаль.")  # run on into another name
     assert other.certain and other.score == 0, other
+
+
+# -- round 19, on held-out-21 and -22 once opened ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("qid", "answer"),
+    [("e40", "In three weeks — on the 30th."), ("e40", "30 September, a fortnight from now.")],
+)
+def test_how_far_off_a_date_is_takes_a_calendar(qid: str, answer: str) -> None:
+    grade = graded(qid, answer)
+    assert not grade.certain, grade
+
+
+def test_a_hard_c_written_k_is_the_same_name() -> None:
+    grade = graded("e12", "Your partner is Markus.")
+    assert grade.certain and grade.score == 10, grade
+    other = graded("e12", "Your partner is Mark.")
+    assert not (other.certain and other.correct), other
+
+
+def test_a_carrier_written_out_before_flight_and_number_is_left_to_a_judge() -> None:
+    grade = graded("e41", "British Airways flight 362.")
+    assert not grade.certain, grade
+
+
+def test_an_initial_beside_the_inflected_rest_of_a_place_name_is_the_place() -> None:
+    grade = graded("э57", "В Н. Новгороде.")
+    assert grade.certain and grade.score == 10, grade
+
+
+def test_colloquial_thousands_are_thousands() -> None:
+    grade = graded("э54", "Сто пятьдесят тыщ.")
+    assert grade.certain and grade.score == 10, grade
+    wrong = graded("э54", "Сто двадцать тыщ.")
+    assert wrong.certain and wrong.score == 0, wrong
