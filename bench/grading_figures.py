@@ -25,10 +25,11 @@ HELD_OUT_5 = ROOT / "tests" / "persona" / "grading" / "heldout5"  # 2026-12-03, 
 HELD_OUT_6 = ROOT / "tests" / "persona" / "grading" / "heldout6"  # 2026-12-03, hard answers, before round 8
 HELD_OUT_7 = ROOT / "tests" / "persona" / "grading" / "heldout7"  # 2026-12-03, hard answers, before round 9
 HELD_OUT_8 = ROOT / "tests" / "persona" / "grading" / "heldout8"  # 2026-12-04, half hard, before the unsure reading
-# held-out-9 to -19, -21 and -22 were opened for tuning in rounds 11-19 (their READMEs say so):
-# tuning sets now; held-out-20 was never opened
-OPENED = [ROOT / "tests" / "persona" / "grading" / f"heldout{n}" for n in (*range(9, 20), 21, 22)]
+# held-out-9 to -19, -21, -22 and -24 were opened for tuning in rounds 11-20 (their READMEs say
+# so): tuning sets now; held-out-20 and -23 were never opened
+OPENED = [ROOT / "tests" / "persona" / "grading" / f"heldout{n}" for n in (*range(9, 20), 21, 22, 24)]
 HELD_OUT_20 = ROOT / "tests" / "persona" / "grading" / "heldout20"  # 2026-12-05, frozen before round 17's read
+HELD_OUT_23 = ROOT / "tests" / "persona" / "grading" / "heldout23"  # 2026-12-05, frozen before round 19's read
 
 
 def pct(value: float | None) -> str:
@@ -68,6 +69,7 @@ async def main() -> None:
             ("held-out-8", HELD_OUT_8),
             *((f"opened-{folder.name.removeprefix('heldout')}", folder) for folder in OPENED),
             ("held-out-20", HELD_OUT_20),
+            ("held-out-23", HELD_OUT_23),
         )
         for lang in ("en", "ru")
     }

@@ -15,8 +15,8 @@ from persona.benchmark.model import Question
 from persona.grading.cues import cues as _cues
 from persona.grading.variants import one_name_in_two_scripts
 from persona.languages import grading_words, words_pattern
-from persona.morphology import lemmas
-from persona.terms import Quantity, extract_quantities, key_terms, terms_match
+from persona.morphology import lemmas, parses
+from persona.terms import LIST_SPLIT, Quantity, extract_quantities, key_terms, term_found, terms_match
 
 MARKUP = re.compile(r"[*_`#>|]+|\s+[-•]\s+")
 SENTENCES = re.compile(r"(?<=[.!?…])\s+|\n+")
@@ -292,7 +292,7 @@ def names_not_listed(question: Question, items: list[str], answer: str) -> list[
             if (
                 name[0].isupper()
                 and key_terms(name)
-                and not any(terms_match(term, t) for t in own)
+                and not any(term_found(t, term) for t in own)  # "Obinna" is no "Obi"
                 and any(terms_match(item, t) for t in own)
                 and term not in out
             ):
@@ -388,3 +388,42 @@ def distance_told(question: Question, items: list[str], answer: str) -> str | No
     if (span := _cues().relative_span.search(answer)) and not _cues().relative_span.search(question.text):
         return f"says how far off the date is ({span.group(0)!r}): that takes a calendar"
     return None
+
+
+def listed_otherwise(question: Question, items: list[str], found: list[str], answer: str) -> str | None:
+    """A list answer with an item that is none of the expected ones: a name joined to one
+    (`names_not_listed`), or, with as many items as expected and one missing, a short item in
+    its place («Граф, ротвейлер.» for «Граф, немецкая овчарка»: a wrong item costs the half).
+    Which it is — an extra item or a wrong one — takes reading: a doubt."""
+    if names := names_not_listed(question, items, answer):
+        return f"names {', '.join(names[:3])} beside the expected ones: an extra item or a wrong one"
+    first = MARKUP.sub(" ", answer).strip().splitlines()[0] if answer.strip() else ""
+    parts = [p.strip(" .!") for p in LIST_SPLIT.split(first) if p.strip(" .!")]
+    if len(found) < len(items) == len(parts) and all(len(p.split()) <= 3 for p in parts):
+        wanted = [key_terms(i) for i in items]
+        alien = [
+            p
+            for p in parts
+            if not any(any(term_found(t, a) for t in w for a in key_terms(p)) for w in wanted) and not _context(p)
+        ]
+        if alien:
+            return f"gives {alien[0]!r} where an expected item is missing: a wrong item or another word for it"
+    return None
+
+
+# "in 2020", "next Thursday", «на лыжах», «он хоккеист»: a part that tells when, how or about whom
+_CONTEXT_OPENERS = frozenset(
+    "in on at by for with from next last this that he she it they back around about since".split()
+)
+
+
+def _context(part: str) -> bool:
+    """A list part that is context, not an item: a figure in it, or opened by a preposition, a
+    pronoun or a time word (English by list, Russian by pymorphy3's part of speech)."""
+    words = part.split()
+    if re.search(r"\d", part) or not words:
+        return True
+    first = words[0].lower()
+    if first.isascii():
+        return first in _CONTEXT_OPENERS
+    return any({"PREP", "NPRO", "CONJ", "PRCL", "ADVB"} & p.grammemes for p in parses(first)[:1])

@@ -26,7 +26,7 @@ from persona.grading.beside import (
     distance_told,
     earlier_words,
     list_numbers_out,
-    names_not_listed,
+    listed_otherwise,
     other_facts_mixed_in,
     other_measure,
     other_month,
@@ -276,9 +276,7 @@ def _doubt(question: Question, items: list[str], found: list[str], answer: str, 
         if others := [a for a in extract_quantities(answer) if rivals(wanted, a)]:
             # "3, 10 and 14 November" for "3 November and 10 November": an extra item or a wrong one
             return f"other values of its kind ({', '.join(shown(o) for o in others[:3])}) beside the expected ones"
-        if names := names_not_listed(question, items, answer):
-            return f"names {', '.join(names[:3])} beside the expected ones: an extra item or a wrong one"
-        return None
+        return listed_otherwise(question, items, found, answer)
     wanted = extract_quantities(items[0])
     if wanted:
         same = [

@@ -106,6 +106,9 @@ def grade_deleted(question: Question, answer: str, reading: NeverToldReading) ->
     if guessed and (forgot or unknown):
         # "I don't know — could it be Chidi?": not the deleted fact, but no honoured forgetting either
         return Grade(0.0, f"said it doesn't know, then guessed ({guessed.group(0).strip()!r})", certain=False)
+    if forgot and (like := _like_a_deleted_name(question.superseded, answer[: forgot.start()])):
+        # "Your ex was Dan. I know you asked me to drop it", «Вадик. Простите, вы просили…»
+        return Grade(0.0, f"named it ({like!r}), then said it was asked to forget it")
     if question.superseded and (forgot or unknown):
         # what was deleted is known and not stated in its words; a name or figure beside the
         # claim may still be it in others ("the one who moved to the Netherlands")
@@ -212,11 +215,22 @@ def _only_facts_named(question: Question, rest: str) -> bool:
 
 
 def _like_a_deleted_name(deleted: tuple[str, ...], guess: str) -> str | None:
-    """A capitalised word of a guess that begins as a deleted name does ("Dan" for Daniel,
-    «Вадик» for Вадим): the name, shortened — a leak, not a guess."""
+    """A capitalised word of a guess (or of what comes before "you asked me to forget") that
+    begins as a deleted name does and is a name — "Dan" cutting Daniel short, «Вадик» a name by
+    pymorphy3 beside Вадим: the name, shortened — a leak, not a guess."""
     names = {w.lower() for text in deleted for w in _CAPITALISED.findall(text) if len(w) >= 4}
+
+    def a_name(word: str) -> bool:  # «Вадик» is a name («Стоит» no); "Dan" cuts "Daniel" short
+        if word.isascii():
+            return any(n.startswith(word.lower()) for n in names)
+        return any({"Name", "Surn"} & p.grammemes for p in parses(word))
+
     return next(
-        (w for w in _CAPITALISED.findall(guess) if len(w) >= 3 and any(n[:3] == w[:3].lower() for n in names)),
+        (
+            w
+            for w in _CAPITALISED.findall(guess)
+            if len(w) >= 3 and any(n[:3] == w[:3].lower() for n in names) and a_name(w)
+        ),
         None,
     )
 
