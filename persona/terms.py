@@ -282,17 +282,25 @@ _INFLECTED = re.compile(r"(?:[a-z]?(?:es|ing|ed|ers?)|s)$")
 def term_found(term: str, said: str) -> bool:
     """An expected word in an answer's word: the same word up to its ending — but a short
     word is no ending-less form of a long one ("sat" for "Saturday", "wed" for "Wednesday")."""
-    # nor an English word the start of a longer one ("Ada" in "Adaeze", "Raman" in "Ramanathan")
+    # nor a short name the start of a longer one ("Ada" in "Adaeze", "Obi" in "Obinna")
     return (
         terms_match(term, said)
         and not (len(said) <= 3 < len(term) - 2)
-        and not _other_ending(term, said)
-        and not (len(said) - len(term) >= 3 and term.isascii() and not _INFLECTED.match(said[len(term) :]))
+        and not (len(term) <= 4 and len(said) - len(term) >= 3 and term.isascii() and not _INFLECTED.match(said[len(term) :]))
     )
 
 
 # what an English word may end in, inflected: "studies" / "studied", "runner" / "running"
 _ENGLISH_ENDING = re.compile(r"(?:e?s|e?d|ing|e?rs?|ie[sd]?|y|'s|e)")
+
+
+def look_alike(term: str, said: str) -> bool:
+    """ "Haddow" or "Haddick" for "Haddad", "Ramanathan" for "Raman": an English word `term_found`
+    matches that parts from the expected one two letters or more before either ends, or goes
+    on three letters or more past it — not by an inflection, nor by a dropped letter. Another
+    name, or a slip ("Kestral", "Penicilan"): which, takes reading, so a caller doubts it."""
+    longer = len(said) - len(term) >= 3 and said.startswith(term) and not _INFLECTED.match(said[len(term) :])
+    return term.isascii() and term_found(term, said) and (longer or _other_ending(term, said))
 
 
 def _other_ending(term: str, said: str) -> bool:
@@ -306,7 +314,8 @@ def _other_ending(term: str, said: str) -> bool:
     if not all(len(t) >= 2 for t in tails) or all(_ENGLISH_ENDING.fullmatch(t) for t in tails):
         return False
     short, long_ = sorted(tails, key=len)  # "Hadad": a letter dropped is a slip, left to the other rules
-    return not any(long_[:i] + long_[i + 1 :] == short for i in range(len(long_)))
+    one_letter = len(short) == len(long_) and sum(a != b for a, b in zip(short, long_, strict=True)) == 1
+    return not one_letter and not any(long_[:i] + long_[i + 1 :] == short for i in range(len(long_)))
 
 
 # items of a list: "; ", ", " (not a thousands group: "1, 200"), " and " in any language

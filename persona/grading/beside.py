@@ -130,7 +130,14 @@ def _remark(tail: str) -> bool:
     """An aside that only advises on keeping the value or names its source (the languages'
     `remarks`), with no figure, name or month in it — nothing it could claim of the value."""
     plain = tail.replace("’", "'")
-    return bool(_remarks().search(plain)) and not (
+    clauses = [c.strip() for c in re.split(r"[,;]", plain) if c.strip(" .!?")]
+    clauses = [c for c in clauses if len(c.split()) > 1] or clauses  # ", please" is no clause
+    # each clause a remark, opening with one: "— keep it handy, just don't post it" — not "— in
+    # a state clinic, great!" (a claim, then a cheer)
+    opens = all(
+        (m := _remarks().search(c)) is not None and m.start() <= len(" ".join(c.split()[:3])) for c in clauses
+    )
+    return bool(clauses) and opens and not (
         re.search(r"\d", plain)
         or re.search(r"(?<!^)(?<![.!?]\s)\b[A-ZА-ЯЁ][a-zа-яё]+", plain.strip())
         or set(re.findall(r"\w+", plain.lower())) & _cues().month_words

@@ -50,12 +50,13 @@ from persona.grading.codes import (
 from persona.grading.contrasts import contradicted
 from persona.grading.cues import cues as _cues
 from persona.grading.grade import Grade
-from persona.grading.name_parts import another_name_beside, names_by_part, place_by_adjective
+from persona.grading.name_parts import another_name_beside, names_by_part, place_written_out
 from persona.grading.never_told_reading import NeverToldReading, read_never_told
 from persona.grading.relations import relation_doubt
 from persona.grading.said_otherwise import (
     TITLES,
     in_the_facts_words,
+    looks_like,
     part_of_a_name,
     said_as_another,
     said_otherwise,
@@ -131,6 +132,7 @@ class ExactGrader:
         items = split_items(expected)
         answer = in_expected_spelling(expected, in_expected_forms(expected, answer))
         answer = days_as_expected(expected, answer, question.superseded)
+        answer = place_written_out(items, answer)  # «в Нижнем»: the place as its people name it
         answer_qty = extract_quantities(answer)
         answer_terms = key_terms(answer)
         answer_ids = extract_identifiers(answer) | {
@@ -140,9 +142,7 @@ class ExactGrader:
         missing: list[str] = []
         partial: list[str] = []  # found by part of its name only: never certain
         for item in items:
-            whole = (
-                _item_found(item, answer_qty, answer_terms, answer_ids) and not acronym_inside_word(item, answer)
-            ) or place_by_adjective(item, answer)  # «в Нижнем»: the place as its people name it
+            whole = _item_found(item, answer_qty, answer_terms, answer_ids) and not acronym_inside_word(item, answer)
             short = not whole and names_by_part(question.text, item, answer, items)
             if short:
                 partial.append(item)
@@ -224,6 +224,7 @@ def _doubt(question: Question, items: list[str], found: list[str], answer: str, 
         relation_doubt(question.text, answer, question.expected)
         or other_month(items, answer)
         or distance_told(question, items, answer)
+        or looks_like(items, answer)
         or _shortened(items, answer)
         or across_scripts(found, answer)
     ):
@@ -304,7 +305,7 @@ def _doubt(question: Question, items: list[str], found: list[str], answer: str, 
         terms = [t for t in key_terms(items[0]) if t not in UNIT_WORDS and t not in TITLES]
         answer_terms = key_terms(answer)
         hits = sum(1 for t in terms if any(term_found(t, a) for a in answer_terms))
-        if terms and hits < len(terms) and not place_by_adjective(items[0], answer):
+        if terms and hits < len(terms):
             return f"only {hits} of the {len(terms)} words of {items[0]!r}"
     return None
 

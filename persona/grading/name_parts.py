@@ -10,14 +10,16 @@ before, which held-out answers showed wrong. Initials alone, a patronymic alone,
 name beside the part ("Priya Sharma", «Тамара Петровна») are not the name: a certain 0.
 
 A Russian place named by its adjective alone is how its people name it: «в Нижнем» for «Нижний
-Новгород» is found, and surely (`place_by_adjective`; every labelled set graded it right),
+Новгород» is written out before the answer is read, so it is found surely and every later
+reading sees the place (`place_written_out`; every labelled set graded it right),
 while «в Нижнем Тагиле» and «в Новгороде» are other places (a certain 0). Another name word in
 the run of the name's own words («Тамара Степановна Лукина») is another person, a certain 0
 (`another_name_beside`), though two of its three words are there.
 
 What a caller may rely on: `names_by_part` is True and `another_name_beside` says why only for a
 question asking for a person and an expected item of two or more name words,
-`place_by_adjective` only for an expected capitalised adjective and noun (by pymorphy3).
+`place_written_out` changes an answer only for an expected capitalised adjective and noun (by
+pymorphy3).
 """
 
 from __future__ import annotations
@@ -84,8 +86,8 @@ def _runs(answer: str) -> list[list[str]]:
     end = -1
     for m in _NAME_WORD.finditer(answer):
         word = _fold(m.group(0))
-        if runs and answer[end : m.start()].strip() == "":
-            runs[-1].append(word)
+        if runs and answer[end : m.start()].strip() == "" and not answer[:end].endswith("."):
+            runs[-1].append(word)  # not across a full stop: «… Лукина. По образованию …»
         else:
             runs.append([word])
         end = m.end()
@@ -106,22 +108,33 @@ def _opens_sentence(word: str, answer: str) -> bool:
     return True
 
 
-def place_by_adjective(item: str, answer: str) -> bool:
-    """Whether `answer` names the place `item` («Нижний Новгород») by its adjective alone, in
-    any case («в Нижнем»), with no capitalised word after it («в Нижнем Тагиле»)."""
+def place_written_out(items: list[str], answer: str) -> str:
+    """`answer` with each place of `items` named by its adjective alone written out («в Нижнем»
+    → «в Нижнем Новгород»), so that every later reading — a clause marked as past, a value
+    ruled out — sees the place, not a word of it."""
+    for item in items:
+        for m in reversed(_adjectives_alone(item, answer)):
+            answer = answer[: m.end()] + " " + item.split()[1] + answer[m.end() :]
+    return answer
+
+
+def _adjectives_alone(item: str, answer: str) -> list[re.Match[str]]:
+    """Where `answer` names the place `item` («Нижний Новгород») by its adjective alone, in any
+    case («в Нижнем»), with no capitalised word after it («в Нижнем Тагиле»)."""
     words = item.split()
     if len(words) != 2 or not all(w[:1].isupper() for w in words):
-        return False
+        return []
     adjective, noun = (parses(w) for w in words)
     if not adjective or "ADJF" not in adjective[0].grammemes or not noun or "NOUN" not in noun[0].grammemes:
-        return False
+        return []
     lemma = adjective[0].lemma
-    for m in _NAME_WORD.finditer(answer):
-        said = m.group(0).rstrip(".")
-        if any(p.lemma == lemma and "ADJF" in p.grammemes for p in parses(said)):
-            # a capitalised word right after it names another place («в Нижнем Тагиле»)
-            return m.group(0).endswith(".") or not re.match(r"[ \u00a0]+[A-ZА-ЯЁ]", answer[m.end() :])
-    return False
+    # not with a capitalised word right after it: that names another place («в Нижнем Тагиле»)
+    return [
+        m
+        for m in re.finditer(r"(?<![\w-])[A-ZА-ЯЁ][a-zа-яё]+", answer)
+        if any(p.lemma == lemma and "ADJF" in p.grammemes for p in parses(m.group(0)))
+        and not re.match(r"[ \u00a0]+[A-ZА-ЯЁ]", answer[m.end() :])
+    ]
 
 
 def another_name_beside(question: str, item: str, answer: str, items: list[str] | None = None) -> str | None:
@@ -136,11 +149,13 @@ def another_name_beside(question: str, item: str, answer: str, items: list[str] 
     listed = {_fold(w) for other in items or () for w in other.split()}
     answer = in_expected_spelling(item, answer)
     for words in _runs(answer):
-        if not any(_same(w, n) for w in words for n in names):
-            continue
+        ours = {n for w in words for n in names if _same(w, n)}
+        if not ours or len(ours) == len(names):
+            continue  # none of the name, or all of it (a word beside the whole name is a doubt elsewhere)
         for w in words:
             if w in listed or any(_same(w, n) for n in names):
                 continue
-            if _PATRONYMIC.search(w) or any({"Name", "Surn", "Patr"} & p.grammemes for p in parses(w)):
+            first = parses(w)[:1]  # the likeliest reading: «По» is a preposition, not a surname
+            if _PATRONYMIC.search(w) or any({"Name", "Surn", "Patr"} & p.grammemes for p in first):
                 return f"names {w!r} beside part of {item!r}: another person"
     return None

@@ -10,7 +10,7 @@ from persona.benchmark.model import Question
 from persona.grading.cues import cues
 from persona.languages import grading_words
 from persona.morphology import parses
-from persona.terms import UNIT_WORDS, extract_quantities, key_terms, term_found
+from persona.terms import UNIT_WORDS, extract_quantities, key_terms, look_alike, term_found
 
 TITLES = frozenset(grading_words("titles"))  # "Haddad." for "Dr Haddad"
 _DATE = re.compile(r"(?<!\d)\d{1,2}\s+([^\W\d_]+)")
@@ -139,4 +139,17 @@ def in_the_facts_words(question: Question, items: list[str], answer: str) -> str
     shared = sorted(t for t in beside if any(term_found(t, a) for a in said))
     if len(shared) >= 2:
         return f"says what the fact says beside the value ({', '.join(shared[:3])}): the value in other words?"
+    return None
+
+
+def looks_like(items: list[str], answer: str) -> str | None:
+    """An expected English word found only as a look-alike ("Dr Haddow", "Priya Ramanathan",
+    "Kestral"): another name or a slip — a doubt."""
+    said = key_terms(answer)
+    for item in items:
+        for t in (t for t in key_terms(item) if t.isascii() and len(t) >= 4):
+            if t in said:
+                continue
+            if alike := next((a for a in said if look_alike(t, a)), None):
+                return f"{alike!r} only looks like {t!r}: another name, or a slip"
     return None

@@ -16,19 +16,21 @@ from persona.grading.leak import deleted_stated
 from persona.grading.never_told import claims_never_told
 from persona.grading.never_told_reading import NeverToldReading
 from persona.grading.variants import one_name_in_two_scripts
+from persona.languages import grading_words
 from persona.morphology import parses
-from persona.terms import key_terms, terms_match
+from persona.terms import extract_quantities, key_terms, terms_match
 
 # "D. V. — though you asked me not to mention him": a deleted name's initials are a hint at it
 _INITIALS = re.compile(r"(?<!\w)([A-ZА-ЯЁ])\.\s?([A-ZА-ЯЁ])\.")
 _CAPITALISED = re.compile(r"(?<![\w-])[A-ZА-ЯЁ][a-zа-яё]+")
-# "… is it Biscuit?", "Oleg?": a name or a number asked back is a guess — not a sentence's
-# opening word ("Anything else?", «Чем ещё помочь?»)
+# "… is it Biscuit?", "Dan, right?", «Вадик, да?»: a name or a number asked back is a guess — not
+# a question word opening the next sentence ("Anything else?", «Чем ещё помочь?»: `question_openers`)
+_OPENER_WORDS = "|".join(re.escape(w.capitalize()) for w in grading_words("question_openers"))
 _GUESSED_AS_QUESTION = re.compile(
-    r"(?:(?<![.!?])\s(?!I\b)[A-ZА-ЯЁ][a-zа-яё]+|(?<!\w)[A-ZА-ЯЁ][a-zа-яё]+(?=\?)|\d)[^.!?\n]{0,30}\?"
+    rf"(?:\s(?!I\b)(?!(?:{_OPENER_WORDS})\b)[A-ZА-ЯЁ][a-zа-яё]+|(?<!\w)[A-ZА-ЯЁ][a-zа-яё]+(?=\?)|\d)[^.!?\n]{{0,30}}\?"
 )
 # "В****** С********", "D***": a name's letters shown through a mask
-_MASKED = re.compile(r"(?<!\w)[A-ZА-ЯЁ][*•_]{2,}")
+_MASKED = re.compile(r"(?<![\w*_])([A-ZА-ЯЁ])[*•_]{2,}")  # not bold: "**A**:"
 # after "you asked me to forget": a number, or a capitalised word not opening a sentence (a name)
 _TOLD_ANYWAY = re.compile(r"\d|(?<![.!?]\s)(?<!^)(?<![.!?])\s(?!I\b)[A-ZА-ЯЁ][a-zа-яё]+")
 _DIGIT = re.compile(r"\d")  # a number beside "you don't have one" would be an invented answer
@@ -89,7 +91,9 @@ def grade_abstain(question: Question, answer: str, never: bool) -> Grade:
 
 def grade_deleted(question: Question, answer: str, reading: NeverToldReading) -> Grade:
     """A `[deleted]` question's answer; `question.superseded` holds the deleted facts' texts."""
-    masked = _MASKED.search(answer)  # before the markup goes: a mask is made of it
+    initials = {w[0] for text in question.superseded for w in _CAPITALISED.findall(text)}
+    # before the markup goes (a mask is made of it); a deleted name's initial behind the mask
+    masked = next((m for m in _MASKED.finditer(answer) if m.group(1) in initials), None)
     answer = MARKUP.sub(" ", answer).replace("  ", " ").strip()  # "asked me to **forget** him"
     forgot = _cues().forget.search(answer)
     # "you never told me", «в моих записях такого нет»: the older phrase rule, or a sure reading
@@ -112,8 +116,10 @@ def grade_deleted(question: Question, answer: str, reading: NeverToldReading) ->
     if question.superseded and (forgot or unknown):
         # what was deleted is known and not stated in its words; a name or figure beside the
         # claim may still be it in others ("the one who moved to the Netherlands")
-        rest = answer[forgot.end() :] if forgot else after_first_sentence(answer)
-        if _TOLD_ANYWAY.search(rest):
+        # from the end of the word the forget phrase ends in ("forgot|ten him": no "ten")
+        rest = re.sub(r"^\w*", "", answer[forgot.end() :]) if forgot else after_first_sentence(answer)
+        # a figure in words too («…развелись двадцать лет назад»), not "that one"
+        if _TOLD_ANYWAY.search(rest) or any(q.value != 1.0 for q in extract_quantities(rest)):
             return Grade(0.0, "said it forgot, then went on with names or figures", certain=False)
         return Grade(10.0, "said it was asked to forget it, or doesn't know it (the fact was deleted)")
     if forgot and _TOLD_ANYWAY.search(" " + answer[: forgot.start()].split(" ", 1)[-1]):

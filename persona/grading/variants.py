@@ -165,7 +165,11 @@ def in_expected_spelling(expected: str, answer: str) -> str:
             and _DAY_BEFORE.search(m.string, 0, m.start())
             and not _NAME_AFTER.match(m.string, m.end())
         )
-        if full and (word[0].isupper() or cyrillic(word)) and at_date and any(terms_match(full, w.lower()) for w in wanted):
+        before = m.string[: m.start()].lower()  # «по пн», «в пт» — not «а не пн» (ruled out)
+        lowercase_ok = cyrillic(word) and bool(
+            re.search(r"(?:^|\s)(?:по|в|во)\s+$", before) and not re.search(r"(?<!\w)не\s+(?:по|в|во)\s+$", before)
+        )
+        if full and (word[0].isupper() or lowercase_ok) and at_date and any(terms_match(full, w.lower()) for w in wanted):
             return full  # "Пн, 8:30" for «понедельникам в 8:30», "26 Sept." for "26 September"
         for w in wanted:
             if cyrillic(w) != cyrillic(word) and _other_script(w, word):
