@@ -4,6 +4,7 @@ recordings folder; then the page itself in headless Chromium."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import re
@@ -12,11 +13,13 @@ import subprocess
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 import pytest
 from aiohttp import web
 from playwright.async_api import Browser, expect
+from playwright.async_api import TimeoutError as PlaywrightTimeout
 
 from adapters.http_server import ServedApp, serve
 from gateway.log.runlog import EVENTS_FILE
@@ -330,7 +333,7 @@ async def test_the_page_shows_the_runs_the_transcript_and_the_chart(browser: Bro
     for _ in range(20):
         if await page.locator("#load-more").is_hidden():
             break
-        await page.locator("#load-more").scroll_into_view_if_needed()
+        await _scroll_to_if_shown(page.locator("#load-more"))
         await page.wait_for_timeout(200)
     await expect(page.locator("#load-more")).to_be_hidden()
     assert int(await page.locator("#transcript > *").last.get_attribute("data-seq") or -1) == last
@@ -473,8 +476,7 @@ async def test_a_facts_timeline_opens_beside_the_transcript_and_links_each_step(
                 break
             # the button is hidden once every page is in, and may be hidden before the first
             # page arrives: scroll to it only while it is shown (the race CI hit at stop 54)
-            if await more.is_visible():
-                await more.scroll_into_view_if_needed()
+            await _scroll_to_if_shown(more)
             await page.wait_for_timeout(200)
         await trace.click()
         await expect(page.locator("#trace-verdict")).to_have_text("q9: expected Pixel — never stored")
@@ -492,3 +494,13 @@ async def test_a_facts_timeline_opens_beside_the_transcript_and_links_each_step(
         assert not errors
     finally:
         await served.stop()
+
+
+async def _scroll_to_if_shown(button: Any) -> None:
+    """Scroll to the "load more" button while it is shown. It hides itself once the last page is
+    in, which can happen between a visibility check and the scroll (the race CI hit at stops 54
+    and 57): a scroll that finds it gone is no failure, the caller's loop looks again."""
+    if not await button.is_visible():
+        return
+    with contextlib.suppress(PlaywrightTimeout):
+        await button.scroll_into_view_if_needed(timeout=2000)
