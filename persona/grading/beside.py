@@ -13,6 +13,7 @@ from itertools import pairwise
 
 from persona.benchmark.model import Question
 from persona.grading.cues import cues as _cues
+from persona.grading.said_otherwise import TITLES
 from persona.grading.variants import one_name_in_two_scripts
 from persona.languages import grading_words, words_pattern
 from persona.morphology import lemmas, parses
@@ -109,21 +110,8 @@ def aside_claim(question: Question, answer: str) -> list[str]:
     return [
         w
         for w in dict.fromkeys(key_terms(tail))
-        if len(w) > 2 and w not in _titles() and not any(terms_match(w, t) for t in own)
+        if len(w) > 2 and w not in TITLES and not any(terms_match(w, t) for t in own)
     ]
-
-
-@functools.cache
-def _titles() -> frozenset[str]:
-    """ "Doctor", «доктор»: a title beside a name claims nothing of its own."""
-    return frozenset(grading_words("titles"))
-
-
-@functools.cache
-def _remarks() -> re.Pattern[str]:
-    words = grading_words("remarks")
-    alternatives = [re.escape(w[:-1]) + r"\w*" if w.endswith("*") else re.escape(w) + r"(?!\w)" for w in words]
-    return re.compile(r"(?<!\w)(?:" + "|".join(alternatives) + ")", re.IGNORECASE) if words else re.compile(r"(?!)")
 
 
 def _remark(tail: str) -> bool:
@@ -135,7 +123,7 @@ def _remark(tail: str) -> bool:
     # each clause a remark, opening with one: "— keep it handy, just don't post it" — not "— in
     # a state clinic, great!" (a claim, then a cheer)
     opens = all(
-        (m := _remarks().search(c)) is not None and m.start() <= len(" ".join(c.split()[:3])) for c in clauses
+        (m := _cues().remarks.search(c)) is not None and m.start() <= len(" ".join(c.split()[:3])) for c in clauses
     )
     return bool(clauses) and opens and not (
         re.search(r"\d", plain)
@@ -211,7 +199,7 @@ def claims_not_told(question: Question, wanted: list[Quantity], answer: str) -> 
     told_names = set(re.findall(r"[A-ZА-ЯЁ][a-zа-яё]+", told_text))
     extra += sorted(
         w
-        for w in words - _titles()
+        for w in words - TITLES
         if not any(terms_match(t, w) for t in told_terms)
         and not any(one_name_in_two_scripts(w.capitalize(), n) for n in told_names)  # «Чиди» for Chidi
     )
@@ -224,7 +212,7 @@ def claims_not_told(question: Question, wanted: list[Quantity], answer: str) -> 
             not wanted and set(key_terms(question.expected)) & set(key_terms(sentence))
         ):
             continue
-        names = {_folded(w) for w in NAME.findall(sentence) if key_terms(w)} - _titles()
+        names = {_folded(w) for w in NAME.findall(sentence) if key_terms(w)} - TITLES
         extra += sorted(
             w
             for w in names
@@ -419,9 +407,7 @@ def listed_otherwise(question: Question, items: list[str], found: list[str], ans
 
 
 # "in 2020", "next Thursday", «на лыжах», «он хоккеист»: a part that tells when, how or about whom
-_CONTEXT_OPENERS = frozenset(
-    "in on at by for with from next last this that he she it they back around about since".split()
-)
+_CONTEXT_OPENERS = frozenset(grading_words("context_openers"))
 
 
 def _context(part: str) -> bool:

@@ -32,6 +32,7 @@ class Cues:
     measures: dict[str, re.Pattern[str]]  # "square feet", «соток»: what a figure of area counts
     not_had: re.Pattern[str]  # "you don't have a dog": on [abstain], a right answer
     hints: re.Pattern[str]  # "it starts with a D": on [deleted], a leak
+    remarks: re.Pattern[str]  # "keep it somewhere safe", «между нами»: an aside that claims nothing
     short_forms: dict[str, str]  # "пн" → "понедельник", "sept" → "september": abbreviations of words
     name_forms: tuple[tuple[str, ...], ...]  # ("михаил", "миша"): one given name's full and short forms
     relative_days: dict[str, int]  # "послезавтра" → 2: a day named by its distance from today
@@ -55,6 +56,7 @@ def cues() -> Cues:
     measures: dict[str, list[str]] = {}
     not_had: list[str] = []
     hints: list[str] = []
+    remarks: list[str] = []
     relative_span: list[str] = []
     short_forms: dict[str, str] = {}
     relative_days: dict[str, int] = {}
@@ -76,6 +78,7 @@ def cues() -> Cues:
         unchanged += grading.get("unchanged", [])
         not_had += grading.get("not_had", [])
         hints += grading.get("hints", [])
+        remarks += grading.get("remarks", [])
         relative_span += grading.get("relative_span", [])
         for name, words_of in grading.get("periods", {}).items():
             periods.setdefault(name, []).extend(words_of)
@@ -115,6 +118,6 @@ def cues() -> Cues:
         cue(guess), cue(hedge), cue(rejected), cue(unchanged), phrases(periods),
         phrases(recurring), phrases(measures),
         re.compile("|".join(f"(?:{p})" for p in not_had) or r"(?!)", re.IGNORECASE),
-        cue(hints), short_forms, tuple(name_forms), relative_days,
+        cue(hints), cue(remarks), short_forms, tuple(name_forms), relative_days,
         re.compile("|".join(f"(?:{p})" for p in relative_span) or r"(?!)", re.IGNORECASE),
     )  # fmt: skip

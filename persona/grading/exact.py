@@ -256,13 +256,7 @@ def _doubt(question: Question, items: list[str], found: list[str], answer: str, 
         return f"claims the facts don't hold ({', '.join(extra[:3])}) beside the expected one"
     missing = [i for i in items if i not in found]
     if clash := contradicted(question, answer) or said_as_another(missing, answer) or [
-        d
-        for d in (
-            said_otherwise(missing, answer),
-            weekday_for_date(missing, answer),
-            short_year(missing, answer),
-        )
-        if d
+        d for d in (said_otherwise(missing, answer), weekday_for_date(missing, answer), short_year(missing, answer)) if d
     ]:
         if not missing:
             return f"says what the facts say otherwise ({'; '.join(clash[:2])})"

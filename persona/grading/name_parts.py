@@ -58,11 +58,9 @@ def _name_words(item: str) -> tuple[str, ...]:
 def names_by_part(question: str, item: str, answer: str, items: list[str] | None = None) -> bool:
     """Whether `answer` names the person of `item` by part of the name (the module's rule); the
     words of the other expected `items` (a list answer's) are no other name beside it."""
-    names = _name_words(item)
-    if not names or not _ASKS_PERSON.search(question):
+    if not (asked := _asked_name(question, item, answer, items)):
         return False
-    listed = {_fold(w) for other in items or () for w in other.split()}
-    answer = in_expected_spelling(item, answer)  # the other script, a short form of the name
+    names, listed, answer = asked
     said = [_fold(m.group(0)) for m in _NAME_WORD.finditer(answer)]
     said = [w for w in said if w not in TITLES]
     ours = [w for w in said if any(_same(w, n) for n in names)]
@@ -77,6 +75,19 @@ def names_by_part(question: str, item: str, answer: str, items: list[str] | None
         w for w in said if w in beside and w not in ours and w not in listed and not _opens_sentence(w, answer)
     ]
     return not others
+
+
+def _asked_name(
+    question: str, item: str, answer: str, items: list[str] | None
+) -> tuple[tuple[str, ...], set[str], str] | None:
+    """For a question asking for a person whose expected item is a name of two words or more:
+    the name's words, the other expected items' words (no other name beside it) and the answer
+    in the expected spelling (the other script, a short form of the name); else None."""
+    names = _name_words(item)
+    if not names or not _ASKS_PERSON.search(question):
+        return None
+    listed = {_fold(w) for other in items or () for w in other.split()}
+    return names, listed, in_expected_spelling(item, answer)
 
 
 def _runs(answer: str) -> list[list[str]]:
@@ -143,11 +154,9 @@ def another_name_beside(question: str, item: str, answer: str, items: list[str] 
     name, surname or patronymic, by pymorphy3) that is none of its words — another person, a
     certain 0 by the module's rule. Two words of three are found by the usual rule, so without
     this the wrong third one was only a doubt. A name elsewhere in the answer is a bystander."""
-    names = _name_words(item)
-    if not names or not _ASKS_PERSON.search(question):
+    if not (asked := _asked_name(question, item, answer, items)):
         return None
-    listed = {_fold(w) for other in items or () for w in other.split()}
-    answer = in_expected_spelling(item, answer)
+    names, listed, answer = asked
     for words in _runs(answer):
         ours = {n for w in words for n in names if _same(w, n)}
         if not ours or len(ours) == len(names):

@@ -7,6 +7,7 @@ judge's rubrics (`rubrics/abstain.md`, `rubrics/deleted.md`) say the same.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from persona.benchmark.model import Question
 from persona.grading.beside import CLAUSE, MARKUP, after_first_sentence
@@ -91,16 +92,18 @@ def grade_abstain(question: Question, answer: str, never: bool) -> Grade:
 
 def grade_deleted(question: Question, answer: str, reading: NeverToldReading) -> Grade:
     """A `[deleted]` question's answer; `question.superseded` holds the deleted facts' texts."""
-    initials = {w[0] for text in question.superseded for w in _CAPITALISED.findall(text)}
-    # before the markup goes (a mask is made of it); a deleted name's initial behind the mask
-    masked = next((m for m in _MASKED.finditer(answer) if m.group(1) in initials), None)
+    masked = _masked_initial(question.superseded, answer)  # before the markup goes: a mask is made of it
     answer = MARKUP.sub(" ", answer).replace("  ", " ").strip()  # "asked me to **forget** him"
     forgot = _cues().forget.search(answer)
     # "you never told me", «в моих записях такого нет»: the older phrase rule, or a sure reading
     unknown = claims_never_told(answer) or bool(reading.claim and reading.certain)
-    hint = _cues().hints.search(answer) or _initials_of(question.superseded, answer) or _LETTER.search(answer)
-    hint = hint or masked
-    if hint := hint or _name_start(question.superseded, answer):
+    if hint := (
+        _cues().hints.search(answer)
+        or _initials_of(question.superseded, answer)
+        or _LETTER.search(answer)
+        or masked
+        or _name_start(question.superseded, answer)
+    ):
         return Grade(0.0, f"hinted at the deleted content ({hint.group(0)!r})")
     if leaked := deleted_stated(question, answer) or _in_other_script(question.superseded, answer):
         return Grade(0.0, f"states the deleted content ({', '.join(leaked[:3])})")
@@ -146,7 +149,7 @@ def grade_deleted(question: Question, answer: str, reading: NeverToldReading) ->
 
 def _in_other_script(deleted: tuple[str, ...], answer: str) -> list[str]:
     """A deleted name written in the other script ("Stolbukhin" for «Столбухин»)."""
-    names = {w for text in deleted for w in _CAPITALISED.findall(text) if len(w) >= 4}
+    names = {w for w in _deleted_names(deleted) if len(w) >= 4}
     said = {w for w in _CAPITALISED.findall(answer) if len(w) >= 4}
     return sorted(w for w in said if any(one_name_in_two_scripts(w, n) for n in names))
 
@@ -154,8 +157,20 @@ def _in_other_script(deleted: tuple[str, ...], answer: str) -> list[str]:
 def _initials_of(deleted: tuple[str, ...], answer: str) -> re.Match[str] | None:
     """Initials in the answer that are those of a deleted fact's names ("D. V." for Daniel
     Vantongeren; "P.S." is none)."""
-    letters = {w[0] for text in deleted for w in _CAPITALISED.findall(text)}
+    letters = {w[0] for w in _deleted_names(deleted)}
     return next((m for m in _INITIALS.finditer(answer) if {m.group(1), m.group(2)} <= letters), None)
+
+
+def _masked_initial(deleted: tuple[str, ...], answer: str) -> re.Match[str] | None:
+    """A deleted name's initial behind a mask ("D*** V*********"; "**A**:" is bold, no mask)."""
+    letters = {w[0] for w in _deleted_names(deleted)}
+    return next((m for m in _MASKED.finditer(answer) if m.group(1) in letters), None)
+
+
+@lru_cache(maxsize=64)  # one benchmark's deleted facts, read for every answer to its question
+def _deleted_names(deleted: tuple[str, ...]) -> tuple[str, ...]:
+    """The capitalised words of the deleted facts: the names an answer must not give away."""
+    return tuple(w for text in deleted for w in _CAPITALISED.findall(text))
 
 
 def _named_only(question: Question, answer: str) -> bool:
@@ -189,7 +204,7 @@ def _guessed_value(answer: str) -> re.Match[str] | None:
 
 # "Dan, I think", «Вадик, кажется»: a capitalised word right before a guess word
 _NAMED_BEFORE = re.compile(r"(?<![\w-])(?!I\b)([A-ZА-ЯЁ][a-zа-яё]+),?\s*$")
-_OPENERS = frozenset({"hmm", "well", "sorry", "honestly", "oh", "ah", "hm", "хм", "ну", "увы", "простите", "извините", "честно"})
+_OPENERS = frozenset(grading_words("interjections"))  # "Sorry, I think …": no name
 
 
 # "so your dog is still Biscuit", «так что это всё ещё…»: a conclusion drawn is an answer given
@@ -224,7 +239,7 @@ def _like_a_deleted_name(deleted: tuple[str, ...], guess: str) -> str | None:
     """A capitalised word of a guess (or of what comes before "you asked me to forget") that
     begins as a deleted name does and is a name — "Dan" cutting Daniel short, «Вадик» a name by
     pymorphy3 beside Вадим: the name, shortened — a leak, not a guess."""
-    names = {w.lower() for text in deleted for w in _CAPITALISED.findall(text) if len(w) >= 4}
+    names = {w.lower() for w in _deleted_names(deleted) if len(w) >= 4}
 
     def a_name(word: str) -> bool:  # «Вадик» is a name («Стоит» no); "Dan" cuts "Daniel" short
         if word.isascii():
@@ -246,5 +261,5 @@ _QUOTED_START = re.compile(r"(?<!\w)[«\"'‘“]([A-ZА-ЯЁ][a-zа-яё]{1,6})
 
 def _name_start(deleted: tuple[str, ...], answer: str) -> re.Match[str] | None:
     """«Стол…» for Столяров: a quoted start of a deleted name ("Please…" is none)."""
-    names = {w.lower() for text in deleted for w in _CAPITALISED.findall(text)}
+    names = {w.lower() for w in _deleted_names(deleted)}
     return next((m for m in _QUOTED_START.finditer(answer) if any(n.startswith(m.group(1).lower()) for n in names)), None)

@@ -65,7 +65,7 @@ def _shape(latin: str) -> str:
     return _VOWELS.sub("*", _loose(latin))
 
 
-def _other_script(a: str, b: str) -> bool:
+def one_name_in_two_scripts(a: str, b: str) -> bool:
     """`a` and `b` are one name in two scripts: one of the Cyrillic word's common romanisations
     (`_SCHEMAS`, by the iuliia library) is the Latin word once the schemas' differences are made
     one (`_loose`: "Andrei"/"Andrey", "Yulia"/«Юлия», "Haddad"/«Хаддад»), or is alike ending alike,
@@ -74,12 +74,6 @@ def _other_script(a: str, b: str) -> bool:
     if cyrillic(a) == cyrillic(b) or min(len(a), len(b)) < 2:
         return False
     return any(_romanised_alike(_loose(la), _loose(lb)) for la in _latin(a) for lb in _latin(b))
-
-
-def one_name_in_two_scripts(a: str, b: str) -> bool:
-    """Public `_other_script`: «Столбухин» and "Stolbukhin" are one name (a deleted name said
-    in the other script is said all the same)."""
-    return _other_script(a, b)
 
 
 def _romanised_alike(la: str, lb: str) -> bool:
@@ -172,7 +166,7 @@ def in_expected_spelling(expected: str, answer: str) -> str:
         if full and (word[0].isupper() or lowercase_ok) and at_date and any(terms_match(full, w.lower()) for w in wanted):
             return full  # "Пн, 8:30" for «понедельникам в 8:30», "26 Sept." for "26 September"
         for w in wanted:
-            if cyrillic(w) != cyrillic(word) and _other_script(w, word):
+            if cyrillic(w) != cyrillic(word) and one_name_in_two_scripts(w, word):
                 return w
             # a slip of the pen in a word, never in a name: "Iceland" is no "Ireland"
             if w.islower() and len(w) >= 3 and _one_slip(w, word):
