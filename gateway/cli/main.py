@@ -125,7 +125,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("run", type=Path, help="a run folder")
     p.add_argument("--grader", default="exact", help="exact | anthropic:MODEL | openai:URL#MODEL")
     p.add_argument("--base-url", help="the judge model's base URL (Anthropic)")
-    p.set_defaults(handler=cmd_grade)
+    p.add_argument(
+        "--traffic",
+        action="store_true",
+        help="instead of grading: re-derive the recorded LLM traffic's readings (call shapes, background "
+        "work, compactions, memory calls per question, evidence) with today's rules and profiles",
+    )
+    p.set_defaults(handler=_rescore)
     p = sub.add_parser(
         "judge-check", help="how right a grader is: on the calibration set, or your own labelled answers"
     )
@@ -416,6 +422,14 @@ def cmd_grade(args: argparse.Namespace) -> int:
     except (OSError, RunLogFormatError, BenchmarkErrors, KeyError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+
+
+def _rescore(args: argparse.Namespace) -> int:
+    if args.traffic:
+        from gateway.cli.traffic import cmd_rescore_traffic
+
+        return cmd_rescore_traffic(args.run)
+    return cmd_grade(args)
 
 
 def _autopsy(args: argparse.Namespace) -> int:

@@ -331,6 +331,10 @@ class LLMExchange(Event):
     phase: int = -1
     warnings: list[str] = field(default_factory=list)
     error: str = ""
+    # what decided `kind` when the call is not the conversation's: "pattern:<regex>" (a background
+    # pattern of the profile), "shape" (it doesn't answer the persona's message), "probe"; ""
+    # for a call of the conversation, and in logs recorded before the field existed
+    decided_by: str = ""
 
 
 @dataclass

@@ -19,9 +19,10 @@ from typing import Any
 from gateway.log.events import Asked, Header, LLMExchange, Said
 from gateway.log.lineage import LineageError, inherited_events
 from gateway.log.run_meta import RunMeta
-from gateway.log.runlog import EVENTS_FILE, RunLog, RunLogFormatError, read_header, read_log
+from gateway.log.runlog import EVENTS_FILE, RunLog, RunLogFormatError, read_header
 from gateway.report.run_cards import CardIndex, RunCard, Stamp, stamp_of
 from gateway.report.summary import RunSummary, summarize
+from gateway.report.traffic_rescore import run_log
 from gateway.step_progress import StepProgress
 from persona.benchmark.errors import BenchmarkErrors
 from persona.benchmark.forks import as_played
@@ -119,7 +120,7 @@ def benchmark_of(header: Header) -> Benchmark:
 
 def load_run(run_dir: Path) -> RecordedRun:
     """Raises `RunLogFormatError`, `BenchmarkErrors` or `OSError` when the run can't be read."""
-    log = read_log(run_dir / EVENTS_FILE)
+    log = run_log(run_dir)
     bench = benchmark_of(log.header)
     return RecordedRun(run_dir, log, bench, summarize(log, bench))
 
@@ -129,7 +130,7 @@ def read_card(run_dir: Path) -> RunCard | str | None:
     log with no benchmark (a probe, a typed chat: nothing to tabulate). Never raises for a bad
     run: it runs in a worker process."""
     try:
-        log = read_log(run_dir / EVENTS_FILE)
+        log = run_log(run_dir)
         if not log.header.benchmark.get("path"):
             return None
         summary = summarize(log, benchmark_of(log.header))

@@ -52,7 +52,7 @@ from gateway.run.checkpoints import SavedCheckpoint
 from gateway.run.process_adapters import RestartingAdapter, WatchedAdapter
 from gateway.run.restore import restore_state
 from gateway.run.setting_keys import agent_key_problems
-from gateway.traffic.profile import TrafficProfile, load_profile
+from gateway.traffic.profile import TrafficProfile, agent_profile
 from gateway.traffic.recorder import RunRecorder
 from persona.benchmark.model import Benchmark
 
@@ -230,15 +230,9 @@ def recording_wanted(settings: dict[str, Any]) -> bool:
 
 
 def traffic_profile(settings: dict[str, Any]) -> TrafficProfile:
-    """The recorder's profile for an agent: the one its `llm.profile` names (the reference
-    agent's own by default, else every known one), plus the patterns and secret names its
-    `llm` settings add — the same for a run, a chat and a probe."""
-    settings = resolve(settings)
-    llm = settings.get("llm") if isinstance(settings.get("llm"), dict) else {}
-    assert isinstance(llm, dict)
-    default = "reference" if settings.get("adapter") == "reference" else None
-    extra = {k: v for k, v in llm.items() if k not in ("upstream", "port", "profile")}
-    return load_profile(llm.get("profile", default), extra)
+    """The recorder's profile for an agent (`gateway.traffic.profile.agent_profile`): the same
+    for a run, a chat, a probe and a re-derivation of a recorded run."""
+    return agent_profile(settings)
 
 
 _PORT_PLACEHOLDER = re.compile(r"\$\{(PORT|LLM_PORT)\}")

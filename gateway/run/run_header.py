@@ -21,6 +21,7 @@ from gateway.run.checkpoints import SavedCheckpoint
 from gateway.run.config import RunSpec
 from gateway.run.definition import agent_version, run_definition
 from gateway.run.personas import driver_name
+from gateway.traffic.rederive import analyzer_identity
 from persona.benchmark.model import Benchmark
 
 
@@ -71,7 +72,8 @@ def run_header(spec: RunSpec, bench: Benchmark, parent: SavedCheckpoint | None) 
         persona={**spec.persona, "driver": driver_name(spec.persona)},
         agent=describe_agent(spec.agent),
         meta=spec.meta,
-        defines=run_definition(spec.persona, spec.limits) | {"agent_version": agent_version(spec.agent)},
+        defines=run_definition(spec.persona, spec.limits)
+        | {"agent_version": agent_version(spec.agent), "traffic_analyzer": analyzer_identity()},
     )
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 from gateway.traffic.wire import LLMCall, text_of
@@ -27,33 +28,41 @@ WORDS_HELD = 0.8
 _WORD = re.compile(r"\w+")
 
 
-def last_user_text(call: LLMCall) -> str | None:
-    """The conversation's last user text, skipping back over tool results and the agent's
-    tool calls; None when there is none."""
+def last_user_text(call: LLMCall, users_words: Callable[[str], str] | None = None) -> str | None:
+    """The conversation's last user text, skipping back over tool results, the agent's tool
+    calls and user messages that hold only the agent's own context (`users_words`, the
+    profile's cleaning, leaves nothing of them: OpenClaw 2026.9.6 sends its internal-context
+    block as a user message of its own *after* the persona's); None when there is none. The
+    text is returned as sent (uncleaned)."""
     for message in reversed(call.messages):
         role = message.get("role")
         if role == "tool" or _tool_results_only(message.get("content")):
             continue
         if role == "user":
-            return text_of(message.get("content"))
+            text = text_of(message.get("content"))
+            if not _cleaned(text, users_words).strip():
+                continue  # the agent's own context, sent as a user message: not what it answers
+            return text
         if role == "assistant" and not calls_a_tool(message):
             return None  # a finished reply after the last user text: the call is not answering it
     return None
 
 
-def answers(call: LLMCall, message: str, users_words: Any = None) -> bool:
+def answers(call: LLMCall, message: str, users_words: Callable[[str], str] | None = None) -> bool:
     """Whether `call` answers the persona's `message` — its last user text holds the message's
     words (`users_words`: the profile's cleaning of an agent's wrapping, when given)."""
     wanted = _words(message)
     if not wanted:
         return True
-    text = last_user_text(call)
+    text = last_user_text(call, users_words)
     if text is None:
         return not call.messages  # no conversation at all: nothing to judge by
-    if users_words is not None:
-        text = users_words(text)
-    held = _words(_decoded(text))
+    held = _words(_decoded(_cleaned(text, users_words)))
     return len(wanted & held) >= WORDS_HELD * len(wanted)
+
+
+def _cleaned(text: str, users_words: Callable[[str], str] | None) -> str:
+    return users_words(text) if users_words is not None else text
 
 
 def _words(text: str) -> set[str]:

@@ -16,6 +16,8 @@ from typing import Any
 
 import json5
 
+from adapters.profiles import resolve
+
 PATH_KEYS = ("path", "file_path", "file", "filename", "target_file")
 _READ_WORDS = ("search", "get", "read", "view", "list", "find", "recall")
 
@@ -91,7 +93,12 @@ class TrafficProfile:
         """A call the agent makes on its own — a heartbeat turn, a title for the chat — found by
         the profile's `background` patterns in its system prompt or last user message. Such a
         call is recorded but never counted against the question being asked."""
-        return any(re.search(p, system) or re.search(p, last_user) for p in self.background)
+        return self.background_pattern(system, last_user) is not None
+
+    def background_pattern(self, system: str, last_user: str) -> str | None:
+        """The first `background` pattern found in the system prompt or the last user text: what
+        labelled the call (recorded beside it as `decided_by`), or None."""
+        return next((p for p in self.background if re.search(p, system) or re.search(p, last_user)), None)
 
     def users_words(self, text: str) -> str:
         """`text` without the context the agent wraps around the user's words."""
@@ -159,3 +166,15 @@ def load_profile(name: str | None, extra: dict[str, Any] | None = None) -> Traff
     if extra:
         base = TrafficProfile.merged(base.name, [base, TrafficProfile.from_dict("extra", extra)])
     return base
+
+
+def agent_profile(settings: dict[str, Any]) -> TrafficProfile:
+    """The recorder's profile for an agent's settings (as a run's header keeps them): the one
+    its `llm.profile` names (the reference agent's own by default, else every known one), plus
+    the patterns and secret names its `llm` settings add."""
+    settings = resolve(settings)
+    llm = settings.get("llm") if isinstance(settings.get("llm"), dict) else {}
+    assert isinstance(llm, dict)
+    default = "reference" if settings.get("adapter") == "reference" else None
+    extra = {k: v for k, v in llm.items() if k not in ("upstream", "port", "profile")}
+    return load_profile(llm.get("profile", default), extra)

@@ -293,8 +293,16 @@ class RunRecorder:
         call = cleaned(
             parse_call(raw.path, raw.request_body, raw.response_body, raw.response_type), self.redactor
         )
+        self.record_call(call, raw)
+
+    def record_call(self, call: LLMCall, raw: RawExchange) -> LLMExchange:
+        """Analyse and log one parsed, cleaned call (`raw` gives its method, path, status,
+        headers, timing and bodies): the live path after `cleaned(parse_call(…))`, and the
+        re-derivation of a recorded run (`gateway.traffic.rederive`), which hands the call rebuilt
+        from the log. Returns the logged exchange."""
         probe = is_probe(raw)
-        labelled = not probe and self.profile.is_background(call.system, current_turn_text(call))
+        pattern = None if probe else self.profile.background_pattern(call.system, current_turn_text(call))
+        labelled = pattern is not None
         by_shape = (
             not probe
             and not labelled
@@ -304,7 +312,7 @@ class RunRecorder:
         if by_shape:
             self.unknown_shape_calls += 1
             self.unknown_shape_example = self.unknown_shape_example or " ".join(
-                (last_user_text(call) or "").split()
+                self.profile.users_words(last_user_text(call, self.profile.users_words) or "").split()
             )[:120]
         background = labelled or by_shape
         skipped = CallKind.PROBE if probe else CallKind.BACKGROUND if background else None  # not the conversation
@@ -364,8 +372,9 @@ class RunRecorder:
             phase=self.phase,
             warnings=call.warnings,
             error=self.redactor.text(raw.error),
+            decided_by="probe" if probe else f"pattern:{pattern}" if labelled else "shape" if by_shape else "",
         )
-        seq = self._log(exchange).seq
+        seq = exchange.seq = self._log(exchange).seq
         if self.pending_memory and not probe:
             self._check_results(call)
         self.previous_refs = (seq, refs)
@@ -424,6 +433,7 @@ class RunRecorder:
         for warning in call.warnings:
             if not probe:
                 self._say(f"warning: {warning}")
+        return exchange
 
     def _check_results(self, call: LLMCall) -> None:
         """The memory calls whose results this request carries: one the tool refused is logged
