@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
+from gateway.cli.traffic_seen import rederivation_problems, traffic_problems
 from gateway.log.events import (
     Asked,
     CheckpointSaved,
@@ -52,6 +53,7 @@ from gateway.log.events import (
 )
 from gateway.log.lineage import LineageError, inherited_events, parent_log_path
 from gateway.log.runlog import EVENTS_FILE, RunLog, RunLogFormatError, read_log
+from gateway.report.traffic_rescore import run_log
 from gateway.run.checkpoints import checkpoints_in, file_sha256
 from gateway.run.fork_start import restored_start
 from persona.benchmark.model import DELETED_MARKERS, Benchmark
@@ -66,6 +68,7 @@ class Invariant(StrEnum):
     REPORT_CURRENT = "report_current"
     ARCHIVE_INTACT = "archive_intact"
     TOLD_DELIVERED = "told_delivered"
+    TRAFFIC_SEEN = "traffic_seen"  # the recorder's readings could see what they count (traffic_seen.py)
 
 
 @dataclass(frozen=True)
@@ -98,6 +101,8 @@ def check_run(run_dir: Path, *, readers: bool = True) -> list[Violation]:
         found += [Violation(name, Invariant.STARTED_AS_CLAIMED, m) for m in fork_start_problems(log)]
     found += [Violation(name, Invariant.GRADED_ONCE, m) for m in grading_problems(log.events, inherited)]
     found += [Violation(name, Invariant.ARCHIVE_INTACT, m) for m in archive_problems(log, run_dir)]
+    found += [Violation(name, Invariant.TRAFFIC_SEEN, m) for m in rederivation_problems(run_dir)]
+    found += [Violation(name, Invariant.TRAFFIC_SEEN, m) for m in traffic_problems(run_log(run_dir).events)]
     if readers and log.header.benchmark.get("path"):
         found += reader_problems(run_dir, log)
         benchmark = _benchmark(log)
@@ -278,8 +283,9 @@ def reader_problems(run_dir: Path, log: RunLog) -> list[Violation]:
     run = reading("report", lambda: load_run(run_dir))
     if run is not None:
         reading("compare", lambda: run_line(run))  # type: ignore[arg-type]
-        reading("state", lambda: run_state(log, run.benchmark))  # type: ignore[attr-defined]
-        rendered = reading("report.md", lambda: render_run_report(log, run.benchmark, run_dir))  # type: ignore[attr-defined]
+        # as the reports read the log: with a `rescore --traffic` re-derivation in place
+        reading("state", lambda: run_state(run.log, run.benchmark))  # type: ignore[attr-defined]
+        rendered = reading("report.md", lambda: render_run_report(run.log, run.benchmark, run_dir))  # type: ignore[attr-defined]
         report = run_dir / "report.md"
         if isinstance(rendered, str):
             on_disk = report.read_text(encoding="utf-8") if report.is_file() else None

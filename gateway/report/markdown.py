@@ -265,12 +265,9 @@ def add_judge_costs(summary: RunSummary, run_dir: Path) -> None:
 
 
 def refresh_run_report(log: RunLog, benchmark: Benchmark, run_dir: Path) -> None:
-    """Rewrite `<run>/report.md` (e.g. after a rescore); the recordings' journal is untouched."""
-    summary = summarize(log, benchmark)
-    add_judge_costs(summary, run_dir)
-    (run_dir / "report.md").write_text(
-        safe_text(f"# Run report\n\n{render_markdown(summary)}"), encoding="utf-8"
-    )
+    """Rewrite `<run>/report.md` (after a rescore) as the run's end wrote it — every section,
+    the autopsy's too, so `marathon verify` finds it current; the recordings' journal is untouched."""
+    (run_dir / "report.md").write_text(safe_text(render_run_report(log, benchmark, run_dir)), encoding="utf-8")
 
 
 def write_reports(log: RunLog, benchmark: Benchmark, run_dir: Path) -> RunSummary:

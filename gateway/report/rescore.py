@@ -26,6 +26,7 @@ from gateway.log.vocabulary import Purpose
 from gateway.report.cost import RoleCost
 from gateway.report.markdown import refresh_run_report
 from gateway.report.recordings import benchmark_of
+from gateway.report.traffic_rescore import run_log
 from gateway.step_progress import StepProgress
 from persona.benchmark.model import Question
 from persona.grading.judge import CALIBRATION, ExamItem, Judge, Verdict, superseded_values
@@ -136,7 +137,7 @@ async def rescore(run_dir: Path, judge: Judge) -> tuple[list[Rescored], Path]:
     if judge.usage.input or judge.usage.output:
         cost.add(judge.name.rsplit(":", 1)[-1].rsplit("#", 1)[-1], vars(judge.usage), calls=calls)
     out.write_text(render(judge.name, results, cost), encoding="utf-8")
-    log = read_log(run_dir / EVENTS_FILE)
+    log = run_log(run_dir)  # a `rescore --traffic` re-derivation stays in place
     refresh_run_report(log, benchmark_of(log.header), run_dir)
     return results, out
 

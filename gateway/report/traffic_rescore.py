@@ -35,6 +35,7 @@ from gateway.log.events import (
 from gateway.log.lineage import LineageError, inherited_events
 from gateway.log.records import event_from_record
 from gateway.log.runlog import EVENTS_FILE, RunLog, read_log
+from gateway.log.vocabulary import CallKind
 from gateway.traffic.profile import agent_profile
 from gateway.traffic.rederive import DERIVED_WARNINGS, Rederived, is_derived, rederive
 from persona.benchmark.directives import SetVar
@@ -184,12 +185,13 @@ def run_log(run_dir: Path) -> RunLog:
 @dataclass
 class TrafficFigures:
     """What a run's traffic readings say, by question (the label `OUTSIDE` for calls made while
-    no question was open): model calls that answered the persona and background calls by what
-    decided them; compactions by kind and where; memory calls charged, by operation; the evidence
-    check; the warnings."""
+    no question was open): model calls that answered the persona, background calls by what
+    decided them, a compaction's own calls (summary, memory flush); compactions by kind and
+    where; memory calls charged, by operation; the evidence check; the warnings."""
 
     answering: dict[str, int] = field(default_factory=dict)
     background: dict[str, dict[str, int]] = field(default_factory=dict)
+    compaction_calls: dict[str, int] = field(default_factory=dict)
     compactions: list[str] = field(default_factory=list)
     memory: dict[str, dict[str, int]] = field(default_factory=dict)
     background_memory: dict[str, int] = field(default_factory=dict)
@@ -210,12 +212,14 @@ class TrafficFigures:
                 case LLMExchange() if event.kind.conversational:
                     exchanges[event.seq] = event
                     where = asking or OUTSIDE
-                    if event.kind == "background":
+                    if event.kind is CallKind.BACKGROUND:
                         by = figures.background.setdefault(where, {})
                         label = event.decided_by or "unlabelled"
                         by[label] = by.get(label, 0) + 1
-                    else:
+                    elif event.kind is CallKind.ORDINARY:
                         figures.answering[where] = figures.answering.get(where, 0) + 1
+                    else:  # a compaction's summary or memory-flush call
+                        figures.compaction_calls[where] = figures.compaction_calls.get(where, 0) + 1
                 case CompactionSeen():
                     figures.compactions.append(
                         f"{event.kind} @ {event.question_id or f'phase {event.phase}'}"
@@ -238,6 +242,7 @@ class TrafficFigures:
         return {
             "answering": dict(sorted(self.answering.items())),
             "background": {k: dict(sorted(v.items())) for k, v in sorted(self.background.items())},
+            "compaction_calls": dict(sorted(self.compaction_calls.items())),
             "compactions": list(self.compactions),
             "memory": {k: dict(sorted(v.items())) for k, v in sorted(self.memory.items())},
             "background_memory": dict(sorted(self.background_memory.items())),
@@ -249,6 +254,7 @@ class TrafficFigures:
         return {
             "answering calls": sum(self.answering.values()),
             "background calls": sum(sum(v.values()) for v in self.background.values()),
+            "summary and memory-flush calls": sum(self.compaction_calls.values()),
             "compactions": len(self.compactions),
             "memory calls charged to a question": sum(
                 sum(v.values()) for k, v in self.memory.items() if k != OUTSIDE
@@ -311,6 +317,7 @@ def _counts(found: dict[str, int]) -> str:
 def rescore_traffic(run_dir: Path) -> tuple[TrafficFigures, TrafficFigures, Path]:
     """Re-derive, store and summarise one run's traffic readings: (as recorded, re-derived,
     the summary's path). Raises `RunLogFormatError`, `BenchmarkErrors`, `OSError`."""
+    from gateway.report.markdown import refresh_run_report
     from gateway.report.recordings import benchmark_of
 
     log = read_log(run_dir / EVENTS_FILE)
@@ -318,6 +325,8 @@ def rescore_traffic(run_dir: Path) -> tuple[TrafficFigures, TrafficFigures, Path
     write_rederived(run_dir, result)
     before, after = TrafficFigures.of(log.events), TrafficFigures.of(result.events)
     recorded = str(log.header.defines.get("traffic_analyzer", ""))
+    log.events = result.events
+    refresh_run_report(log, benchmark_of(log.header), run_dir)  # report.md as the reports now read it
     report = run_dir / TRAFFIC_REPORT
     report.write_text(render(log.header.run_id, before, after, result.identity, recorded), encoding="utf-8")
     return before, after, report

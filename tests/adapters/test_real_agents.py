@@ -36,7 +36,7 @@ from gateway.report.recordings import load_run
 from gateway.run.config import RunSpec
 from gateway.run.runner import run_spec
 from gateway.traffic.hub import free_port
-from tests.conftest import BenchFactory
+from tests.conftest import TINY, BenchFactory
 
 pytestmark = pytest.mark.realagents
 HERMES = os.environ.get("MARATHON_HERMES_BIN") or shutil.which("hermes")
@@ -607,3 +607,49 @@ async def test_letta_with_its_model_down_ends_named_and_resumes_to_the_grades(
     assert again.reason == TerminationReason.COMPLETED, [e for e in log if e.type == "error"][:3]
     assert {e.question_id for e in log if isinstance(e, Evaluation)} == {"q1", "q2", "q3"}
     print(f"letta, model down: {first.reason.value}: {first.detail[:200]}")
+
+
+COMPACTING = {  # a turn between the lessons and a compact() where the heartbeat may fire
+    "ch2__md": "# Two\n\n## Pause\n> Let me think for a moment about what else to tell you.\n\n## Squeeze\n"
+    "```js\nawait bench.compact();\n```\n> Thanks, that is all for now.\n\n" + TINY["ch2.md"].split("\n", 2)[2],
+}
+
+
+@pytest.mark.skipif(
+    not OPENCLAW, reason="openclaw is not installed (npm openclaw with Node ≥ 24; set MARATHON_OPENCLAW_BIN)"
+)
+@pytest.mark.parametrize("profile", ["openclaw-ws", "openclaw-http", "openclaw-telegram"])
+async def test_openclaw_answers_its_heartbeat_is_background_and_compact_is_seen(
+    profile: str, make_benchmark: BenchFactory, tmp_path: Path, standin: ServedApp, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 58: OpenClaw 2026.9.6 sends its internal-context block as a user message of its own
+    after the persona's; the shape rule read that block as what every call answered, so every call
+    was background, memory calls were charged to no question and `/compact` was never seen. With
+    its heartbeat on (every 20 s) and a `compact()` (Telegram's `/compact`; its ws and http
+    surfaces have no compaction command): its turns answer, no call is of a shape no rule knows,
+    and the compaction's summary calls are recorded (on the stand-in OpenClaw's quality check
+    rejects the summary: "Compaction failed", so none is applied)."""
+    from gateway.log.events import SessionChanged
+
+    if profile == "openclaw-telegram":
+        agent = _openclaw_telegram_as_shipped(standin, monkeypatch)
+        home = tmp_path / "openclaw-home"
+        shutil.copytree(Path(str(agent["process"]["snapshot"])), home)  # type: ignore[index]
+        agent["process"] = {"snapshot": str(home)}
+    else:
+        agent = _openclaw_walkthrough(tmp_path, monkeypatch, profile)
+        home = tmp_path / "openclaw-home"
+    config = home / "openclaw.json"
+    config.write_text(config.read_text().replace('heartbeat: { every: "0m" }', 'heartbeat: { every: "20s" }'))
+    outcome = await run_spec(RunSpec("oc", make_benchmark(**COMPACTING), agent), tmp_path / "rec")
+    log = read_log(tmp_path / "rec" / "oc" / EVENTS_FILE)
+    assert outcome.reason == TerminationReason.COMPLETED, [e for e in log.events if e.type == "error"][:3]
+    exchanges = [e for e in log.events if isinstance(e, LLMExchange) and e.kind.conversational]
+    answering = [e for e in exchanges if e.kind != "background"]
+    assert {e.question_id for e in answering} >= {"q1", "q2", "q3"}
+    assert not [e for e in exchanges if e.decided_by == "shape"], "a call of a shape no rule knows"
+    charged = [e for e in log.events if isinstance(e, MemoryCallSeen) and e.question_id]
+    assert charged, "no memory call charged to a question"
+    (asked,) = [e for e in log.events if isinstance(e, SessionChanged) and e.action == "compact"]
+    if profile == "openclaw-telegram":
+        assert [e for e in exchanges if e.kind == "summary" and e.seq < asked.seq], f"/compact: {asked.reply!r}"
