@@ -253,3 +253,35 @@ def test_a_summary_call_then_the_summary_in_the_next_input_is_a_compaction_thoug
     other.analyzer.pending_summary, other.analyzer.summary_text = "reference-summary", summary
     other.record(exchange({**main, "messages": [*talk, {"role": "user", "content": "hi"}, *talk]}, input_tokens=950))
     assert not [e for e in log2.events if isinstance(e, CompactionSeen)]
+
+
+def test_openclaw_context_sent_as_a_last_user_message_of_its_own_is_skipped() -> None:
+    """Issue 58: OpenClaw 2026.9.6 sends its internal-context block as a separate user message
+    *after* the persona's (the heartbeat fixture shows the real shape). Once the profile's noise is
+    stripped that message is empty: the call answers the persona's message before it — and the
+    heartbeat prompt in the same place is still background by its pattern."""
+    base = shape("openclaw_2026_9_6_heartbeat_request.json")
+    context = base["messages"][-1]
+    assert "BEGIN_OPENCLAW_INTERNAL_CONTEXT" in json.dumps(context)
+    message = "What is my cat called?"
+    turn = [{"role": "user", "content": f"[Mon 2026-12-07 17:00 UTC] {message}"}, context]
+    log = MemoryLog()
+    recorder = RunRecorder(log, load_profile("openclaw"))
+    recorder.question_started("q1", message, "Miso", abstain=False)
+    recorder.turn_started(message)
+    search = [
+        {
+            "type": "tool_use",
+            "id": "s",
+            "name": "tool_call",
+            "input": {"id": "memory_search", "args": {"query": "cat"}},
+        }
+    ]
+    recorder.record(exchange({**base, "messages": turn}, search))
+    recorder.record(exchange(base))  # its heartbeat, mid-turn
+    answered, heartbeat = [e for e in log.events if isinstance(e, LLMExchange)]
+    assert (answered.kind, answered.question_id, answered.decided_by) == ("ordinary", "q1", "")
+    assert heartbeat.kind == "background" and heartbeat.decided_by.startswith("pattern:")
+    (memory,) = [e for e in log.events if isinstance(e, MemoryCallSeen)]
+    assert memory.question_id == "q1" and not memory.background
+    assert recorder.unknown_shape_calls == 0
