@@ -53,7 +53,7 @@ from gateway.log.events import (
 )
 from gateway.log.lineage import LineageError, inherited_events, parent_log_path
 from gateway.log.runlog import EVENTS_FILE, RunLog, RunLogFormatError, read_log
-from gateway.report.traffic_rescore import run_log
+from gateway.report.traffic_overlay import run_log
 from gateway.run.checkpoints import checkpoints_in, file_sha256
 from gateway.run.fork_start import restored_start
 from persona.benchmark.model import DELETED_MARKERS, Benchmark

@@ -34,7 +34,7 @@ from gateway.log.events import (
 )
 from gateway.log.runlog import EVENTS_FILE
 from gateway.log.vocabulary import CallKind, ErrorKind, SessionAction
-from gateway.report.traffic_rescore import TRAFFIC_FILE, TrafficRescoreError, read_rederived
+from gateway.report.traffic_overlay import TRAFFIC_FILE, TrafficRescoreError, read_rederived
 
 
 def traffic_problems(events: list[Event]) -> list[str]:

@@ -22,7 +22,7 @@ from gateway.log.run_meta import RunMeta
 from gateway.log.runlog import EVENTS_FILE, RunLog, RunLogFormatError, read_header
 from gateway.report.run_cards import CardIndex, RunCard, Stamp, stamp_of
 from gateway.report.summary import RunSummary, summarize
-from gateway.report.traffic_rescore import run_log
+from gateway.report.traffic_overlay import run_log
 from gateway.step_progress import StepProgress
 from persona.benchmark.errors import BenchmarkErrors
 from persona.benchmark.forks import as_played

@@ -26,7 +26,7 @@ from gateway.log.vocabulary import Purpose
 from gateway.report.cost import RoleCost
 from gateway.report.markdown import refresh_run_report
 from gateway.report.recordings import benchmark_of
-from gateway.report.traffic_rescore import run_log
+from gateway.report.traffic_overlay import run_log
 from gateway.step_progress import StepProgress
 from persona.benchmark.model import Question
 from persona.grading.judge import CALIBRATION, ExamItem, Judge, Verdict, superseded_values

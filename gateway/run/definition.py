@@ -13,6 +13,7 @@ import hashlib
 import os
 import shutil
 import subprocess
+import tempfile
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -75,7 +76,21 @@ def agent_version(settings: dict[str, Any]) -> str:
     package = process.get("version_package") if isinstance(process, dict) else None
     if isinstance(package, str) and package:
         return _package_version(binary_for(str(command[0])), package)
-    return _version_of(binary_for(str(command[0])))
+    env = process.get("env") if isinstance(process, dict) else None
+    settings_env = tuple(sorted((str(k), str(v)) for k, v in env.items())) if isinstance(env, dict) else ()
+    return _version_of(binary_for(str(command[0])), settings_env)
+
+
+def _scratch_env(settings_env: tuple[tuple[str, str], ...], scratch: str) -> dict[str, str]:
+    """The agent's own environment settings with its state folder in `scratch` — HOME too, always:
+    `hermes --version` writes `~/.hermes/logs` and an update check where HOME points. A setting
+    naming a placeholder only a run fills (its port, the recorder's URL) is left out."""
+    env = {"HOME": scratch}
+    for key, value in settings_env:
+        value = value.replace("${STATE_DIR}", scratch).replace("${RUN_DIR}", scratch)
+        if "${" not in value:
+            env[key] = value
+    return env
 
 
 @cache
@@ -102,16 +117,20 @@ def _package_version(program: str, package: str) -> str:
 
 
 @cache
-def _version_of(program: str) -> str:
+def _version_of(program: str, settings_env: tuple[tuple[str, str], ...] = ()) -> str:
+    """`PROGRAM --version` as the run starts the agent: its PATH, its environment settings, and
+    its state folder and HOME in a scratch folder deleted after (never the user's own)."""
     try:
-        done = subprocess.run(
-            [program, "--version"],
-            capture_output=True,
-            text=True,
-            timeout=VERSION_TIMEOUT,
-            stdin=subprocess.DEVNULL,
-            env=with_agent_path(dict(os.environ)),  # as the agent's process gets it
-        )
+        with tempfile.TemporaryDirectory(prefix="marathon-version-") as scratch:
+            done = subprocess.run(
+                [program, "--version"],
+                capture_output=True,
+                text=True,
+                timeout=VERSION_TIMEOUT,
+                stdin=subprocess.DEVNULL,
+                cwd=scratch,
+                env=with_agent_path(dict(os.environ)) | _scratch_env(settings_env, scratch),
+            )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"unknown ({program} --version: {type(exc).__name__})"
     first = next((line.strip() for line in (done.stdout + done.stderr).splitlines() if line.strip()), "")

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from gateway.log.runlog import EVENTS_FILE, read_log
 from gateway.report.recordings import load_run
 from gateway.report.run_line import run_line
@@ -78,3 +80,28 @@ def test_an_agent_whose_program_says_no_version_is_known_by_its_python_package(t
     assert agent_version({"adapter": "http", "process": {"command": [str(program)]}}) == (
         f"unknown ({program} --version exited 2)"
     )
+
+
+def test_the_agent_s_version_is_asked_with_its_own_environment_never_the_user_s_home(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 58: `hermes --version` wrote `~/.hermes/logs/*` and `.update_check` into the user's
+    own HOME. It runs as the agent is started: HOME and the state folder a scratch folder."""
+    import sys
+
+    from gateway.run.definition import agent_version
+
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    script = tmp_path / "agent"
+    script.write_text(
+        f"#!{sys.executable}\nimport os, pathlib\n"
+        "for d in (os.environ['HOME'], os.environ['AGENT_HOME']):\n"
+        "    pathlib.Path(d, '.update_check').write_text('x')\n"
+        "print('fake-agent 9.9.2', os.environ['AGENT_HOME'] == os.environ['HOME'])\n"
+    )
+    script.chmod(0o755)
+    process = {"command": [str(script)], "env": {"AGENT_HOME": "${STATE_DIR}", "PORT_URL": "http://x:${PORT}"}}
+    assert agent_version({"adapter": "http", "url": "http://x", "process": process}) == "fake-agent 9.9.2 True"
+    assert list(home.iterdir()) == []

@@ -23,7 +23,8 @@ import pytest
 from gateway.log.runlog import EVENTS_FILE, read_log
 from gateway.report.fact_trail import Trail
 from gateway.report.recordings import benchmark_of
-from gateway.report.traffic_rescore import TrafficFigures, rederive_run
+from gateway.report.traffic_figures import TrafficFigures
+from gateway.report.traffic_overlay import rederive_run
 from tests.conftest import REPO
 
 CORPUS = Path(__file__).parent / "corpus"
