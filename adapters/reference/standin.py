@@ -200,11 +200,16 @@ _AGENT_NOISE = [
     re.compile(r"^Runtime: .*$", re.M),
     # OpenClaw on Telegram: "Conversation info: ⟦openclaw:ctx⟧" and a JSON block before each turn
     re.compile(r"Conversation info: ⟦openclaw:ctx⟧\s*(?:```json\s*.*?```)?", re.S),
+    # Hermes' onboarding on a user's first message: "[System note: This is the user's very first
+    # message ever. … 1. Ask for … 4. Save each confirmed, durable fact …]" — its instructions
+    re.compile(r"^\[System note:.*?\]\s*$", re.S | re.M),
 ]
 # the agent's own background prompts (a heartbeat, a review of the conversation): answered as a
 # model that has nothing to do answers them — never stored as the user's facts
 _BACKGROUND = (
-    (re.compile(r"Review the conversation above and consider|update the skill library", re.I), "Nothing to save."),
+    # every wording of Hermes' review (memory, skills, both at once: "…update two things: **Memory**
+    # … **Skills** …") asks about "the conversation above": none of its lines is the user's
+    (re.compile(r"\bthe conversation above\b|update the skill library", re.I), "Nothing to save."),
     (re.compile(r"heartbeat monitor scratch context|reply NO_REPLY", re.I), "NO_REPLY"),
     (re.compile(r"HEARTBEAT\.md|HEARTBEAT_OK"), "HEARTBEAT_OK"),
 )

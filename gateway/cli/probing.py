@@ -11,8 +11,11 @@ import json5
 from gateway.cli.runs import ChosenAgent, agent_settings
 from gateway.cli.stopping import run_until_stopped
 from gateway.run.agents import check_agent_can_play, check_agent_settings
+from gateway.run.config import RunSpec
 from gateway.run.probe import Check
 from persona.benchmark.errors import BenchmarkErrors
+from persona.benchmark.ladder import benchmark_for
+from persona.benchmark.model import Benchmark
 
 
 def cmd_probe(
@@ -73,6 +76,17 @@ def _benchmark_check(chosen: ChosenAgent) -> Check:
         return Check(name, False, str(exc.errors[0]), fix)
     except ValueError as exc:
         return Check(name, False, str(exc), "see the message")
-    return Check(
-        name, True, f"{benchmark.name}: {len(benchmark.questions)} questions, {len(benchmark.phases)} phases"
-    )
+    return Check(name, True, _benchmark_shape(spec, benchmark))
+
+
+def _benchmark_shape(spec: RunSpec, played: Benchmark) -> str:
+    """"NAME: N questions, M phases" — of the whole benchmark, and what this run plays of it when
+    that is less (a run that teaches until a checkpoint asks none; its forks ask them)."""
+    whole = benchmark_for(spec.benchmark, spec.rung, spec.pool)
+    shape = f"{whole.name}: {len(whole.questions)} questions, {len(whole.phases)} phases"
+    if (len(played.questions), len(played.phases)) == (len(whole.questions), len(whole.phases)):
+        return shape
+    part = f"this run plays {len(played.questions)} of the questions in {len(played.phases)} phases"
+    if spec.until:
+        part += f" — it teaches until the checkpoint {spec.until!r}; its forks ask the questions"
+    return f"{shape} ({part})"

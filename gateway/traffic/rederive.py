@@ -220,6 +220,8 @@ def rederive(
         nonlocal next_seq
         if isinstance(event, Blob):
             return event
+        if isinstance(event, ErrorEvent) and event.source is ErrorSource.AGENT_LLM:
+            return event  # a failed call is one by its status, whatever the rules: the log's own stands
         if isinstance(event, LLMExchange) and current is not None:
             event = dataclasses.replace(
                 current,

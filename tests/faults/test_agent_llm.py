@@ -78,6 +78,15 @@ async def test_the_agents_llm_down_is_not_scored_and_the_run_pauses_until_it_is_
     assert sorted(e.question_id for e in log.events if isinstance(e, Evaluation)) == ["q1", "q2", "q3"]
     # the report names the model the recorder saw the agent call, not a configured name
     assert "— r: tiny @ fake-model" in (tmp_path / "out" / "r" / "report.md").read_text()
+    # issue 58: re-derived from its exchanges (OpenAI chat, failed calls, a resume), the same readings
+    from gateway.report.recordings import benchmark_of
+    from gateway.report.traffic_figures import TrafficFigures
+    from gateway.report.traffic_overlay import rederive_run
+
+    again = rederive_run(tmp_path / "out" / "r", log, benchmark_of(log.header))
+    assert TrafficFigures.of(again.events).as_json() == TrafficFigures.of(log.events).as_json()
+    errors = [e for e in log.events if isinstance(e, ErrorEvent)]
+    assert [e for e in again.events if isinstance(e, ErrorEvent)] == errors
 
 
 async def test_an_agent_that_bypasses_the_recorder_is_told_at_once_and_nothing_reads_zero(

@@ -242,3 +242,30 @@ async def test_the_agents_own_wrappers_and_background_prompts_are_no_facts(
             messages=shape["messages"],  # type: ignore[arg-type]
         )  # fmt: skip
         assert [b.text for b in reply.content if b.type == "text"] == [answer]
+
+
+def test_the_stand_in_stores_what_the_user_said_not_the_agent_s_own_prompts() -> None:
+    """Issue 58: on Hermes 0.19.0 the stand-in stored its combined review prompt ("Review the
+    conversation above and update two things: **Memory** … **Skills** …", 24 lines) and its
+    first-message onboarding note as the user's facts — 24 junk `memory add` calls a review filled
+    Hermes' 2,200-character memory with, and 10 real writes were refused."""
+    from adapters.reference.standin import decide
+
+    tools = [{"name": "memory", "input_schema": {"type": "object"}}]
+    first = (
+        "Some things to remember, please — Me:\n- My name is Ada and I am 36\n- I live in Porto\n\n"
+        "[System note: This is the user's very first message ever. After a one-sentence introduction, OFFER to "
+        "build a short profile. If and ONLY IF they accept:\n  1. Ask for whatever they're comfortable sharing.\n"
+        "  4. Save each confirmed, durable fact with the memory tool using target=\"user\".\n"
+        "If they decline at any point, stop immediately and continue normally.]"
+    )
+    blocks, _ = decide({"tools": tools, "messages": [{"role": "user", "content": first}]})
+    assert [b["input"]["content"] for b in blocks] == ["My name is Ada and I am 36", "I live in Porto"]
+    review = (
+        "Review the conversation above and update two things:\n\n**Memory**: who the user is. Save facts.\n"
+        "**Skills**: how to do this class of task.\n1. UPDATE A CURRENTLY-LOADED SKILL.\n"
+        "If genuinely nothing stands out, say 'Nothing to save.' and stop."
+    )
+    talk = [{"role": "user", "content": "My cat is called Miso"}, {"role": "assistant", "content": "Noted."}]
+    blocks, _ = decide({"tools": tools, "messages": [*talk, {"role": "user", "content": review}]})
+    assert blocks == [{"type": "text", "text": "Nothing to save."}]

@@ -16,6 +16,7 @@ from fakes.agents import http_agent, http_agent_settings, llm_agent
 from fakes.llm_provider import openai_app
 from gateway.run.probe import Check, probe
 from gateway.traffic.hub import free_port
+from tests.conftest import BenchFactory
 from tests.marathon_cli import marathon
 
 
@@ -224,3 +225,19 @@ async def test_a_bot_that_drops_waiting_updates_at_start_answers_after_the_check
     _, checks = await probe(settings, tmp_path, out=lambda _: None)
     fork = by_name(checks)["a checkpoint round trip (forks)"]
     assert fork.ok is True, fork.line()
+
+
+def test_the_probe_of_a_run_that_teaches_until_a_checkpoint_counts_the_benchmark_s_questions(
+    tmp_path: Path, make_benchmark: BenchFactory
+) -> None:
+    """Issue 58: "tiny: 0 questions" for a 3-question benchmark whose run teaches until its exam
+    checkpoint (isolated exams fork from it): the whole benchmark is counted, and what the run plays."""
+    bench = make_benchmark()
+    config = tmp_path / "c.jsonc"
+    config.write_text(
+        f'{{ recordings: "rec", runs: [{{ id: "m", benchmark: "{bench}", agent: {{ adapter: "reference" }},'
+        ' checkpoint_at: "exam", exam: ["isolated"] }] }'
+    )
+    result = marathon("probe", str(config), "--only", "m", cwd=tmp_path)
+    assert "✓ the run's benchmark loads: tiny: 3 questions, " in result.stdout, result.stdout
+    assert "this run plays 0 of the questions" in result.stdout and "its forks ask the questions" in result.stdout
