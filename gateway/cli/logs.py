@@ -14,6 +14,7 @@ from gateway.log.lock import RunInUse
 from gateway.log.runlog import EVENTS_FILE, RunLogFormatError, read_log, repair_log, run_status
 from gateway.report.recordings import benchmark_of
 from gateway.report.state import run_state, write_facts
+from gateway.report.traffic_overlay import run_log
 from gateway.run.checkpoints import checkpoints_in
 from persona.benchmark.errors import BenchmarkErrors
 
@@ -37,7 +38,7 @@ def _event_line(event: Event) -> str:
             + (f" question={event.question_id}" if event.question_id else "")
         )
     text = fields.pop("text", None)
-    parts = [f"{k}={v}" for k, v in fields.items() if v not in (None, "", [], {}, False)]
+    parts = [f"{k}={v}" for k, v in fields.items() if v is not False and v not in (None, "", [], {})]
     if text is not None:
         parts.append(repr(text if len(text) <= 100 else text[:97] + "..."))
     return " ".join(parts)
@@ -45,8 +46,8 @@ def _event_line(event: Event) -> str:
 
 def cmd_inspect(run: Path, limit: int) -> int:
     path = run / EVENTS_FILE if run.is_dir() else run
-    try:
-        log = read_log(path)
+    try:  # a run folder is read as the reports read it: a `rescore --traffic` re-derivation in place
+        log = run_log(path.parent) if path.name == EVENTS_FILE else read_log(path)
     except (OSError, RunLogFormatError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
@@ -58,6 +59,8 @@ def cmd_inspect(run: Path, limit: int) -> int:
     )
     if h.agent.get("offline_stand_in"):
         print("note: the agent's model is the offline rule-based stand-in, not an LLM")
+    for note in log.notes:
+        print(f"note: {note}")
     if h.parent:
         print(
             f"forked from {h.parent.get('run')} at checkpoint {h.parent.get('checkpoint')!r} (its event "

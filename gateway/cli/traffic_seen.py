@@ -55,7 +55,7 @@ def traffic_problems(events: list[Event]) -> list[str]:
     if bypassed and calls:
         problems.append(
             f"a 'recorder bypassed' warning beside {len(calls)} recorded model calls: the warning or the "
-            "readings are wrong"
+            "readings are wrong — `marathon rescore RUN --traffic` makes both again with today's rules"
         )
     unknown = [e for e in calls if e.decided_by == "shape"]
     noted = [e for e in events if isinstance(e, ErrorEvent) and e.kind is ErrorKind.BACKGROUND_UNRECOGNISED]
@@ -63,8 +63,9 @@ def traffic_problems(events: list[Event]) -> list[str]:
         count = f"{len(unknown)} model call(s)" if unknown else "model calls"
         problems.append(
             f"{count} of a shape no rule knows, recorded as the agent's own background work (not answering "
-            "the persona, no background pattern names them): add their prompt to `llm.background`, or "
-            "the readings miss the turns they belong to"
+            "the persona, no background pattern names them): if they answered the persona under older rules, "
+            "`marathon rescore RUN --traffic` re-reads them; if they are the agent's own work, add their "
+            "prompt to `llm.background`"
         )
     problems += _unseen_compactions(events)
     return problems

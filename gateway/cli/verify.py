@@ -28,6 +28,7 @@ from gateway.cli.invariants import Violation, check_across_runs, check_run
 from gateway.log.events import Evaluation, RunStart
 from gateway.log.runlog import EVENTS_FILE, RunLogFormatError, read_log, run_status
 from gateway.report.recordings import run_dirs
+from gateway.report.traffic_overlay import TrafficRescoreError, read_rederived
 from gateway.run.checkpoints import file_sha256
 from persona.benchmark.errors import BenchmarkErrors
 from persona.benchmark.loader import load_benchmark
@@ -97,12 +98,24 @@ def run_manifest(run_dir: Path) -> dict[str, Any]:
         "grader": h.defines.get("grader", {}),
         "judge": h.defines.get("judge", {}),
         "agent_version": h.defines.get("agent_version", "not in this log"),
+        "traffic_analyzer": h.defines.get("traffic_analyzer", "not in this log"),
+        "traffic_rederived": _rederived_identity(run_dir),
         "start_state": starts[0].state if starts else None,
         "questions_graded": sum(1 for e in log.events if isinstance(e, Evaluation)),
     }
     if h.parent:
         entry["forked_from"] = {k: h.parent.get(k) for k in ("run", "checkpoint", "state_hash", "archive_sha256")}
     return entry
+
+
+def _rederived_identity(run_dir: Path) -> str | None:
+    """The analyzer of a `rescore --traffic` result the reports read in place of the recorded
+    readings (None: they read the recorded ones)."""
+    try:
+        stored = read_rederived(run_dir)
+    except TrafficRescoreError:
+        return None
+    return stored.identity if stored is not None and stored.applies_to(run_dir / EVENTS_FILE) else None
 
 
 def _benchmark_hash_today(path: object) -> str | None:

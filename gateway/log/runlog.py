@@ -111,6 +111,9 @@ class RunLog:
     unread_bytes: int = 0
     format: int = FORMAT_VERSION  # as written on disk (events are migrated to the current one)
     damage: Damage | None = None
+    # how a reader read it beyond the bytes, one line each (a `rescore --traffic` re-derivation
+    # put in place, or one that could not be: gateway/report/traffic_overlay.py)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def torn(self) -> bool:

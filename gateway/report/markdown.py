@@ -129,6 +129,7 @@ def render_markdown(s: RunSummary) -> str:
         out += [f"- {qid}: {why}" for qid, why in sorted(s.unscored_persona.items())]
     if s.log_damage:
         out += ["", f"**Log:** {s.log_damage}; the figures above stop there."]
+    out += [line for note in s.log_notes for line in ("", f"**Log read:** {note}.")]
     if s.invalid:
         out += [
             "",

@@ -93,6 +93,7 @@ class RunSummary:
     initiated: list[AgentInitiated] = field(default_factory=list)
     invalid: list[InvalidEvent] = field(default_factory=list)  # records skipped: wrong-typed fields
     log_damage: str = ""  # the log's damage or torn tail, as one line ("" when intact)
+    log_notes: list[str] = field(default_factory=list)  # how the log was read (`RunLog.notes`)
     unplayed_prose: list[str] = field(default_factory=list)  # prose-only phases a scripted run skipped
     nudge_turn_calls: set[int] = field(default_factory=set)  # seqs of memory calls in nudge turns
     # questions graded on evidence the persona never delivered (a fact marked told whose value
@@ -402,6 +403,7 @@ def summarize(log: RunLog, benchmark: Benchmark) -> RunSummary:
         initiated=initiated,
         invalid=invalid,
         log_damage=log.damage_text() if log.damage else "",
+        log_notes=list(log.notes),
         nudge_turn_calls=nudge_turn_calls,
         memory_flushes=flushes,
         background_calls=background,

@@ -99,6 +99,7 @@ class TrafficFigures:
             "memory calls charged to a question": sum(
                 sum(v.values()) for k, v in self.memory.items() if k != OUTSIDE
             ),
+            "memory calls of the conversation outside a question": sum(self.memory.get(OUTSIDE, {}).values()),
             "memory calls in background work": sum(self.background_memory.values()),
             "questions with an evidence check": len(self.evidence),
             "warnings": sum(self.warnings.values()),

@@ -156,12 +156,26 @@ def overlaid(events: list[Event], derived: list[tuple[int, Event]]) -> list[Even
 
 def run_log(run_dir: Path) -> RunLog:
     """The run's log as every report reads it: with its stored traffic re-derivation in place,
-    when one applies to this log (see the module's docstring); as recorded otherwise."""
+    when one applies to this log (see the module's docstring); as recorded otherwise. Either way
+    `log.notes` says which, when a re-derivation exists."""
     log = read_log(run_dir / EVENTS_FILE)
     try:
         stored = read_rederived(run_dir)
-    except TrafficRescoreError:
-        return log  # verify names it; the recorded readings stand
-    if stored is not None and stored.applies_to(run_dir / EVENTS_FILE):
-        log.events = overlaid(log.events, stored.derived)
+    except TrafficRescoreError as exc:
+        log.notes.append(
+            f"{exc}: the traffic readings are the recorded ones — run `marathon rescore RUN --traffic` again"
+        )
+        return log
+    if stored is None:
+        return log
+    if not stored.applies_to(run_dir / EVENTS_FILE):
+        log.notes.append(
+            f"{TRAFFIC_FILE} was derived from another state of the log (it grew or changed since): the traffic "
+            "readings are the recorded ones — run `marathon rescore RUN --traffic` again"
+        )
+        return log
+    log.events = overlaid(log.events, stored.derived)
+    log.notes.append(
+        f"traffic readings re-derived by `marathon rescore RUN --traffic` (analyzer {stored.identity}), not as recorded"
+    )
     return log

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gateway.log.runlog import EVENTS_FILE, read_log
+from gateway.log.runlog import EVENTS_FILE, RunLogFormatError, read_log
 from gateway.report.markdown import refresh_run_report
 from gateway.report.recordings import benchmark_of
 from gateway.report.traffic_figures import TrafficFigures
-from gateway.report.traffic_overlay import rederive_run, write_rederived
+from gateway.report.traffic_overlay import rederive_run, run_log, write_rederived
 
 TRAFFIC_REPORT = "traffic-rescore.md"
 
@@ -71,14 +71,23 @@ def _counts(found: dict[str, int]) -> str:
 
 def rescore_traffic(run_dir: Path) -> tuple[TrafficFigures, TrafficFigures, Path]:
     """Re-derive, store and summarise one run's traffic readings: (as recorded, re-derived,
-    the summary's path). Raises `RunLogFormatError`, `BenchmarkErrors`, `OSError`."""
+    the summary's path). Raises `RunLogFormatError` (a log that is no run's, or damaged in the
+    middle: `marathon repair` first), `BenchmarkErrors`, `OSError`. A torn tail (a killed run)
+    is re-derived as far as it goes; the summary says so."""
+    if not (run_dir / EVENTS_FILE).is_file():
+        raise RunLogFormatError(f"not a run folder (no {EVENTS_FILE} in it): give one run's folder")
     log = read_log(run_dir / EVENTS_FILE)
+    if log.damage:
+        raise RunLogFormatError(f"its log is {log.damage_text()}; nothing was re-derived")
     result = rederive_run(run_dir, log, benchmark_of(log.header))
     write_rederived(run_dir, result)
     before, after = TrafficFigures.of(log.events), TrafficFigures.of(result.events)
     recorded = str(log.header.defines.get("traffic_analyzer", ""))
-    log.events = result.events
-    refresh_run_report(log, benchmark_of(log.header), run_dir)  # report.md as the reports now read it
+    now = run_log(run_dir)  # as every reader now reads it, its note included
+    refresh_run_report(now, benchmark_of(now.header), run_dir)
     report = run_dir / TRAFFIC_REPORT
-    report.write_text(render(log.header.run_id, before, after, result.identity, recorded), encoding="utf-8")
+    text = render(log.header.run_id, before, after, result.identity, recorded)
+    if log.torn:
+        text += f"\nThe log's {log.damage_text()}: the figures stop there.\n"
+    report.write_text(text, encoding="utf-8")
     return before, after, report

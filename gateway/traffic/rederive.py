@@ -80,6 +80,7 @@ _SOURCES = (
     "profiles.json5",
     "wire.py",
     "tool_results.py",
+    "rederive.py",
 )
 
 

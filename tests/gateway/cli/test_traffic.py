@@ -37,24 +37,45 @@ def test_verify_names_a_blind_run_and_rescore_traffic_corrects_it(tmp_path: Path
     run = _copy_as_recorded(tmp_path)
     blind = marathon("verify", str(run), cwd=REPO)  # the log names its benchmark from the checkout
     assert blind.returncode == 1, blind.stderr
-    assert "traffic_seen — 8 replies while recording, 16 model calls recorded, none answered the persona" in blind.stderr
+    assert (
+        "traffic_seen — 8 replies while recording, 16 model calls recorded, none answered the persona"
+        in blind.stderr
+    )
     assert "'recorder bypassed' warning beside 16 recorded model calls" in blind.stderr
     assert "every invariant held" not in blind.stderr
 
     done = marathon("rescore", str(run), "--traffic", cwd=REPO)
     assert done.returncode == 0, done.stderr
-    assert "answering calls: 0 → 16" in done.stdout and "memory calls charged to a question: 0 → 4" in done.stdout
-    assert (run / TRAFFIC_FILE).is_file() and "| answering calls | 0 | 16 |" in (run / "traffic-rescore.md").read_text()
-    assert read_log(run / EVENTS_FILE).events == read_log(BEFORE_FIX / EVENTS_FILE).events  # the log is untouched
+    assert (
+        "answering calls: 0 → 16" in done.stdout
+        and "memory calls charged to a question: 0 → 4" in done.stdout
+    )
+    assert (run / TRAFFIC_FILE).is_file() and "| answering calls | 0 | 16 |" in (
+        run / "traffic-rescore.md"
+    ).read_text()
+    assert (
+        read_log(run / EVENTS_FILE).events == read_log(BEFORE_FIX / EVENTS_FILE).events
+    )  # the log is untouched
 
     held = marathon("verify", str(run), cwd=REPO)
     assert held.returncode == 0, held.stderr
     assert "every invariant held" in held.stderr
     # every report reads the re-derivation: each graded question has calls that answered it
     recorded = load_run(run)
-    answering = {e.question_id for e in recorded.log.events if isinstance(e, LLMExchange) and e.kind is CallKind.ORDINARY}
+    answering = {
+        e.question_id
+        for e in recorded.log.events
+        if isinstance(e, LLMExchange) and e.kind is CallKind.ORDINARY
+    }
     assert answering >= {"q1", "q2", "q3"}
-    assert recorded.summary.memory_calls and all(m.question_id or not m.background for m in recorded.summary.memory_calls)
+    assert recorded.summary.memory_calls and all(
+        m.question_id or not m.background for m in recorded.summary.memory_calls
+    )
+
+    inspected = marathon("inspect", str(run), cwd=REPO).stdout
+    assert "note: traffic readings re-derived by `marathon rescore RUN --traffic`" in inspected
+    assert " background " not in inspected and "score=0.0" in inspected  # q3's 0 is shown, not hidden
+    assert "**Log read:** traffic readings re-derived" in (run / "report.md").read_text()
 
     # the log grows (a resumed run): the stored re-derivation no longer applies, and verify says so
     writer, _ = RunLogWriter.resume(run / EVENTS_FILE)
@@ -74,12 +95,41 @@ async def test_rederiving_a_run_of_todays_code_gives_back_its_own_readings(tmp_p
     again = rederive_run(tmp_path / "d", log, benchmark_of(log.header))
     assert TrafficFigures.of(again.events).as_json() == recorded.as_json()
     kept = [e for e in again.events if not isinstance(e, LLMExchange)]
-    assert len(again.events) == len(log.events) and len(kept) == len([e for e in log.events if not isinstance(e, LLMExchange)])
+    assert len(again.events) == len(log.events) and len(kept) == len(
+        [e for e in log.events if not isinstance(e, LLMExchange)]
+    )
 
 
-def test_rescore_traffic_names_a_folder_that_is_no_run(tmp_path: Path) -> None:
+def test_rescore_traffic_refuses_what_is_no_whole_run_and_a_garbled_result_is_named(tmp_path: Path) -> None:
     done = marathon("rescore", str(tmp_path), "--traffic", cwd=tmp_path)
-    assert done.returncode == 1 and str(tmp_path) in done.stderr and "Traceback" not in done.stderr
+    assert done.returncode == 1 and "not a run folder (no events.msgpack in it)" in done.stderr
+    run = _copy_as_recorded(tmp_path)
+    data = (run / EVENTS_FILE).read_bytes()
+    middle = len(data) // 2
+    (run / EVENTS_FILE).write_bytes(
+        data[:middle] + bytes(300) + data[middle + 300 :]
+    )  # damage with records after
+    damaged = marathon("rescore", str(run), "--traffic", cwd=REPO)
+    assert (
+        damaged.returncode == 1
+        and "damaged at byte" in damaged.stderr
+        and "nothing was re-derived" in damaged.stderr
+    )
+    assert not (run / TRAFFIC_FILE).exists()
+
+    (run / EVENTS_FILE).write_bytes(data)
+    (run / TRAFFIC_FILE).write_bytes(b"\x93garbage")
+    inspected = marathon("inspect", str(run), cwd=REPO)
+    assert (
+        "traffic-rescore.msgpack: not a traffic re-derivation: the traffic readings are the recorded ones"
+        in inspected.stdout
+    )
+    verified = marathon("verify", str(run), cwd=REPO)
+    assert (
+        verified.returncode == 1
+        and "traffic_seen — " in verified.stderr
+        and "rescore RUN --traffic` again" in verified.stderr
+    )
 
 
 def _exchange(seq: int, kind: CallKind = CallKind.ORDINARY) -> LLMExchange:
@@ -100,4 +150,7 @@ def test_a_compaction_command_with_nothing_seen_is_named_and_a_tried_one_is_not(
     assert traffic_problems([*start, _exchange(4, CallKind.SUMMARY), command, *after]) == []  # tried, failed
     unsupported = SessionChanged(action=SessionAction.COMPACT, detail="unsupported", seq=5)
     assert traffic_problems([*start, unsupported, *after]) == []
-    assert traffic_problems([RunStart(seq=1), _exchange(2, CallKind.BACKGROUND), Replied(text="ok", seq=3)]) == []  # not recorded
+    assert (
+        traffic_problems([RunStart(seq=1), _exchange(2, CallKind.BACKGROUND), Replied(text="ok", seq=3)])
+        == []
+    )  # not recorded
