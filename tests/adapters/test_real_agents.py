@@ -356,11 +356,17 @@ async def test_openclaw_telegram_as_shipped(
     assert {e.question_id for e in log.events if isinstance(e, Evaluation)} == {"q1", "q2", "q3"}
     state = tmp_path / "rec" / "oc-tg" / "agent-state"
     assert (state / "tmp").is_dir()
-    # issue 46 item 2: its log is the run's; in /tmp only what docs/agents.md says can't move
+    # issue 46 item 2: its log is the run's; in /tmp only what docs/agents.md says can't move —
+    # issue 58: true from a clean /tmp too: its temp root /tmp/openclaw made (empty), and four
+    # empty lock files named by a hash of the state databases' paths
     assert (state / "logs" / "openclaw.log").stat().st_size > 0
     after = openclaw_in_tmp()
     changed = {k for k in after if after[k] != before.get(k)}
-    assert {k.split("/")[0] for k in changed} <= {f"openclaw-state-locks-{os.getuid()}"}, sorted(changed)
+    locks = f"openclaw-state-locks-{os.getuid()}"
+    assert {k.split("/")[0] for k in changed} <= {locks, "openclaw"}, sorted(changed)
+    assert not [k for k in changed if k.startswith("openclaw/")], "OpenClaw wrote into /tmp/openclaw"
+    new_locks = [k for k in changed if k.startswith(locks + "/")]
+    assert len(new_locks) <= 4 and all(after[k] == 0 for k in new_locks), new_locks
 
 
 def _openclaw_telegram_as_shipped(standin: ServedApp, monkeypatch: pytest.MonkeyPatch) -> dict[str, object]:
