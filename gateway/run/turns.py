@@ -27,6 +27,7 @@ from gateway.log.runlog import RunLogWriteError
 from gateway.log.scrub import scrub_text
 from gateway.log.vocabulary import ErrorKind, ErrorSource
 from gateway.run.traffic_state import RunTraffic
+from gateway.traffic.recorder import bypass_warning
 from persona.drivers.actions import AgentReply
 
 MAX_CONSECUTIVE_AGENT_ERRORS = 3
@@ -152,9 +153,6 @@ class AgentTurns:
             return
         self.bypass_checked = True
         if traffic.recorder.model_calls == 0:
-            message = (
-                f"the agent replied, but none of its LLM calls reached the recorder: point the agent's "
-                f"LLM base URL at {self.llm_url} — until then its compactions and memory calls are not observable"
-            )
-            self.log(ErrorEvent(source=ErrorSource.RUNNER, kind=ErrorKind.RECORDER_BYPASSED, message=message))
-            print(f"[{self.run_id}] warning: {message}", file=sys.stderr, flush=True)
+            warning = bypass_warning(self.llm_url)
+            self.log(warning)
+            print(f"[{self.run_id}] warning: {warning.message}", file=sys.stderr, flush=True)

@@ -145,6 +145,16 @@ def current_turn_text(call: LLMCall) -> str:
     return "\n".join(reversed(texts))
 
 
+def bypass_warning(llm_url: str) -> ErrorEvent:
+    """The warning logged when the agent's first reply came and none of its model calls reached
+    the recorder at `llm_url` (the runner, at the first reply; a re-derivation, likewise)."""
+    message = (
+        f"the agent replied, but none of its LLM calls reached the recorder: point the agent's "
+        f"LLM base URL at {llm_url} — until then its compactions and memory calls are not observable"
+    )
+    return ErrorEvent(source=ErrorSource.RUNNER, kind=ErrorKind.RECORDER_BYPASSED, message=message)
+
+
 def blob_ref(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 

@@ -58,7 +58,7 @@ from gateway.log.events import (
 )
 from gateway.log.vocabulary import ErrorKind, ErrorSource, SessionAction
 from gateway.traffic.profile import TrafficProfile
-from gateway.traffic.recorder import RawExchange, RunRecorder, Turn, message_refs
+from gateway.traffic.recorder import RawExchange, RunRecorder, Turn, bypass_warning, message_refs
 from gateway.traffic.wire import LLMCall, ToolCall, Usage, parse_call
 from persona.benchmark.model import DELETED_MARKERS
 
@@ -279,7 +279,7 @@ def rederive(
                 if not bypass_checked and llm_url:
                     bypass_checked = True
                     if recorder.model_calls == 0:
-                        log(_bypass(llm_url))
+                        log(bypass_warning(llm_url))
             case Evaluation():
                 recorder.question_finished()
             case SessionChanged() if event.action is SessionAction.NEW_SESSION:
@@ -302,14 +302,6 @@ def rederive(
                 anchor = event.seq
                 _reset_counts(recorder)
     return Rederived(out, derived, analyzer_identity())
-
-
-def _bypass(llm_url: str) -> ErrorEvent:
-    message = (
-        f"the agent replied, but none of its LLM calls reached the recorder: point the agent's "
-        f"LLM base URL at {llm_url} — until then its compactions and memory calls are not observable"
-    )
-    return ErrorEvent(source=ErrorSource.RUNNER, kind=ErrorKind.RECORDER_BYPASSED, message=message)
 
 
 def _reset_counts(recorder: RunRecorder) -> None:
