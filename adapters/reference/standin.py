@@ -203,6 +203,11 @@ _AGENT_NOISE = [
     # Hermes' onboarding on a user's first message: "[System note: This is the user's very first
     # message ever. … 1. Ask for … 4. Save each confirmed, durable fact …]" — its instructions
     re.compile(r"^\[System note:.*?\]\s*$", re.S | re.M),
+    # OpenClaw's replayed summary after a compaction, sent as a user message: its own words, not the user's
+    re.compile(
+        r"The conversation history before this point was compacted into the following summary:\s*<summary>.*?</summary>",
+        re.S,
+    ),
 ]
 # the agent's own background prompts (a heartbeat, a review of the conversation): answered as a
 # model that has nothing to do answers them — never stored as the user's facts
@@ -276,10 +281,40 @@ def _answer(found: str, question: str = "") -> str:
     return f"From my notes: {best}" + ("" if best.endswith((".", "!", "?")) else ".")
 
 
+_CONVERSATION = re.compile(r"<conversation>(.*?)</conversation>", re.S)
+_HEADING = re.compile(r"^## .+$", re.M)
+# what an agent that checks its summaries may count as an identifier to keep (OpenClaw 2026.9.6
+# audits paths, URLs, file names, hashes and dotted numbers): kept literally, as a model asked to would
+_IDENTIFIER = re.compile(r"https?://\S+|[\w.-]*/[\w./-]+|\b[\w-]+\.[A-Za-z0-9]{1,5}\b|\b[0-9a-f]{8,}\b|\b\d+(?:\.\d+)+\b")
+
+
 def _summary(messages: list[dict[str, Any]]) -> str:
+    """Lossy on purpose (the first 400 characters of what was said: a memory test needs a summary
+    that forgets). When the request names the sections it wants (`## Decisions` …: OpenClaw's
+    summariser audits them), the same text in that shape: what was said under the first, the
+    last user line under a pending-asks section, the conversation's identifiers kept literally."""
     said = " ".join(_text_of(m.get("content")) for m in messages if m.get("role") == "user")
     said = re.sub(r"\s+", " ", said)
-    return "The user talked about: " + (said[:400] + "…" if len(said) > 400 else said)
+    gist = "The user talked about: " + (said[:400] + "…" if len(said) > 400 else said)
+    request = _text_of(messages[-1].get("content")) if messages else ""
+    headings = _HEADING.findall(_CONVERSATION.sub("", request))
+    if not headings:
+        return gist
+    conversation = " ".join(_CONVERSATION.findall(request))
+    users = re.findall(r"^\[User[^\]]*\]: (.*)$", conversation, re.M)
+    identifiers = list(dict.fromkeys(_IDENTIFIER.findall(conversation)))
+    sections = []
+    for n, heading in enumerate(dict.fromkeys(headings)):
+        if n == 0:
+            body = gist
+        elif "identifier" in heading.lower():
+            body = "\n".join(f"- {i}" for i in identifiers) or "- none"
+        elif "ask" in heading.lower() or "request" in heading.lower():
+            body = f"- {users[-1][:200]}" if users else "- none"
+        else:
+            body = "- none"
+        sections.append(f"{heading}\n{body}")
+    return "\n\n".join(sections)
 
 
 def message_json(body: dict[str, Any], blocks: list[dict[str, Any]], stop: str) -> dict[str, Any]:

@@ -475,7 +475,9 @@ async def test_a_one_turn_compact_of_hermes_shows_as_a_compaction(
     from tests.conftest import TINY
 
     bench = make_benchmark(
-        ch1__md="# One\n\n## Intro\n> Hello! My cat is called Miso.\n",
+        # three turns: with the stand-in storing only the user's words (not Hermes' onboarding note), one
+        # turn left Hermes too few messages to compress ("No changes from compression: 4 messages")
+        ch1__md="# One\n\n## Intro\n> Hello! My cat is called Miso.\n> I live in Porto.\n> I work as a nurse.\n",
         ch2__md=TINY["ch2.md"].replace("await bench.newSession();", "await bench.compact();"),
     )
     outcome = await run_spec(RunSpec("h1", bench, _hermes_telegram(tmp_path, standin)), tmp_path / "rec")

@@ -94,6 +94,31 @@ async def test_a_summary_request_gets_a_summary(client: anthropic.AsyncAnthropic
     assert message.content[0].text.startswith("The user talked about")  # type: ignore[union-attr]
 
 
+async def test_a_summary_request_that_names_its_sections_gets_them(client: anthropic.AsyncAnthropic) -> None:
+    """OpenClaw 2026.9.6's summariser asks for five sections and audits the answer (each heading,
+    the conversation's identifiers kept literally, the latest ask): the stand-in's summary — still
+    the same lossy gist — comes in that shape, so `/compact` is applied, not "Compaction failed"."""
+    conversation = (
+        '<conversation>\n[User sender={"id":"1"}]: My cat is called Miso\n\n'
+        '[Assistant tool calls]: write(path="memory/fact-41b96dee52.md", content="My cat is called Miso")\n\n'
+        '[User sender={"id":"1"}]: Please keep notes in /srv/notes/cats.md\n</conversation>\n\n'
+        "Produce a compact, factual summary with these exact section headings:\n## Decisions\n## Open TODOs\n"
+        "## Constraints/Rules\n## Pending user asks\n## Exact identifiers\n"
+    )
+    message = await client.messages.create(
+        model="m",
+        max_tokens=500,
+        system="You are a context summarization assistant.",
+        messages=[{"role": "user", "content": conversation}],
+    )
+    text = message.content[0].text  # type: ignore[union-attr]
+    headings = [line for line in text.splitlines() if line.startswith("## ")]
+    assert headings == ["## Decisions", "## Open TODOs", "## Constraints/Rules", "## Pending user asks", "## Exact identifiers"]
+    assert "The user talked about: " in text and "- Please keep notes in /srv/notes/cats.md" in text
+    identifiers = text.split("## Exact identifiers\n", 1)[1].splitlines()
+    assert "- memory/fact-41b96dee52.md" in identifiers and "- /srv/notes/cats.md" in identifiers
+
+
 async def test_missing_key_is_refused_like_a_real_provider() -> None:
     served = await serve(standin_app())
     try:
@@ -269,3 +294,11 @@ def test_the_stand_in_stores_what_the_user_said_not_the_agent_s_own_prompts() ->
     talk = [{"role": "user", "content": "My cat is called Miso"}, {"role": "assistant", "content": "Noted."}]
     blocks, _ = decide({"tools": tools, "messages": [*talk, {"role": "user", "content": review}]})
     assert blocks == [{"type": "text", "text": "Nothing to save."}]
+    # OpenClaw after a compaction: its replayed summary is a user message before the user's own
+    replayed = (
+        "The conversation history before this point was compacted into the following summary:\n\n<summary>\n"
+        "## Decisions\nThe user talked about: My cat is called Miso\n\n## Open TODOs\n- none\n</summary>"
+    )
+    tail = [{"role": "user", "content": replayed}, {"role": "user", "content": "I work as a nurse"}]
+    blocks, _ = decide({"tools": tools, "messages": tail})
+    assert [b["input"]["content"] for b in blocks] == ["I work as a nurse"]
