@@ -213,8 +213,8 @@ _AGENT_NOISE = [
 # model that has nothing to do answers them — never stored as the user's facts
 _BACKGROUND = (
     # every wording of Hermes' review (memory, skills, both at once: "…update two things: **Memory**
-    # … **Skills** …") asks about "the conversation above": none of its lines is the user's
-    (re.compile(r"\bthe conversation above\b|update the skill library", re.I), "Nothing to save."),
+    # … **Skills** …") opens "Review the conversation above": none of its lines is the user's
+    (re.compile(r"^Review the conversation above\b|update the skill library", re.I | re.M), "Nothing to save."),
     (re.compile(r"heartbeat monitor scratch context|reply NO_REPLY", re.I), "NO_REPLY"),
     (re.compile(r"HEARTBEAT\.md|HEARTBEAT_OK"), "HEARTBEAT_OK"),
 )

@@ -123,7 +123,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "rescore", help="re-grade a run's exam with another grader, blind; compare with the persona's grades"
     )
     p.add_argument("run", type=Path, help="a run folder")
-    p.add_argument("--grader", default="exact", help="exact | anthropic:MODEL | openai:URL#MODEL")
+    p.add_argument("--grader", help="exact (the default) | anthropic:MODEL | openai:URL#MODEL")
     p.add_argument("--base-url", help="the judge model's base URL (Anthropic)")
     p.add_argument(
         "--traffic",
@@ -426,9 +426,13 @@ def cmd_grade(args: argparse.Namespace) -> int:
 
 def _rescore(args: argparse.Namespace) -> int:
     if args.traffic:
+        if args.grader or args.base_url:
+            print("error: --traffic re-reads the traffic, not the grades: give it alone, or --grader alone", file=sys.stderr)
+            return 2
         from gateway.cli.traffic import cmd_rescore_traffic
 
         return cmd_rescore_traffic(args.run)
+    args.grader = args.grader or "exact"
     return cmd_grade(args)
 
 

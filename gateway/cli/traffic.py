@@ -5,6 +5,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from gateway.log.lineage import LineageError
+from gateway.log.lock import RunInUse
 from gateway.log.runlog import RunLogFormatError
 from gateway.report.traffic_rescore import rescore_traffic
 from persona.benchmark.errors import BenchmarkErrors
@@ -15,7 +17,7 @@ def cmd_rescore_traffic(run: Path) -> int:
     can't be read."""
     try:
         before, after, report = rescore_traffic(run)
-    except (OSError, RunLogFormatError, BenchmarkErrors, KeyError) as exc:
+    except (OSError, RunLogFormatError, LineageError, RunInUse, BenchmarkErrors, KeyError) as exc:
         print(f"error: {run}: {exc}", file=sys.stderr)
         return 1
     was, now = before.totals(), after.totals()

@@ -6,7 +6,10 @@ the writer stamps). The table of tags and the reading of a record are `gateway.l
 reader meeting a tag it doesn't know keeps it as `UnknownEvent` rather than failing, so older
 tools can still show newer logs' known parts. Kinds are typed with `gateway.log.vocabulary`.
 
-Callers may rely on: `seq` increasing by one from 0 within a log; `ts` being Unix seconds.
+Callers may rely on: `seq` increasing by one from 0 within a log as written; `ts` being Unix
+seconds. A log read with a `rescore --traffic` re-derivation in place
+(gateway/report/traffic_overlay.py) carries the re-derived findings with `seq`s above the
+log's last, each right after the record it follows, with that record's `ts`.
 
 """
 

@@ -19,16 +19,14 @@ from pathlib import Path
 import msgpack
 
 from gateway.log.events import (
-    Blob,
     Event,
     LLMExchange,
 )
-from gateway.log.lineage import LineageError, inherited_events
+from gateway.log.lineage import inherited_events
 from gateway.log.records import event_from_record
 from gateway.log.runlog import EVENTS_FILE, RunLog, read_log
 from gateway.traffic.profile import agent_profile
 from gateway.traffic.rederive import Rederived, is_derived, rederive
-from persona.benchmark.directives import SetVar
 from persona.benchmark.model import Benchmark
 from persona.grading.exact import contains_expected
 
@@ -47,29 +45,16 @@ def log_digest(path: Path) -> tuple[int, str]:
 
 
 def rederive_run(run_dir: Path, log: RunLog, benchmark: Benchmark) -> Rederived:
-    """The run's events with today's traffic readings (its benchmark's canaries armed as the run
-    armed them; a fork's exchanges may refer to blobs of its parent's log)."""
-    declared = benchmark.settings.get("canaries", [])
-    canaries = [str(c) for c in declared] if isinstance(declared, list) else []
-    revoked: dict[int, list[str]] = {}
-    for index, phase in enumerate(benchmark.phases):
-        for d in phase.directives:
-            if isinstance(d, SetVar) and d.name == "revoke_canary":
-                revoked.setdefault(index, []).extend(
-                    str(m) for m in (d.value if isinstance(d.value, list) else [d.value])
-                )
-    try:
-        inherited = inherited_events(log.path, log.header)
-    except LineageError:
-        inherited = []
-    blobs = {e.ref: e.data for e in inherited if isinstance(e, Blob)}
+    """The run's events with today's traffic readings. A fork's recorder starts from its parent's
+    teaching, as the live one did (its exchanges may also refer to the parent's blobs). Raises
+    `LineageError` (a `ValueError`) when a fork's parent can't be read: its readings can't be
+    made again without it."""
     return rederive(
         log.events,
+        benchmark,
         agent_profile(log.header.agent),
-        canaries=canaries,
-        revoked=revoked,
         evidence=contains_expected,
-        inherited_blobs=blobs,
+        inherited=inherited_events(log.path, log.header),
     )
 
 
@@ -102,6 +87,8 @@ class StoredRederivation:
     derived: list[tuple[int, Event]] = field(default_factory=list)
 
     def applies_to(self, events_file: Path) -> bool:
+        if events_file.stat().st_size != self.source_size:
+            return False  # grown (a resumed run): no need to hash it
         return (self.source_size, self.source_sha256) == log_digest(events_file)
 
 
@@ -111,7 +98,8 @@ def read_rederived(run_dir: Path) -> StoredRederivation | None:
     if not path.exists():
         return None
     try:
-        unpacker = msgpack.Unpacker(path.open("rb"), raw=False, strict_map_key=False)
+        unpacker = msgpack.Unpacker(raw=False, strict_map_key=False)
+        unpacker.feed(path.read_bytes())
         head = next(unpacker)
         if not isinstance(head, dict) or head.get("magic") != MAGIC:
             raise TrafficRescoreError(f"{path}: not a traffic re-derivation")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from gateway.log.lock import RunLock
 from gateway.log.runlog import EVENTS_FILE, RunLogFormatError, read_log
 from gateway.report.markdown import refresh_run_report
 from gateway.report.recordings import benchmark_of
@@ -72,15 +73,20 @@ def _counts(found: dict[str, int]) -> str:
 def rescore_traffic(run_dir: Path) -> tuple[TrafficFigures, TrafficFigures, Path]:
     """Re-derive, store and summarise one run's traffic readings: (as recorded, re-derived,
     the summary's path). Raises `RunLogFormatError` (a log that is no run's, or damaged in the
-    middle: `marathon repair` first), `BenchmarkErrors`, `OSError`. A torn tail (a killed run)
+    middle: `marathon repair` first), `RunInUse` (a run writes it now), `LineageError` (a fork
+    whose parent can't be read), `BenchmarkErrors`, `OSError`. A torn tail (a killed run)
     is re-derived as far as it goes; the summary says so."""
     if not (run_dir / EVENTS_FILE).is_file():
         raise RunLogFormatError(f"not a run folder (no {EVENTS_FILE} in it): give one run's folder")
-    log = read_log(run_dir / EVENTS_FILE)
-    if log.damage:
-        raise RunLogFormatError(f"its log is {log.damage_text()}; nothing was re-derived")
-    result = rederive_run(run_dir, log, benchmark_of(log.header))
-    write_rederived(run_dir, result)
+    lock = RunLock.acquire(run_dir)  # raises RunInUse: a run still writing its log can't be re-read
+    try:
+        log = read_log(run_dir / EVENTS_FILE)
+        if log.damage:
+            raise RunLogFormatError(f"its log is {log.damage_text()}; nothing was re-derived")
+        result = rederive_run(run_dir, log, benchmark_of(log.header))
+        write_rederived(run_dir, result)
+    finally:
+        lock.release()
     before, after = TrafficFigures.of(log.events), TrafficFigures.of(result.events)
     recorded = str(log.header.defines.get("traffic_analyzer", ""))
     now = run_log(run_dir)  # as every reader now reads it, its note included

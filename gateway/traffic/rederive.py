@@ -28,7 +28,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -57,10 +57,11 @@ from gateway.log.events import (
     SessionChanged,
 )
 from gateway.log.vocabulary import ErrorKind, ErrorSource, SessionAction
+from gateway.traffic.notices import RecorderNotices
 from gateway.traffic.profile import TrafficProfile
-from gateway.traffic.recorder import RawExchange, RunRecorder, Turn, bypass_warning, message_refs
+from gateway.traffic.recorder import RawExchange, RunRecorder, bypass_warning, message_refs
 from gateway.traffic.wire import LLMCall, ToolCall, Usage, parse_call
-from persona.benchmark.model import DELETED_MARKERS
+from persona.benchmark.model import Benchmark
 
 # the events the recorder derives from traffic: replaced as a whole by a re-derivation
 DERIVED_TYPES: tuple[type[Event], ...] = (
@@ -76,6 +77,7 @@ _SOURCES = (
     "call_shape.py",
     "analysis.py",
     "recorder.py",
+    "notices.py",
     "profile.py",
     "profiles.json5",
     "wire.py",
@@ -86,12 +88,17 @@ _SOURCES = (
 
 @cache
 def analyzer_identity() -> str:
-    """A digest of the traffic rules: the analysis code and the profiles' patterns. Two readings
-    of one run with the same identity are the same reading."""
-    digest = hashlib.sha256()
+    """A digest of the traffic rules: the analysis code, the profiles' patterns (the traffic
+    profiles and the agent profiles that pick and extend them) and the evidence rule (the exact
+    grader's `contains_expected`, in persona/grading/exact.py). Two readings of one run with the
+    same identity are the same reading."""
     here = Path(__file__).parent
-    for name in _SOURCES:
-        digest.update(name.encode() + b"\0" + (here / name).read_bytes() + b"\0")
+    root = here.parent.parent
+    files = [here / name for name in _SOURCES]
+    files += [*sorted((root / "adapters" / "profiles").glob("*.jsonc")), root / "persona" / "grading" / "exact.py"]
+    digest = hashlib.sha256()
+    for path in files:
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()[:16]
 
 
@@ -178,7 +185,8 @@ class Rederived:
 
 def _compact_turns(events: list[Event]) -> set[int]:
     """The exchanges of each `compact()` command's turn: those between the last reply (or
-    session change) and the logged compaction."""
+    session change) and the logged compaction. A command refused before it was sent
+    ("unsupported") had no turn."""
     turn: list[int] = []
     found: set[int] = set()
     for event in events:
@@ -187,124 +195,150 @@ def _compact_turns(events: list[Event]) -> set[int]:
         elif isinstance(event, LLMExchange):
             turn.append(event.seq)
         elif isinstance(event, SessionChanged):
-            if event.action is SessionAction.COMPACT:
+            if event.action is SessionAction.COMPACT and event.detail != "unsupported":
                 found.update(turn)
             turn = []
     return found
 
 
-def rederive(
-    events: list[Event],
-    profile: TrafficProfile,
-    *,
-    canaries: Iterable[str] = (),
-    revoked: dict[int, list[str]] | None = None,
-    evidence: Callable[[str, str], bool] | None = None,
-    inherited_blobs: dict[str, bytes] | None = None,
-) -> Rederived:
-    """`events` (a run log's, header excluded) with today's traffic readings.
+class _Walk:
+    """One pass over a log: a recorder per agent process, as the runner builds one at each start
+    (primed by `RecorderNotices.replay` with the history so far: a fork's inherited teaching, then
+    what this walk re-derived), told what the runner told the live one."""
 
-    `canaries`: the benchmark's declared canaries (a deleted fact holding one arms it);
-    `revoked`: the markers each phase index revokes; `evidence(expected, history)`: the
-    evidence rule (the run's grader's `contains_expected`); `inherited_blobs`: blobs a fork's
-    exchanges may refer to from its parent's log."""
-    blobs: dict[str, bytes] = dict(inherited_blobs or {})
-    blobs.update({e.ref: e.data for e in events if isinstance(e, Blob)})
-    by_seq = {e.seq: e for e in events if isinstance(e, LLMExchange)}
-    next_seq = max((e.seq for e in events), default=0) + 1
-    out: list[Event] = []
-    derived: list[tuple[int, Event]] = []
-    anchor = -1  # the original event the next derived one follows
-    current: LLMExchange | None = None
+    def __init__(
+        self,
+        events: list[Event],
+        benchmark: Benchmark,
+        profile: TrafficProfile,
+        evidence: Callable[[str, str], bool] | None,
+        inherited: list[Event],
+    ) -> None:
+        self.benchmark, self.profile, self.evidence = benchmark, profile, evidence
+        self.inherited = [e for e in inherited if not isinstance(e, Blob)]
+        self.blobs = {e.ref: e.data for e in inherited if isinstance(e, Blob)}
+        self.blobs.update({e.ref: e.data for e in events if isinstance(e, Blob)})
+        self.by_seq = {e.seq: e for e in events if isinstance(e, LLMExchange)}
+        self.compacting = _compact_turns(events)
+        self.next_seq = max((e.seq for e in events), default=0) + 1
+        self.out: list[Event] = []
+        self.derived: list[tuple[int, Event]] = []
+        self.anchor: Event | None = None  # the original event the next derived one follows
+        self.current: LLMExchange | None = None  # the exchange being re-read
+        self.started = False  # this process's RunStart seen
+        self.bypass_checked, self.llm_url, self.in_compact = True, "", False
+        self.recorder, self.notices = self._fresh()
 
-    def log(event: Event) -> Event:
-        nonlocal next_seq
+    def _fresh(self) -> tuple[RunRecorder, RecorderNotices]:
+        recorder = RunRecorder(self._log, self.profile, known_blobs=self.blobs, evidence=self.evidence)
+        notices = RecorderNotices(recorder, self.benchmark)
+        notices.replay([*self.inherited, *self.out])
+        self.started, self.in_compact = False, False
+        return recorder, notices
+
+    def _log(self, event: Event) -> Event:
+        """What the recorder logs: an exchange replaces the one being re-read (its seq and time);
+        a finding takes the next free seq and its anchor's time."""
         if isinstance(event, Blob):
             return event
         if isinstance(event, ErrorEvent) and event.source is ErrorSource.AGENT_LLM:
             return event  # a failed call is one by its status, whatever the rules: the log's own stands
-        if isinstance(event, LLMExchange) and current is not None:
+        if isinstance(event, LLMExchange) and self.current is not None:
             event = dataclasses.replace(
-                current,
+                self.current,
                 kind=event.kind,
                 question_id=event.question_id,
                 decided_by=event.decided_by,
                 input_tokens=event.input_tokens,
             )
         else:
-            event.seq, next_seq = next_seq, next_seq + 1
-        out.append(event)
-        derived.append((anchor, event))
+            event.seq, self.next_seq = self.next_seq, self.next_seq + 1
+            event.ts = self.anchor.ts if self.anchor is not None else 0.0
+        self.out.append(event)
+        self.derived.append((self.anchor.seq if self.anchor is not None else -1, event))
         return event
 
-    recorder = RunRecorder(log, profile, known_blobs=blobs, evidence=evidence)
-    compacting = _compact_turns(events)
-    markers = list(canaries)
-    bypass_checked, llm_url, in_compact = True, "", False
-    for event in events:
-        if is_derived(event):
-            continue
-        if isinstance(event, LLMExchange):
-            if event.seq in compacting and not in_compact:
-                recorder.turn_started()
-                in_compact = True
-            current, anchor = event, event.seq
-            recorder.record_call(rebuilt_call(event, blobs, by_seq), _raw(event))
-            current = None
-            continue
-        previous, anchor = anchor, event.seq
-        out.append(event)
+    def run(self, events: list[Event]) -> None:
+        for event in events:
+            if is_derived(event):
+                continue
+            if isinstance(event, RunStart) and self.started:  # a process killed, then a new one
+                self.recorder, self.notices = self._fresh()
+            if isinstance(event, LLMExchange):
+                self._exchange(event)
+            elif isinstance(event, RunEnded):
+                if note := self.recorder.background_note():  # logged before the end, as the runner does
+                    self._log(
+                        ErrorEvent(
+                            source=ErrorSource.RUNNER, kind=ErrorKind.BACKGROUND_UNRECOGNISED, message=note
+                        )
+                    )
+                self._keep(event)
+                self.recorder, self.notices = self._fresh()
+            else:
+                self._keep(event)
+                self._notice(event)
+
+    def _keep(self, event: Event) -> None:
+        self.out.append(event)
+        self.anchor = event
+
+    def _exchange(self, exchange: LLMExchange) -> None:
+        if exchange.seq in self.compacting and not self.in_compact:
+            self.recorder.turn_started()
+            self.in_compact = True
+        self.current = self.anchor = exchange
+        self.recorder.record_call(rebuilt_call(exchange, self.blobs, self.by_seq), _raw(exchange))
+        self.current = None
+
+    def _notice(self, event: Event) -> None:
+        """What the runner told the live recorder when it logged `event`."""
+        recorder, notices = self.recorder, self.notices
         match event:
             case RunStart():
+                self.started = True
                 recorder.session_changed()  # a (re)started agent: its first call is no compaction
-                recorder.turn = Turn(ended=True)
-                bypass_checked, llm_url = False, event.llm_url
+                self.bypass_checked, self.llm_url = False, event.llm_url
             case PhaseEntered():
-                recorder.phase = event.index
-                for marker in (revoked or {}).get(event.index, []):
-                    recorder.arm_canary(marker)
-            case FactEdited() if event.old and event.new.strip() in DELETED_MARKERS:
-                for marker in markers:
-                    if marker in event.old:
-                        recorder.arm_canary(marker)
+                notices.enter_phase(event.index)
+            case FactEdited():
+                notices.fact_edited(event.old, event.new)
             case Asked():
-                recorder.question_started(
-                    event.question_id, event.text, event.expected, "abstain" in event.tags
-                )
+                notices.question_started(event.question_id, event.text, event.expected, event.tags)
                 recorder.turn_started(event.text)
             case Said():
                 recorder.turn_started(event.text)
             case Replied():
                 recorder.turn_ended()
-                if not bypass_checked and llm_url:
-                    bypass_checked = True
+                if not self.bypass_checked and self.llm_url:
+                    self.bypass_checked = True
                     if recorder.model_calls == 0:
-                        log(bypass_warning(llm_url))
+                        self._log(bypass_warning(self.llm_url))
             case Evaluation():
-                recorder.question_finished()
+                notices.question_finished()
             case SessionChanged() if event.action is SessionAction.NEW_SESSION:
-                recorder.session_changed()
+                notices.session_changed()
             case SessionChanged() if event.action is SessionAction.COMPACT:
                 recorder.turn_ended()
-                in_compact = False
+                self.in_compact = False
             case CheckpointSaved():
-                recorder.session_changed()
-            case RunEnded():
-                out.pop()  # the note comes before the end, as the runner logs it
-                anchor = previous
-                if note := recorder.background_note():
-                    log(
-                        ErrorEvent(
-                            source=ErrorSource.RUNNER, kind=ErrorKind.BACKGROUND_UNRECOGNISED, message=note
-                        )
-                    )
-                out.append(event)
-                anchor = event.seq
-                _reset_counts(recorder)
-    return Rederived(out, derived, analyzer_identity())
+                notices.session_changed()  # the agent was restarted around its archive
 
 
-def _reset_counts(recorder: RunRecorder) -> None:
-    """What a new process's recorder starts without (the live one is built anew at each start)."""
-    recorder.background_calls = recorder.unknown_shape_calls = recorder.unexplained_calls = 0
-    recorder.unknown_shape_example = ""
+def rederive(
+    events: list[Event],
+    benchmark: Benchmark,
+    profile: TrafficProfile,
+    *,
+    evidence: Callable[[str, str], bool] | None = None,
+    inherited: list[Event] | None = None,
+) -> Rederived:
+    """`events` (a run log's, header excluded) with today's traffic readings.
+
+    `benchmark`: the run's as played (its phases revoke canaries, its deleted facts arm them);
+    `evidence(expected, history)`: the evidence rule (the exact grader's `contains_expected`);
+    `inherited`: a fork's events from its parent's log up to its checkpoint (its recorder starts
+    from them, as the live one did, and its exchanges may refer to their blobs)."""
+    walk = _Walk(events, benchmark, profile, evidence, inherited or [])
+    walk.run(events)
+    return Rederived(walk.out, walk.derived, analyzer_identity())
