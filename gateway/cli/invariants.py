@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
+from gateway.cli.record_checks import duplicate_runs, folder_problems, record_problems
 from gateway.cli.traffic_seen import rederivation_problems, traffic_problems
 from gateway.log.events import (
     Asked,
@@ -52,7 +53,8 @@ from gateway.log.events import (
     Said,
 )
 from gateway.log.lineage import LineageError, inherited_events, parent_log_path
-from gateway.log.runlog import EVENTS_FILE, RunLog, RunLogFormatError, read_log
+from gateway.log.runlog import EVENTS_FILE, RunLog, RunLogFormatError, read_header, read_log
+from gateway.report.recordings import run_dirs
 from gateway.report.traffic_overlay import run_log
 from gateway.run.checkpoints import checkpoints_in, file_sha256
 from gateway.run.fork_start import restored_start
@@ -69,6 +71,8 @@ class Invariant(StrEnum):
     ARCHIVE_INTACT = "archive_intact"
     TOLD_DELIVERED = "told_delivered"
     TRAFFIC_SEEN = "traffic_seen"  # the recorder's readings could see what they count (traffic_seen.py)
+    IN_ITS_FOLDER = "in_its_folder"  # the header names this folder's run, once (record_checks.py)
+    RECORDS_VALID = "records_valid"  # every record known, numbered, every grade in range (record_checks.py)
 
 
 @dataclass(frozen=True)
@@ -92,6 +96,8 @@ def check_run(run_dir: Path, *, readers: bool = True) -> list[Violation]:
     found: list[Violation] = []
     if log.torn:
         found.append(Violation(name, Invariant.LOG_WHOLE, log.damage_text() or f"{log.unread_bytes:,} bytes unread"))
+    found += [Violation(name, Invariant.IN_ITS_FOLDER, m) for m in folder_problems(run_dir, log)]
+    found += [Violation(name, Invariant.RECORDS_VALID, m) for m in record_problems(log)]
     inherited: list[Event] = []
     if log.header.parent:
         try:
@@ -177,14 +183,14 @@ def check_across_runs(recordings: Path) -> list[Violation]:
     from gateway.report.matrix import SUMMARY_FILE, write_matrix_report
 
     recordings = recordings.resolve()  # as `marathon report` renders it: the lines name runs by their full path
+    found = [Violation(ACROSS_RUNS, Invariant.IN_ITS_FOLDER, m) for m in duplicate_runs(_run_ids(recordings))]
     summary = recordings / SUMMARY_FILE
     if not summary.is_file():
-        return []
+        return found
     try:
         rendered = write_matrix_report(recordings, write=False)
     except Exception as exc:  # a reader's failure is the finding
-        return [Violation(ACROSS_RUNS, Invariant.READABLE, f"the cross-run report: {type(exc).__name__}: {exc}")]
-    found = []
+        return [*found, Violation(ACROSS_RUNS, Invariant.READABLE, f"the cross-run report: {type(exc).__name__}: {exc}")]
     printed = {summary: rendered.text, **rendered.lines}
     for path, text in printed.items():
         on_disk = path.read_text(encoding="utf-8") if path.is_file() else None
@@ -194,6 +200,15 @@ def check_across_runs(recordings: Path) -> list[Violation]:
             found.append(
                 Violation(ACROSS_RUNS, Invariant.REPORT_CURRENT, _differs(on_disk, text, path.name))
             )
+    return found
+
+
+def _run_ids(recordings: Path) -> dict[Path, str]:
+    """Each run folder's logged run id (a folder whose header can't be read is left to `readable`)."""
+    found: dict[Path, str] = {}
+    for run_dir in run_dirs(recordings):
+        with contextlib.suppress(OSError, RunLogFormatError):
+            found[run_dir] = read_header(run_dir / EVENTS_FILE).run_id
     return found
 
 

@@ -1,7 +1,9 @@
 """`marathon verify RECORDINGS [--json]`: may these results be trusted and published?
 
-For every run folder under RECORDINGS (or one run folder) it checks the invariants every run
-keeps (gateway/cli/invariants.py) — logs whole, forks started from their checkpoint's state,
+For every run folder under RECORDINGS, at any depth (or one run folder), it checks the
+invariants every run keeps (gateway/cli/invariants.py) — logs whole, each header naming its own
+folder's run and no run in two folders, every record known and numbered and every grade a number
+from 0 to 10 (gateway/cli/record_checks.py), forks started from their checkpoint's state,
 no question graded twice, every reader takes the folder, each report.md still what its log
 renders (a report edited by hand or left stale is named; so are matrix.md and an experiment's
 run lines), checkpoint archives intact — and
@@ -20,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +30,6 @@ from gateway import __version__
 from gateway.cli.invariants import Violation, check_across_runs, check_run
 from gateway.log.events import Evaluation, RunStart
 from gateway.log.runlog import EVENTS_FILE, RunLogFormatError, read_log, run_status
-from gateway.report.recordings import run_dirs
 from gateway.report.traffic_overlay import TrafficRescoreError, read_rederived
 from gateway.run.checkpoints import file_sha256
 from persona.benchmark.errors import BenchmarkErrors
@@ -36,20 +38,35 @@ from persona.benchmark.loader import load_benchmark
 MANIFEST_VERSION = 1
 
 
+def run_folders(recordings: Path) -> list[Path]:
+    """Every run folder under `recordings`, at any depth (a folder of forks, an experiment's
+    recordings kept inside another): a run not verified is a run not vouched for. `recordings`
+    itself when it is one run's folder."""
+    if (recordings / EVENTS_FILE).is_file():
+        return [recordings]
+    if not recordings.is_dir():
+        return []
+    return sorted(p.parent for p in recordings.rglob(EVENTS_FILE) if p.is_file())
+
+
 def cmd_verify(recordings: Path, as_json: bool) -> int:
-    folders = [recordings] if (recordings / EVENTS_FILE).is_file() else run_dirs(recordings) if recordings.is_dir() else []
+    folders = run_folders(recordings)
     if not folders:
         print(f"error: no run logs under {recordings}", file=sys.stderr)
         return 2
+    single = folders == [recordings]
     violations: list[Violation] = []
     runs: list[dict[str, Any]] = []
     for n, run_dir in enumerate(folders, 1):
+        shown = run_dir.name if single else str(run_dir.relative_to(recordings))
         if not as_json and sys.stderr.isatty():
-            print(f"\rverifying {n}/{len(folders)}: {run_dir.name[:40]:<40}", end="", file=sys.stderr, flush=True)
-        violations += check_run(run_dir)
-        runs.append(run_manifest(run_dir))
-    if recordings.is_dir() and not (recordings / EVENTS_FILE).is_file():
-        violations += check_across_runs(recordings)
+            print(f"\rverifying {n}/{len(folders)}: {shown[:40]:<40}", end="", file=sys.stderr, flush=True)
+        violations += [replace(v, run=shown) for v in check_run(run_dir)]
+        runs.append(run_manifest(run_dir) | {"run": shown})
+    if not single:  # each folder of runs: its cross-run files and its runs' ids
+        for parent in sorted({run_dir.parent for run_dir in folders}):
+            where = "" if parent == recordings else f"{parent.relative_to(recordings)}/"
+            violations += [replace(v, run=f"{where}{v.run}") for v in check_across_runs(parent)]
     if not as_json and sys.stderr.isatty():
         print("\r" + " " * 60 + "\r", end="", file=sys.stderr)
     manifest = {
@@ -64,8 +81,9 @@ def cmd_verify(recordings: Path, as_json: bool) -> int:
     if not as_json:
         for v in violations:
             print(f"✗ {v.line()}", file=sys.stderr)
+        nested = len({run_dir.parent for run_dir in folders}) if not single else 1
         verdict = (
-            f"✓ {len(folders)} run(s): every invariant held"
+            f"✓ {len(folders)} run(s){f' in {nested} folders' if nested > 1 else ''}: every invariant held"
             if not violations
             else f"{len(violations)} failure(s) in {len({v.run for v in violations})} of {len(folders)} run(s)"
         )

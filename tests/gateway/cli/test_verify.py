@@ -5,11 +5,13 @@ from __future__ import annotations
 import dataclasses
 import json
 import shutil
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from gateway.log.runlog import EVENTS_FILE, RunLogWriter, read_log
+from gateway.log.runlog import EVENTS_FILE, RunLogWriter, iter_records, pack_record, read_log
 from tests.marathon_cli import marathon
 
 
@@ -120,3 +122,109 @@ def test_verify_names_a_prepared_memory_fork_whose_parent_was_started_over(forke
     result = marathon("verify", str(copy), cwd=tmp_path)
     assert result.returncode == 1
     assert "m.seq.r1: started_as_claimed — its parent m holds no checkpoint 'exam' at event 1" in result.stderr
+
+
+def _rewrite(path: Path, change: Callable[[list[dict[str, Any]]], list[dict[str, Any]]]) -> None:
+    """Write the log at `path` again, its records (msgpack maps, header first) changed by hand."""
+    records = [record for _, record in iter_records(path)]
+    path.unlink()
+    writer = RunLogWriter(path, next_seq=0)
+    for record in change(records):
+        writer._write(pack_record(record))  # as a hand would: no numbering, no checks
+    writer.close()
+
+
+def _graded(records: list[dict[str, Any]], **fields: object) -> list[dict[str, Any]]:
+    first = next(r for r in records if r.get("t") == "evaluation")
+    first.update(fields)
+    return records
+
+
+def _copied(copy: Path) -> None:
+    shutil.copytree(copy / "m.seq.r1", copy / "m.seq.r3")  # a backup of a fork, counted as a third
+
+
+def _swapped(copy: Path) -> None:
+    a, b = copy / "m" / EVENTS_FILE, copy / "m.seq.r1" / EVENTS_FILE
+    a.rename(copy / "tmp"), b.rename(a), (copy / "tmp").rename(b)
+
+
+TAMPERED: dict[str, tuple[Callable[[Path], object], list[str]]] = {
+    "a fork folder copied": (
+        _copied,
+        [
+            "m.seq.r3: in_its_folder — its header names the run 'm.seq.r1', not 'm.seq.r3'",
+            "the run 'm.seq.r1' is in 2 folders: m.seq.r1, m.seq.r3",
+        ],
+    ),
+    "two logs swapped": (
+        _swapped,
+        [
+            "m: in_its_folder — its header names the run 'm.seq.r1', not 'm'",
+            "m.seq.r1: in_its_folder — its header names the run 'm', not 'm.seq.r1'",
+        ],
+    ),
+    "the header's run renamed": (
+        lambda c: _rewrite(c / "m.seq.r1" / EVENTS_FILE, lambda rs: [{**rs[0], "run_id": "other"}, *rs[1:]]),
+        ["m.seq.r1: in_its_folder — its header names the run 'other', not 'm.seq.r1'"],
+    ),
+    "a grade made NaN": (
+        lambda c: _rewrite(c / "m.seq.r1" / EVENTS_FILE, lambda rs: _graded(rs, score=float("nan"))),
+        ["'s score is nan, not a number from 0 to 10"],
+    ),
+    "a grade made 1e308": (
+        lambda c: _rewrite(c / "m.seq.r1" / EVENTS_FILE, lambda rs: _graded(rs, score=1e308)),
+        ["'s score is 1e+308, not a number from 0 to 10"],
+    ),
+    "an answer made a map": (
+        lambda c: _rewrite(c / "m.seq.r1" / EVENTS_FILE, lambda rs: _graded(rs, answer={"a": 1})),
+        ["m.seq.r1: records_valid — record "],
+    ),
+    "a record of an unknown kind": (
+        lambda c: _rewrite(c / "m.seq.r1" / EVENTS_FILE, lambda rs: [*rs[:-1], {**rs[-1], "t": "mystery"}]),
+        ["a 'mystery' record this version does not know"],
+    ),
+    "a record numbered twice": (
+        lambda c: _rewrite(
+            c / "m.seq.r1" / EVENTS_FILE, lambda rs: [*rs[:-1], {**rs[-1], "seq": rs[-2]["seq"]}]
+        ),
+        ["records are numbered one by one"],
+    ),
+    "a huge record number": (
+        lambda c: _rewrite(c / "m.seq.r1" / EVENTS_FILE, lambda rs: [*rs[:-1], {**rs[-1], "seq": 2**63 - 1}]),
+        ["records are numbered one by one"],
+    ),
+    "a second header mid-log": (
+        lambda c: _rewrite(
+            c / "m.seq.r1" / EVENTS_FILE, lambda rs: [*rs[:-1], {**rs[0], "seq": rs[-1]["seq"]}, rs[-1]]
+        ),
+        ["a second header in the middle of the log"],
+    ),
+}
+
+
+@pytest.mark.parametrize("tampering", sorted(TAMPERED))
+def test_verify_names_every_tampering(tampering: str, forked: Path, tmp_path: Path) -> None:
+    """Issue 59: each of these passed verify ("✓ 33 run(s)") — a copy, a swap, a rename, an
+    impossible grade, an unknown record, a number reused, a second header."""
+    copy = _copy(forked, tmp_path)
+    tamper, named = TAMPERED[tampering]
+    tamper(copy)
+    result = marathon("verify", str(copy), cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    assert "every invariant held" not in result.stderr
+    for words in named:
+        assert words in result.stderr, result.stderr
+
+
+def test_verify_takes_nested_recordings_folders_and_names_their_runs(forked: Path, tmp_path: Path) -> None:
+    """Issue 59: `marathon verify recordings` printed "✓ 1 run(s)" while recordings/forks held
+    failures; nothing said the nested folders went unchecked."""
+    top = tmp_path / "top"
+    top.mkdir()
+    shutil.copytree(forked, top / "forks", symlinks=True)
+    _rewrite(top / "forks" / "m.seq.r1" / EVENTS_FILE, lambda rs: _graded(rs, score=float("nan")))
+    result = marathon("verify", str(top), cwd=tmp_path)
+    assert result.returncode == 1 and "forks/m.seq.r1: records_valid — " in result.stderr, result.stderr
+    whole = marathon("verify", str(_copy(forked, tmp_path)), cwd=tmp_path)
+    assert whole.returncode == 0 and "✓ 2 run(s): every invariant held" in whole.stderr, whole.stderr
