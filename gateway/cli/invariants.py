@@ -15,7 +15,8 @@ check them over run kinds × interruptions (tests/test_invariants.py, bench/inte
   state, inspect and the viewer's run page.
 - `report_current`: the run's report.md is what its log renders today (a report edited by
   hand, or written before the log was cut or changed, is named).
-- `archive_intact`: every checkpoint the log records has its archive, with the logged digest.
+- `archive_intact`: every checkpoint the log records has its archive, with the logged digest,
+  holding the logged state (its members hash as the state folder did).
 - `told_delivered`: every fact counted told was in a message the agent received (answered) —
   the message named it, or said its numbers, codes and names — or a persona slip names it
   (a fact marked told but never said is counted, and its questions are unscored).
@@ -33,6 +34,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import io
+import tarfile
 from collections import Counter
 from dataclasses import dataclass
 from enum import StrEnum
@@ -56,7 +58,7 @@ from gateway.log.lineage import LineageError, inherited_events, parent_log_path
 from gateway.log.runlog import EVENTS_FILE, RunLog, RunLogFormatError, read_header, read_log
 from gateway.report.recordings import run_dirs
 from gateway.report.traffic_overlay import run_log
-from gateway.run.checkpoints import checkpoints_in, file_sha256
+from gateway.run.checkpoints import archive_state_hash, checkpoints_in, file_sha256
 from gateway.run.fork_start import restored_start
 from persona.benchmark.model import DELETED_MARKERS, Benchmark
 from persona.terms import missing_details
@@ -271,6 +273,17 @@ def archive_problems(log: RunLog, run_dir: Path) -> list[str]:
             problems.append(f"checkpoint {checkpoint.name!r}: its archive {checkpoint.archive} is missing")
         elif file_sha256(checkpoint.archive) != checkpoint.archive_sha256:
             problems.append(f"checkpoint {checkpoint.name!r}: {checkpoint.archive} changed since it was taken")
+        else:  # the file is the logged one: does it hold the logged state? (a swapped archive, its digest rewritten)
+            try:
+                held = archive_state_hash(checkpoint.archive)
+            except (tarfile.TarError, OSError, EOFError) as exc:
+                problems.append(f"checkpoint {checkpoint.name!r}: its archive can't be read ({exc})")
+                continue
+            if held != checkpoint.state_hash:
+                problems.append(
+                    f"checkpoint {checkpoint.name!r}: its archive holds the state {held[:12]}…, not the logged "
+                    f"{checkpoint.state_hash[:12]}… — a fork from it would start elsewhere than its log says"
+                )
     return problems
 
 

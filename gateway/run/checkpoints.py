@@ -88,16 +88,18 @@ def archive_state(state_dir: Path, run_dir: Path, name: str, rules: StateRules =
     target.parent.mkdir(parents=True, exist_ok=True)
     target.parent.chmod(0o700)
     partial = target.with_name(f".{target.name}.partial")
-    state_hash = folder_hash(state_dir, rules)
-    state_bytes = members = 0
-    with open(os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as raw:
-        with tarfile.open(fileobj=raw, mode="w:gz") as tar:
-            for entry in walk_state(state_dir, rules):
-                tar.add(entry.path, arcname=entry.rel, recursive=False)
-                members += 1
-                state_bytes += entry.size
-        raw.flush()
-        os.fsync(raw.fileno())
+    for _ in range(ARCHIVE_TRIES):
+        state_hash = folder_hash(state_dir, rules)
+        state_bytes, members = _write_archive(state_dir, partial, rules)
+        if archive_state_hash(partial) == state_hash:  # the archive holds the state the log will claim
+            break
+    else:
+        partial.unlink(missing_ok=True)
+        raise CheckpointError(
+            f"checkpoint {name!r}: the state folder {state_dir} changed while it was archived, {ARCHIVE_TRIES} "
+            "times — a process of the agent still writes it after its stop (a worker it started?); "
+            "nothing was logged"
+        )
     os.replace(partial, target)
     return CheckpointSaved(
         name=name,
@@ -109,6 +111,47 @@ def archive_state(state_dir: Path, run_dir: Path, name: str, rules: StateRules =
         members=members,
         left_out=list(rules.not_state),
     )
+
+
+ARCHIVE_TRIES = 3  # readings of a folder that keeps changing before the checkpoint is refused
+
+
+def _write_archive(state_dir: Path, partial: Path, rules: StateRules) -> tuple[int, int]:
+    state_bytes = members = 0
+    with open(os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as raw:
+        with tarfile.open(fileobj=raw, mode="w:gz") as tar:
+            for entry in walk_state(state_dir, rules):
+                tar.add(entry.path, arcname=entry.rel, recursive=False)
+                members += 1
+                state_bytes += entry.size
+        raw.flush()
+        os.fsync(raw.fileno())
+    return state_bytes, members
+
+
+def archive_state_hash(archive: Path) -> str:
+    """What `folder_hash` gives for the folder the archive holds — each regular file's path and
+    content digest, each link's path and target, in path order — read from the archive as a
+    stream (one member in memory at a time). A checkpoint's archive must hash to its logged state:
+    checked when it is taken, and by `marathon verify`. Raises `tarfile.TarError`, `OSError`."""
+    found: dict[str, bytes] = {}
+    with tarfile.open(archive, "r:gz") as tar:
+        for member in tar:
+            if member.isreg():
+                digest = hashlib.sha256()
+                source = tar.extractfile(member)
+                assert source is not None
+                while chunk := source.read(1 << 20):
+                    digest.update(chunk)
+                found[member.name] = member.name.encode() + b"\0" + digest.digest()
+            elif member.islnk() and member.linkname in found:  # a second name of a file archived before
+                found[member.name] = member.name.encode() + found[member.linkname][len(member.linkname.encode()) :]
+            elif member.issym():
+                found[member.name] = member.name.encode() + b"\0link\0" + member.linkname.encode()
+    digest = hashlib.sha256()
+    for name in sorted(found, key=lambda n: tuple(n.split("/"))):
+        digest.update(found[name])
+    return digest.hexdigest()
 
 
 def _listed(problems: list[str], at_most: int = 5) -> str:

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from gateway.log.runlog import EVENTS_FILE, RunLogWriter, iter_records, pack_record, read_log
+from gateway.run.checkpoints import archive_path, archive_state
 from tests.marathon_cli import marathon
 
 
@@ -149,7 +150,24 @@ def _swapped(copy: Path) -> None:
     a.rename(copy / "tmp"), b.rename(a), (copy / "tmp").rename(b)
 
 
+def _archive_swapped(copy: Path) -> None:
+    """Another valid archive in place of the teaching's, its sha256 written where the log keeps it."""
+    other = copy.parent / "other-state"
+    other.mkdir()
+    (other / "MEMORY.md").write_text("someone else\n")
+    saved = archive_state(other, copy.parent / "other-run", "exam")
+    shutil.copyfile(archive_path(copy.parent / "other-run", "exam"), archive_path(copy / "m", "exam"))
+    _rewrite(
+        copy / "m" / EVENTS_FILE,
+        lambda rs: [{**r, "archive_sha256": saved.archive_sha256} if r.get("t") == "checkpoint" else r for r in rs],
+    )
+
+
 TAMPERED: dict[str, tuple[Callable[[Path], object], list[str]]] = {
+    "an archive swapped, its digest rewritten": (
+        _archive_swapped,
+        ["m: archive_intact — checkpoint 'exam': its archive holds the state "],
+    ),
     "a fork folder copied": (
         _copied,
         [
