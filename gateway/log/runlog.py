@@ -40,6 +40,7 @@ from gateway.log.events import (
     RunStart,
 )
 from gateway.log.frames import FRAME_HEAD, Damage, find_damage, frame, is_framed, records
+from gateway.log.header_fields import header_field_problem
 from gateway.log.lock import RunLock
 from gateway.log.records import event_from_record
 from gateway.log.redact import DEFAULT, Redactor
@@ -161,7 +162,11 @@ def _read_header(path: Path, data: bytes) -> tuple[int, Header, int, bool]:
     if not isinstance(header, Header):
         why = f" ({header.problem})" if isinstance(header, InvalidEvent) else ""
         raise RunLogFormatError(f"{path}: malformed header record{why}")
+    if wrong := header_field_problem(header):
+        raise RunLogFormatError(f"{path}: malformed header record ({wrong})")
     return end, header, version, framed
+
+
 
 
 def read_header(path: Path) -> Header:

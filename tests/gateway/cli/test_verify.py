@@ -246,3 +246,31 @@ def test_verify_takes_nested_recordings_folders_and_names_their_runs(forked: Pat
     assert result.returncode == 1 and "forks/m.seq.r1: records_valid — " in result.stderr, result.stderr
     whole = marathon("verify", str(_copy(forked, tmp_path)), cwd=tmp_path)
     assert whole.returncode == 0 and "✓ 2 run(s): every invariant held" in whole.stderr, whole.stderr
+
+
+def test_a_rescored_run_still_verifies(forked: Path, tmp_path: Path) -> None:
+    """Issue 59: `rescore` rewrote report.md without the autopsy section, and verify then named
+    every rescored run's report stale; it writes the whole report now."""
+    copy = _copy(forked, tmp_path)
+    rescored = marathon("rescore", str(copy / "m.seq.r1"), "--grader", "exact", cwd=tmp_path)
+    assert rescored.returncode == 0, rescored.stderr
+    result = marathon("verify", str(copy), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+
+
+def test_a_header_field_of_the_wrong_type_fails_its_run_named_and_the_others_are_reported(
+    forked: Path, tmp_path: Path
+) -> None:
+    """Issue 59: `benchmark.path: 5` in one header was a traceback from verify, autopsy and state,
+    and `marathon report` wrote no report for any run."""
+    copy = _copy(forked, tmp_path)
+    bad = lambda rs: [{**rs[0], "benchmark": {**rs[0]["benchmark"], "path": 5}}, *rs[1:]]  # noqa: E731
+    _rewrite(copy / "m.seq.r1" / EVENTS_FILE, bad)
+    why = "malformed header record (benchmark.path is '5', expected text)"
+    report = marathon("report", str(copy), cwd=tmp_path)
+    assert report.returncode == 0 and "skipped m.seq.r1: unreadable log" in report.stdout + report.stderr
+    assert why in report.stdout + report.stderr and "Traceback" not in report.stderr
+    assert (copy / "matrix.md").is_file()
+    for command in (["verify", str(copy)], ["autopsy", str(copy / "m.seq.r1")], ["state", str(copy / "m.seq.r1")]):
+        result = marathon(*command, cwd=tmp_path)
+        assert result.returncode != 0 and why in result.stderr and "Traceback" not in result.stderr, command

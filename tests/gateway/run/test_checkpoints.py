@@ -4,7 +4,9 @@ and a folder that changes while it is archived is archived again or refused, nev
 from __future__ import annotations
 
 import os
-import threading
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -36,22 +38,20 @@ def test_an_archive_hashes_as_the_folder_it_was_made_from(tmp_path: Path) -> Non
 
 def test_a_folder_written_while_it_is_archived_is_refused_and_nothing_is_left(tmp_path: Path) -> None:
     """Issue 59: a worker of the agent that outlived its stop wrote the state folder during the
-    checkpoint; the log claimed one state and the archive held another (2 of 3 tries)."""
+    checkpoint; the log claimed one state and the archive held another (2 of 3 tries). Here a
+    process appends to the folder without pause while 8 MiB are hashed and archived."""
     state = _state(tmp_path)
-    stop = threading.Event()
-
-    def append() -> None:
-        with open(state / "worker.log", "a") as f:
-            while not stop.is_set():
-                f.write("x" * 512)
-                f.flush()
-
-    worker = threading.Thread(target=append)
-    worker.start()
+    (state / "big.bin").write_bytes(os.urandom(8 << 20))  # every reading takes a while
+    appender = "import sys\nwith open(sys.argv[1], 'a') as f:\n    while True:\n        f.write('x' * 64); f.flush()\n"
+    worker = subprocess.Popen([sys.executable, "-c", appender, str(state / "worker.log")])
     try:
+        deadline = time.monotonic() + 10
+        while not (state / "worker.log").exists() or (state / "worker.log").stat().st_size == 0:
+            assert time.monotonic() < deadline, "the appender never wrote"
+            time.sleep(0.01)
         with pytest.raises(CheckpointError, match="changed while it was archived, 3 times"):
             archive_state(state, tmp_path / "run", "exam")
     finally:
-        stop.set()
-        worker.join()
+        worker.kill()
+        worker.wait()
     assert not list((tmp_path / "run").rglob("*.tar.gz*"))  # no archive, no partial one
