@@ -29,6 +29,8 @@ def cmd_autopsy(run: Path, fact: str | None) -> int:
         stand_in = bool(recorded.header.agent.get("offline_stand_in"))
         status = f"the run is {recorded.summary.status}"
         print(safe_text(render_autopsy(result, stand_in, status)), end="")
+        if damage := recorded.log.damage_text():  # a half log is no whole run: say where it stops
+            print(f"\nLog: its log is {damage} — the autopsy covers only the questions before it.")
         return 0
     # a fact ("home:1.3"): every question asking its value; a question id: that question
     picked = [q for q in result.questions if fact in (q.question_id, *q.facts)]

@@ -274,3 +274,17 @@ def test_a_header_field_of_the_wrong_type_fails_its_run_named_and_the_others_are
     for command in (["verify", str(copy)], ["autopsy", str(copy / "m.seq.r1")], ["state", str(copy / "m.seq.r1")]):
         result = marathon(*command, cwd=tmp_path)
         assert result.returncode != 0 and why in result.stderr and "Traceback" not in result.stderr, command
+
+
+def test_the_autopsy_of_a_damaged_log_says_where_it_stops(forked: Path, tmp_path: Path) -> None:
+    """Issue 59: a log with a CRC-bad middle gave an autopsy table of a few of 15 questions and no
+    word of the damage."""
+    copy = _copy(forked, tmp_path)
+    log = copy / "m.seq.r1" / EVENTS_FILE
+    data = bytearray(log.read_bytes())
+    middle = len(data) // 2
+    data[middle : middle + 64] = bytes(64)
+    log.write_bytes(bytes(data))
+    result = marathon("autopsy", str(copy / "m.seq.r1"), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "its log is damaged at byte" in result.stdout and "covers only the questions before it" in result.stdout
