@@ -33,6 +33,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import dataclasses
 import io
 import tarfile
 from collections import Counter
@@ -41,7 +42,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from gateway.cli.record_checks import duplicate_runs, folder_problems, record_problems
-from gateway.cli.traffic_seen import rederivation_problems, traffic_problems
+from gateway.cli.traffic_seen import traffic_problems
 from gateway.log.events import (
     Asked,
     CheckpointSaved,
@@ -57,7 +58,7 @@ from gateway.log.events import (
 from gateway.log.lineage import LineageError, inherited_events, parent_log_path
 from gateway.log.runlog import EVENTS_FILE, RunLog, RunLogFormatError, read_header, read_log
 from gateway.report.recordings import run_dirs
-from gateway.report.traffic_overlay import run_log
+from gateway.report.traffic_overlay import apply_rederivation
 from gateway.run.checkpoints import archive_state_hash, checkpoints_in, file_sha256
 from gateway.run.fork_start import restored_start
 from persona.benchmark.model import DELETED_MARKERS, Benchmark
@@ -109,8 +110,10 @@ def check_run(run_dir: Path, *, readers: bool = True) -> list[Violation]:
         found += [Violation(name, Invariant.STARTED_AS_CLAIMED, m) for m in fork_start_problems(log)]
     found += [Violation(name, Invariant.GRADED_ONCE, m) for m in grading_problems(log.events, inherited)]
     found += [Violation(name, Invariant.ARCHIVE_INTACT, m) for m in archive_problems(log, run_dir)]
-    found += [Violation(name, Invariant.TRAFFIC_SEEN, m) for m in rederivation_problems(run_dir)]
-    found += [Violation(name, Invariant.TRAFFIC_SEEN, m) for m in traffic_problems(run_log(run_dir).events)]
+    seen = dataclasses.replace(log, events=list(log.events), notes=[])  # as the reports read it
+    if problem := apply_rederivation(run_dir, seen):
+        found.append(Violation(name, Invariant.TRAFFIC_SEEN, problem))
+    found += [Violation(name, Invariant.TRAFFIC_SEEN, m) for m in traffic_problems(seen.events)]
     if readers and log.header.benchmark.get("path"):
         found += reader_problems(run_dir, log)
         benchmark = _benchmark(log)

@@ -12,16 +12,14 @@ name each blind spot with its figure:
 - calls of a shape no rule knows (recorded as background, the profile names none of them);
 - a compaction command the agent answered, with neither a compaction nor a summary call seen
   from its turn to the next turn's end;
-- a stored re-derivation that no longer applies to its log (the log grew or changed after it),
-  or that can't be read.
+- (and, in invariants.py, through `apply_rederivation`) a stored re-derivation that no longer
+  applies to its log (the log grew or changed after it), or that can't be read.
 
 What a caller may rely on: a run recorded without a recorder (no `llm_url` at any start) is not
 judged by the first three; each problem is one line naming the figure.
 """
 
 from __future__ import annotations
-
-from pathlib import Path
 
 from gateway.log.events import (
     CompactionSeen,
@@ -32,9 +30,7 @@ from gateway.log.events import (
     RunStart,
     SessionChanged,
 )
-from gateway.log.runlog import EVENTS_FILE
 from gateway.log.vocabulary import CallKind, ErrorKind, SessionAction
-from gateway.report.traffic_overlay import TRAFFIC_FILE, TrafficRescoreError, read_rederived
 
 
 def traffic_problems(events: list[Event]) -> list[str]:
@@ -102,17 +98,3 @@ def _unseen(event: SessionChanged) -> str:
         if said
         else f"the compaction command (event {event.seq}) ran, but no compaction was seen in the recorded traffic"
     )
-
-
-def rederivation_problems(run_dir: Path) -> list[str]:
-    """A stored `rescore --traffic` result that can't be read, or no longer matches its log."""
-    try:
-        stored = read_rederived(run_dir)
-    except TrafficRescoreError as exc:
-        return [f"{exc} — the recorded readings are used; run `marathon rescore RUN --traffic` again"]
-    if stored is not None and not stored.applies_to(run_dir / EVENTS_FILE):
-        return [
-            f"{TRAFFIC_FILE} was derived from another state of the log (it grew or changed since): the "
-            "recorded readings are used — run `marathon rescore RUN --traffic` again"
-        ]
-    return []

@@ -147,23 +147,31 @@ def run_log(run_dir: Path) -> RunLog:
     when one applies to this log (see the module's docstring); as recorded otherwise. Either way
     `log.notes` says which, when a re-derivation exists."""
     log = read_log(run_dir / EVENTS_FILE)
+    apply_rederivation(run_dir, log)
+    return log
+
+
+def apply_rederivation(run_dir: Path, log: RunLog) -> str:
+    """Put the run's stored re-derivation in place in `log` (read from `run_dir`), noting how in
+    `log.notes`. Returns why one that exists could not be used (unreadable, or made from another
+    state of the log — `marathon verify` names it), "" otherwise."""
     try:
         stored = read_rederived(run_dir)
     except TrafficRescoreError as exc:
-        log.notes.append(
-            f"{exc}: the traffic readings are the recorded ones — run `marathon rescore RUN --traffic` again"
-        )
-        return log
+        problem = f"{exc}: the traffic readings are the recorded ones — run `marathon rescore RUN --traffic` again"
+        log.notes.append(problem)
+        return problem
     if stored is None:
-        return log
+        return ""
     if not stored.applies_to(run_dir / EVENTS_FILE):
-        log.notes.append(
+        problem = (
             f"{TRAFFIC_FILE} was derived from another state of the log (it grew or changed since): the traffic "
             "readings are the recorded ones — run `marathon rescore RUN --traffic` again"
         )
-        return log
+        log.notes.append(problem)
+        return problem
     log.events = overlaid(log.events, stored.derived)
     log.notes.append(
         f"traffic readings re-derived by `marathon rescore RUN --traffic` (analyzer {stored.identity}), not as recorded"
     )
-    return log
+    return ""

@@ -89,15 +89,11 @@ class TrafficProfile:
         }
         return cls(name=name, wrapper_tools=wrappers, origin=origin, **patterns)
 
-    def is_background(self, system: str, last_user: str) -> bool:
-        """A call the agent makes on its own — a heartbeat turn, a title for the chat — found by
-        the profile's `background` patterns in its system prompt or last user message. Such a
-        call is recorded but never counted against the question being asked."""
-        return self.background_pattern(system, last_user) is not None
-
     def background_pattern(self, system: str, last_user: str) -> str | None:
-        """The first `background` pattern found in the system prompt or the last user text: what
-        labelled the call (recorded beside it as `decided_by`), or None."""
+        """A call the agent makes on its own — a heartbeat turn, a title for the chat — found by
+        the profile's `background` patterns in its system prompt or last user message (such a call
+        is recorded but never counted against the question being asked): the first pattern found,
+        recorded beside the call as `decided_by`, or None."""
         return next((p for p in self.background if re.search(p, system) or re.search(p, last_user)), None)
 
     def users_words(self, text: str) -> str:
