@@ -14,11 +14,13 @@ folder before a fresh run: the agent's reset) and `fill` (files of the snapshot,
 adapters/state_folder.py; `${AGENT_INSTALL}` is the folder the agent's program really is in).
 
 The agent runs in its own process group; stopping ends the whole group (SIGTERM, then SIGKILL
-after `stop_timeout`) — also when our process exits through an exception or Ctrl-C, via
-`atexit`. Its output goes to `agent.log` in the run folder.
+after `stop_timeout`) and then every process carrying the start's mark — a worker that left the
+group (adapters/agent_processes.py) — also when our process exits through an exception or
+Ctrl-C, via `atexit`. Its output goes to `agent.log` in the run folder.
 
-What a caller may rely on: an agent never outlives the process that started it — a guard
-process ends the agent's whole group the moment ours is gone, however it went (SIGKILL, or a
+What a caller may rely on: an agent never outlives the process that started it, nor does a
+worker it started in another group or session (unless it also clears its environment) — a guard
+process ends the agent's whole group and its marked workers the moment ours is gone, however it went (SIGKILL, or a
 cluster node's worker killed with its node); the run folder remembers the agent it started
 (`agent.pid`), so a start after our process was killed first ends a leftover all the same; a
 start refuses when something already answers at the health check before the agent started
@@ -44,10 +46,11 @@ from typing import Any
 
 import aiohttp
 
+from adapters.agent_processes import GUARD_SCRIPT, MARK_VARIABLE, end_agent_processes, new_mark
 from adapters.base import AdapterConfigError, AgentConnectionError, AgentExited, AgentTimeout, number_setting
 from adapters.state_folder import NO_RULES, StateRules, folder_hash
 
-_LIVE_GROUPS: set[int] = set()
+_LIVE_GROUPS: dict[int, str] = {}  # process group → its start's mark
 PID_FILE = "agent.pid"
 LOG_FILE = "agent.log"
 TAIL_LINES = 6
@@ -55,19 +58,14 @@ _PLACEHOLDER = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _FILLED = ("PORT", "LLM_PORT", "LLM_URL", "TELEGRAM_API_ROOT", "STATE_DIR", "RUN_DIR")  # `fill` renders these
 # The guard: reads its stdin (a pipe only our process holds open) until it ends. Our process
 # writes a byte before a stop of its own (disarmed); an end without one means our process is
-# gone, and the guard ends the agent's process group.
-_GUARD = (
-    "import os,signal,sys\n"
-    "if not sys.stdin.buffer.read(1):\n"
-    "    try: os.killpg(int(sys.argv[1]), signal.SIGKILL)\n"
-    "    except OSError: pass\n"
-)
+# gone, and the guard ends the agent's process group and its marked workers (GUARD_SCRIPT).
 
 
 def _kill_all() -> None:
-    for pgid in list(_LIVE_GROUPS):
+    for pgid, mark in list(_LIVE_GROUPS.items()):
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pgid, signal.SIGKILL)
+        end_agent_processes(pgid, mark, within=1.0)
     _LIVE_GROUPS.clear()
 
 
@@ -150,6 +148,7 @@ class AgentProcess:
         self._guard: int | None = None  # the write end of the guard's pipe
         self._guard_process: subprocess.Popen[bytes] | None = None
         self.stopping = False
+        self.mark = ""  # this start's mark, carried by every process the agent starts
         self.notes: list[str] = []  # what start() found and did (a leftover agent ended)
 
     def reset(self) -> str:
@@ -228,12 +227,13 @@ class AgentProcess:
                 "be tested instead of the one marathonbench starts"
             )
         self.stopping = False
+        self.mark = new_mark()
         log = open(self.log_path, "ab")  # noqa: SIM115 - handed to the child
         try:
             self.process = subprocess.Popen(
                 self.command,
                 cwd=self.cwd,
-                env=self.env,
+                env={**self.env, MARK_VARIABLE: self.mark},
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
@@ -244,16 +244,16 @@ class AgentProcess:
             raise AgentConnectionError(f"can't start the agent ({self.command}): {exc.strerror}") from exc
         finally:
             log.close()
-        _LIVE_GROUPS.add(self.process.pid)
+        _LIVE_GROUPS[self.process.pid] = self.mark
         self._start_guard(self.process.pid)
-        remember_agent(self.run_dir, self.process.pid)
+        remember_agent(self.run_dir, self.process.pid, self.mark)
         await self.wait_ready()
 
     def _start_guard(self, pgid: int) -> None:
         read, write = os.pipe()  # not inherited by the agent (or any other child): os.pipe fds aren't
         try:
             self._guard_process = subprocess.Popen(
-                [sys.executable, "-I", "-S", "-c", _GUARD, str(pgid)],
+                [sys.executable, "-I", "-S", "-c", GUARD_SCRIPT, str(pgid), self.mark, MARK_VARIABLE],
                 stdin=read,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
@@ -285,7 +285,8 @@ class AgentProcess:
         try:
             recorded = json.loads(path.read_text(encoding="utf-8"))
             pid, started = int(recorded["pid"]), recorded.get("started")
-        except (OSError, ValueError, KeyError, TypeError):
+            mark = str(recorded.get("mark") or "")
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return
         try:
             leads = os.getpgid(pid) == pid
@@ -305,6 +306,10 @@ class AgentProcess:
             self.notes.append(note)
             with open(self.log_path, "a", encoding="utf-8") as log:
                 log.write(f"marathonbench: {note}\n")
+        if mark:  # its workers that left its group (a pid file without a mark: an older run's)
+            left = await asyncio.to_thread(end_agent_processes, None, mark)
+            if left:
+                self.notes.append(f"could not end {', '.join(map(str, left))}, left by an earlier agent")
         path.unlink(missing_ok=True)
 
     async def wait_ready(self) -> None:
@@ -369,8 +374,11 @@ class AgentProcess:
             os.killpg(pgid, signal.SIGKILL)  # the whole group, also children that ignored SIGTERM
         with contextlib.suppress(subprocess.TimeoutExpired):
             process.wait(timeout=5)
+        left = await asyncio.to_thread(end_agent_processes, pgid, self.mark)  # workers that left the group
+        if left:
+            self.notes.append(f"could not end {', '.join(map(str, left))}, started by the agent")
         self._disarm_guard()  # only now: killed while stopping, we'd still leave nothing behind
-        _LIVE_GROUPS.discard(pgid)
+        _LIVE_GROUPS.pop(pgid, None)
         self.process = None
         (self.run_dir / PID_FILE).unlink(missing_ok=True)
 
@@ -446,9 +454,10 @@ def process_start_time(pid: int) -> int | None:
         return None
 
 
-def remember_agent(run_dir: Path, pid: int) -> None:
-    """Note in the run folder which agent process (group) it started — pid and start time, so
-    that a later start can end it if our process was killed, and never a reused pid."""
+def remember_agent(run_dir: Path, pid: int, mark: str = "") -> None:
+    """Note in the run folder which agent process (group) it started — pid, start time and mark,
+    so that a later start can end it and its workers if our process was killed, and never a
+    reused pid."""
     (run_dir / PID_FILE).write_text(
-        json.dumps({"pid": pid, "started": process_start_time(pid)}), encoding="utf-8"
+        json.dumps({"pid": pid, "started": process_start_time(pid), "mark": mark}), encoding="utf-8"
     )

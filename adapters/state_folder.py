@@ -166,10 +166,32 @@ def folder_hash(folder: Path | None, rules: StateRules = NO_RULES) -> str:
     digest = hashlib.sha256()
     for entry in walk_state(folder, rules):
         if entry.kind == "file":
-            digest.update(entry.rel.encode() + b"\0" + file_digest(entry.path))
+            digest.update(file_line(entry.rel, file_digest(entry.path)))
         elif entry.kind == "link":
-            digest.update(entry.rel.encode() + b"\0link\0" + entry.target.encode())
+            digest.update(link_line(entry.rel, entry.target))
     return digest.hexdigest()
+
+
+def name_bytes(name: str) -> bytes:
+    """A path as the OS holds it: any bytes a file name may have, not only UTF-8 (a Latin-1
+    `café.md` reaches Python as a lone surrogate, and a strict `.encode()` would fail on it)."""
+    return os.fsencode(name)
+
+
+def shown_name(text: str) -> str:
+    """`text` with the bytes of a non-UTF-8 file name escaped (`caf\\xe9.md`), so it can be
+    logged, written to a report and printed: those hold text."""
+    return name_bytes(text).decode("utf-8", "backslashreplace")
+
+
+def file_line(rel: str, digest: bytes) -> bytes:
+    """What a regular file adds to the folder's hash (also read from an archive: checkpoints.py)."""
+    return name_bytes(rel) + b"\0" + digest
+
+
+def link_line(rel: str, target: str) -> bytes:
+    """What a link adds to the folder's hash: its path and its target as written."""
+    return name_bytes(rel) + b"\0link\0" + name_bytes(target)
 
 
 def file_digest(path: Path) -> bytes:

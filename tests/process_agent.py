@@ -5,7 +5,10 @@ Its environment steers it: DIE_AFTER=N exits (code 3) on the Nth message after p
 DELAY=S waits S seconds a message (so a test can act while runs are under way); PIDS=DIR gets
 a file named by its pid (so a test can check it is gone); NOTES=FILE keeps what it was told in
 that file (its state on disk: read at start, appended to); START_FAILS=FILE exits (code 4) at
-start while that file exists. It prints "agent pid N" at start.
+start while that file exists; NOTES_NAME=HEX names the notes file by these bytes instead (in
+NOTES's folder: a name that need not be UTF-8); WORKER=FILE starts a detached worker (its own
+session, its parent gone: not in the agent's process group) that appends to FILE until killed,
+writing its pid first. It prints "agent pid N" at start.
 """
 
 from __future__ import annotations
@@ -22,6 +25,18 @@ AGENT = textwrap.dedent(
         print("fatal: the licence file is locked", flush=True)
         sys.exit(4)
     store = os.environ.get("NOTES")
+    if store and os.environ.get("NOTES_NAME"):
+        store = os.path.join(os.path.dirname(store), os.fsdecode(bytes.fromhex(os.environ["NOTES_NAME"])))
+    if store:
+        os.makedirs(os.path.dirname(store), exist_ok=True)
+    if os.environ.get("WORKER") and os.fork() == 0:  # a daemon's double fork: setsid, then leave
+        os.setsid()
+        if os.fork() == 0:
+            with open(os.environ["WORKER"], "a") as w:
+                w.write(f"worker {os.getpid()}\\n")
+                while True:
+                    w.write("x" * 64); w.flush(); time.sleep(0.005)
+        os._exit(0)
     if store and os.path.exists(store):
         notes = [l for l in open(store).read().splitlines() if l]
     if os.environ.get("PIDS"):

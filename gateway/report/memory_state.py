@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from adapters.state_folder import shown_name
 from gateway.report.deletion_scope import state_folder
 from gateway.report.memory_stores import StoreUnreadable, read_store, store_of
 from gateway.report.scoped_files import MAX_FILE_BYTES, ScopedFiles, read_scoped
@@ -82,15 +83,16 @@ class MemoryState:
                 for member in tar:
                     if not member.isfile() or not any(p.fullmatch(member.name) for p in patterns):
                         continue
+                    where = shown_name(member.name)  # any name the OS allows, as text
                     if member.size > MAX_FILE_BYTES:
-                        found.not_read.append(f"{member.name} (over {MAX_FILE_BYTES // 2**20} MiB)")
+                        found.not_read.append(f"{where} (over {MAX_FILE_BYTES // 2**20} MiB)")
                         continue
                     data = tar.extractfile(member)
                     raw = data.read() if data is not None else b""
                     if b"\0" in raw[:4096]:
-                        found.not_read.append(f"{member.name} (not text)")
+                        found.not_read.append(f"{where} (not text)")
                         continue
-                    found.texts[member.name] = raw.decode("utf-8", errors="replace")
+                    found.texts[where] = raw.decode("utf-8", errors="replace")
         except (OSError, EOFError, zlib.error, tarfile.TarError, StoreUnreadable) as exc:
             return cls(None, f"the checkpoint archive {archive.name} can't be read ({exc})")
         return cls(found)

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from adapters.state_folder import shown_name
+
 MAX_FILE_BYTES = 8 * 1024 * 1024
 
 
@@ -35,7 +37,7 @@ def read_scoped(folder: Path, globs: list[str]) -> ScopedFiles:
             if path in seen or not path.is_file():
                 continue
             seen.add(path)
-            where = str(path.relative_to(folder))
+            where = shown_name(str(path.relative_to(folder)))  # any name the OS allows, as text
             if path.is_symlink() or not path.resolve().is_relative_to(folder.resolve()):
                 found.not_read.append(f"{where} (a link)")
                 continue

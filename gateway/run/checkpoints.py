@@ -19,15 +19,32 @@ import os
 import tarfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
-from adapters.state_folder import NO_RULES, StateRules, folder_hash, state_problems, walk_state
+from adapters.agent_processes import writers_of
+from adapters.state_folder import (
+    NO_RULES,
+    StateRules,
+    file_line,
+    folder_hash,
+    link_line,
+    name_bytes,
+    shown_name,
+    state_problems,
+    walk_state,
+)
 from gateway.log.events import CheckpointSaved, Event
 
 CHECKPOINTS = "checkpoints"  # the folder of a run's checkpoint archives
 
 
 class CheckpointError(ValueError):
-    """A checkpoint can't be taken, found or restored; the message says which and why."""
+    """A checkpoint can't be taken, found or restored; the message says which and why. A file
+    name in it that is not UTF-8 is shown escaped (`caf\\xe9.md`): the message reaches the log
+    and the terminal, which hold text."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(shown_name(message))
 
 
 @dataclass(frozen=True)
@@ -88,17 +105,28 @@ def archive_state(state_dir: Path, run_dir: Path, name: str, rules: StateRules =
     target.parent.mkdir(parents=True, exist_ok=True)
     target.parent.chmod(0o700)
     partial = target.with_name(f".{target.name}.partial")
+    failure = ""
     for _ in range(ARCHIVE_TRIES):
-        state_hash = folder_hash(state_dir, rules)
-        state_bytes, members = _write_archive(state_dir, partial, rules)
-        if archive_state_hash(partial) == state_hash:  # the archive holds the state the log will claim
+        try:  # the hash is of what the archive holds: one reading of the folder makes both
+            state_hash, state_bytes, members = _write_archive(state_dir, partial, rules)
+        except OSError as exc:  # a file cut short while it was read (tarfile: "unexpected end of data")
+            failure = f" (last: {exc})"
+            continue
+        if folder_hash(state_dir, rules) == state_hash:  # a second reading: nothing writes it any more
             break
+        failure = ""
     else:
         partial.unlink(missing_ok=True)
+        writers = writers_of(state_dir)
         raise CheckpointError(
             f"checkpoint {name!r}: the state folder {state_dir} changed while it was archived, {ARCHIVE_TRIES} "
-            "times — a process of the agent still writes it after its stop (a worker it started?); "
-            "nothing was logged"
+            "times" + failure + " — "
+            + (
+                f"{_listed([str(w) for w in writers])} still holds files in it open"
+                if writers
+                else "a process still writes it after the agent's stop (a worker it started?)"
+            )
+            + "; nothing was logged"
         )
     os.replace(partial, target)
     return CheckpointSaved(
@@ -116,24 +144,52 @@ def archive_state(state_dir: Path, run_dir: Path, name: str, rules: StateRules =
 ARCHIVE_TRIES = 3  # readings of a folder that keeps changing before the checkpoint is refused
 
 
-def _write_archive(state_dir: Path, partial: Path, rules: StateRules) -> tuple[int, int]:
+class _Hashing:
+    """A file read through: what tarfile copies into the archive is what is hashed."""
+
+    def __init__(self, source: BinaryIO) -> None:
+        self.source, self.digest = source, hashlib.sha256()
+
+    def read(self, size: int = -1) -> bytes:
+        chunk = self.source.read(size)
+        self.digest.update(chunk)
+        return chunk
+
+
+def _write_archive(state_dir: Path, partial: Path, rules: StateRules) -> tuple[str, int, int]:
+    """Archive the folder's state into `partial`; returns the hash of what was archived (as
+    `folder_hash` computes it), its bytes and its members."""
     state_bytes = members = 0
+    state = hashlib.sha256()
     with open(os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as raw:
-        with tarfile.open(fileobj=raw, mode="w:gz") as tar:
+        with tarfile.open(fileobj=raw, mode="w:gz", format=tarfile.PAX_FORMAT) as tar:
             for entry in walk_state(state_dir, rules):
-                tar.add(entry.path, arcname=entry.rel, recursive=False)
                 members += 1
-                state_bytes += entry.size
+                if entry.kind != "file":
+                    info = tar.gettarinfo(entry.path, arcname=entry.rel)
+                    tar.addfile(info)
+                    if info.issym():
+                        state.update(link_line(entry.rel, info.linkname))
+                    continue
+                with open(entry.path, "rb") as source:
+                    info = tar.gettarinfo(arcname=entry.rel, fileobj=source)
+                    if info.islnk():  # a second name of one file: archived whole, as a restore writes it
+                        info.type, info.linkname, info.size = tarfile.REGTYPE, "", os.fstat(source.fileno()).st_size
+                    reader = _Hashing(source)
+                    tar.addfile(info, reader)  # read() is all tarfile uses of it
+                    state_bytes += info.size
+                state.update(file_line(entry.rel, reader.digest.digest()))
         raw.flush()
         os.fsync(raw.fileno())
-    return state_bytes, members
+    return state.hexdigest(), state_bytes, members
 
 
 def archive_state_hash(archive: Path) -> str:
     """What `folder_hash` gives for the folder the archive holds — each regular file's path and
     content digest, each link's path and target, in path order — read from the archive as a
     stream (one member in memory at a time). A checkpoint's archive must hash to its logged state:
-    checked when it is taken, and by `marathon verify`. Raises `tarfile.TarError`, `OSError`."""
+    made so when it is taken (one reading of the folder gives both), and checked by `marathon
+    verify`. Names are bytes, as the OS allows them. Raises `tarfile.TarError`, `OSError`."""
     found: dict[str, bytes] = {}
     with tarfile.open(archive, "r:gz") as tar:
         for member in tar:
@@ -143,14 +199,15 @@ def archive_state_hash(archive: Path) -> str:
                 assert source is not None
                 while chunk := source.read(1 << 20):
                     digest.update(chunk)
-                found[member.name] = member.name.encode() + b"\0" + digest.digest()
-            elif member.islnk() and member.linkname in found:  # a second name of a file archived before
-                found[member.name] = member.name.encode() + found[member.linkname][len(member.linkname.encode()) :]
+                found[member.name] = digest.digest()
+            elif member.islnk() and isinstance(found.get(member.linkname), bytes):
+                found[member.name] = found[member.linkname]  # a second name of a file archived before
             elif member.issym():
-                found[member.name] = member.name.encode() + b"\0link\0" + member.linkname.encode()
+                found[member.name] = b"\0link\0" + name_bytes(member.linkname)
     digest = hashlib.sha256()
     for name in sorted(found, key=lambda n: tuple(n.split("/"))):
-        digest.update(found[name])
+        value = found[name]
+        digest.update(name_bytes(name) + value if value.startswith(b"\0link\0") else file_line(name, value))
     return digest.hexdigest()
 
 

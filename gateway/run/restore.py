@@ -80,7 +80,7 @@ def restore_state(checkpoint: SavedCheckpoint, state_dir: Path, rules: StateRule
     bounds = RestoreBounds.of(checkpoint)
     try:
         members = _checked_members(checkpoint, rules, bounds)
-    except (tarfile.TarError, OSError, EOFError) as exc:
+    except (tarfile.TarError, OSError, EOFError, UnicodeError) as exc:
         raise RestoreRefused(checkpoint, [f"the archive can't be read: {exc}"]) from None
     shutil.rmtree(state_dir, ignore_errors=True)
     state_dir.mkdir(parents=True)
@@ -88,7 +88,7 @@ def restore_state(checkpoint: SavedCheckpoint, state_dir: Path, rules: StateRule
     try:
         _extract(checkpoint.archive, members, state_dir, bounds)
         restored = folder_hash(state_dir, taken)
-    except (tarfile.TarError, OSError, EOFError, _OverBound) as exc:
+    except (tarfile.TarError, OSError, EOFError, _OverBound, UnicodeError) as exc:
         shutil.rmtree(state_dir, ignore_errors=True)
         raise RestoreRefused(checkpoint, [f"writing it failed: {exc}"]) from None
     if restored != checkpoint.state_hash:

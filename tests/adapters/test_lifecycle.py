@@ -148,7 +148,9 @@ def test_an_agent_does_not_outlive_a_killed_runner(tmp_path: Path) -> None:
     script.write_text(
         SERVER.replace(
             "open(os.path",
-            "import subprocess; subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'])\nopen(os.path",
+            "import subprocess; subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'])\n"
+            "d = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'], start_new_session=True)\n"
+            "open(os.path.join(os.environ['STATE'], 'detached'), 'w').write(str(d.pid))\nopen(os.path",
         )
     )
     runner = tmp_path / "runner.py"
@@ -175,16 +177,50 @@ def test_an_agent_does_not_outlive_a_killed_runner(tmp_path: Path) -> None:
         assert proc.stdout is not None
         group = int(proc.stdout.readline())
         pid = int((tmp_path / "run" / "agent-state" / "pid").read_text())
-        members = [p for p in Path("/proc").iterdir() if p.name.isdigit() and _group_of(p) == group]
+        members = [int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit() and _group_of(p) == group]
         assert alive(pid) and len(members) >= 2  # the agent and its own child
+        detached = int((tmp_path / "run" / "agent-state" / "detached").read_text())
+        assert _group_of(Path(f"/proc/{detached}")) == detached and alive(detached)  # a session of its own
         proc.kill()
         proc.wait()
         deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and any(alive(int(p.name)) for p in members):
+        while time.monotonic() < deadline and any(alive(p) for p in [*members, detached]):
             time.sleep(0.05)
-        assert not any(alive(int(p.name)) for p in members)
+        assert not any(alive(p) for p in [*members, detached])
     finally:
         proc.kill()
+
+
+async def test_a_worker_that_left_the_agents_group_is_ended_with_the_agent(tmp_path: Path) -> None:
+    """Issue 59: a detached worker (a daemon's double fork into a session of its own) outlived
+    the agent's stop — 16 were left after one run. Its inherited mark finds it."""
+    port = free_port()
+    agent = fake_agent(tmp_path, port)
+    script = tmp_path / "agent.py"
+    script.write_text(
+        SERVER.replace(
+            "open(os.path",
+            "if os.fork() == 0:\n"
+            "    os.setsid()\n"
+            "    if os.fork() == 0:\n"
+            "        open(os.path.join(os.environ['STATE'], 'worker'), 'w').write(str(os.getpid()))\n"
+            "        import time; time.sleep(600)\n"
+            "    os._exit(0)\n"
+            "open(os.path",
+            1,
+        )
+    )
+    agent.reset()
+    await agent.start()
+    deadline = time.monotonic() + 10
+    while not (agent.state_dir / "worker").exists() or not (agent.state_dir / "worker").read_text():
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    worker = int((agent.state_dir / "worker").read_text())
+    assert agent.process is not None
+    assert alive(worker) and _group_of(Path(f"/proc/{worker}")) != agent.process.pid  # not in the agent's group
+    await agent.stop()
+    assert not alive(worker) and agent.notes == []
 
 
 def _group_of(proc: Path) -> int:

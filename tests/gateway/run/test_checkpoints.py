@@ -49,8 +49,9 @@ def test_a_folder_written_while_it_is_archived_is_refused_and_nothing_is_left(tm
         while not (state / "worker.log").exists() or (state / "worker.log").stat().st_size == 0:
             assert time.monotonic() < deadline, "the appender never wrote"
             time.sleep(0.01)
-        with pytest.raises(CheckpointError, match="changed while it was archived, 3 times"):
+        with pytest.raises(CheckpointError, match="changed while it was archived, 3 times") as refused:
             archive_state(state, tmp_path / "run", "exam")
+        assert f"pid {worker.pid} (python" in str(refused.value)  # who still writes it, named
     finally:
         worker.kill()
         worker.wait()

@@ -121,6 +121,45 @@ async def test_a_started_agent_is_stopped_archived_and_its_fork_remembers(
     assert scores["q1"] == 10  # "Miso", from the notes restored from the archive
 
 
+async def test_a_detached_worker_and_a_non_utf8_name_checkpoint_fork_and_verify(
+    tmp_path: Path, make_benchmark: BenchFactory
+) -> None:
+    """Issue 59: a worker the agent started in a session of its own outlived its stop and wrote the
+    state folder while the checkpoint read it (one state logged, another archived), and stayed
+    after `marathon` ended; a Latin-1 file name killed the checkpoint with a codec error. Here the
+    agent keeps its notes in `memory/caf\\xe9.md` and a double-forked worker appends to the state
+    folder without pause: the checkpoint ends the worker with the agent, its archive holds the
+    logged state, the fork answers from the notes, and the autopsy and verify read the folder."""
+    import os
+
+    from adapters.http_server import free_port
+    from adapters.lifecycle import process_alive
+    from gateway.run.checkpoints import archive_state_hash
+    from tests.process_agent import http_process_agent
+
+    bench = make_benchmark()
+    agent = http_process_agent(
+        tmp_path, free_port(), NOTES="${STATE_DIR}/memory/notes", NOTES_NAME=b"caf\xe9.md".hex(),
+        WORKER="${STATE_DIR}/worker.log",
+    )
+    agent["process"]["state_dir"] = "${RUN_DIR}/agent-state"  # type: ignore[index]
+    agent["memory_files"] = ["memory/*"]
+    teach = await run_spec(RunSpec("t", bench, agent, checkpoint_at="exam", until="exam"), tmp_path)
+    assert teach.reason == "completed"
+    (saved,) = [e for e in _events(tmp_path / "t") if isinstance(e, CheckpointSaved)]
+    assert archive_state_hash(tmp_path / "t" / saved.archive) == saved.state_hash
+    worker = int((tmp_path / "t" / "agent-state" / "worker.log").read_text().split()[1])
+    assert not process_alive(worker)  # ended with the agent at its checkpoint, though not in its group
+    assert b"caf\xe9.md" in os.listdir(os.fsencode(tmp_path / "t" / "agent-state" / "memory"))
+    fork = await run_spec(RunSpec("t.f1", bench, agent, checkpoint_at="exam", parent=("t", "exam")), tmp_path)
+    assert fork.reason == "completed"
+    scores = {e.question_id: e.score for e in _events(tmp_path / "t.f1") if isinstance(e, Evaluation)}
+    assert scores["q1"] == 10  # "Miso", from the notes restored under their Latin-1 name
+    for command in (("autopsy", "t.f1"), ("verify", ".")):
+        result = marathon(*command, cwd=tmp_path)
+        assert result.returncode == 0 and "Traceback" not in result.stderr, (command, result.stdout, result.stderr)
+
+
 def test_a_checkpoint_on_an_agent_we_do_not_start_is_refused_before_the_run(tmp_path: Path) -> None:
     config = _config(
         tmp_path, 'agent: { adapter: "http", url: "http://127.0.0.1:9/chat" }, checkpoint_at: "exam"'

@@ -185,3 +185,43 @@ def test_a_checkpoint_restores_after_its_profile_named_more_caches(tmp_path: Pat
     (state / "notes.md").write_text("Miso")
     checkpoint = SavedCheckpoint.logged("p", tmp_path, archive_state(state, tmp_path, "exam"))
     assert restore_state(checkpoint, tmp_path / "fork", StateRules(not_state=("cache",))) == checkpoint.state_hash
+
+
+LATIN1 = os.fsdecode(b"caf\xe9.md")  # a name the OS allows that is not UTF-8 (a lone surrogate in Python)
+
+
+def test_a_name_that_is_not_utf8_survives_checkpoint_and_restore(tmp_path: Path) -> None:
+    """Issue 59: `café.md` written in Latin-1 killed the checkpoint with a raw codec error, and
+    every fork after it ("run 't' has no checkpoint")."""
+    state = tmp_path / "agent-state"
+    (state / LATIN1).parent.mkdir(parents=True)
+    (state / LATIN1).write_text("Miso is 5\n")
+    (state / os.fsdecode(b"d\xefr")).mkdir()
+    (state / "link").symlink_to(LATIN1)  # a link whose target is such a name
+    event = archive_state(state, tmp_path, "exam")
+    assert event.state_hash == folder_hash(state)
+    saved = SavedCheckpoint.logged("p", tmp_path, event)
+    (state / LATIN1).write_text("changed\n")
+    assert restore_state(saved, state) == event.state_hash
+    assert sorted(os.listdir(os.fsencode(state))) == [b"caf\xe9.md", b"d\xefr", b"link"]
+    assert os.readlink(os.fsencode(state / "link")) == b"caf\xe9.md"
+
+
+def test_a_refused_restore_of_non_utf8_names_leaves_nothing_and_says_why_in_text(tmp_path: Path) -> None:
+    """A crafted archive with such names whose hash differs: what it wrote is removed, and the
+    refusal is text a log and a terminal can hold (the name escaped, not a codec error)."""
+    wrong = _crafted(tmp_path, [(LATIN1, b"one"), (os.fsdecode(b"memory/\xff.md"), b"two")])
+    with pytest.raises(RestoreRefused, match=r"hashes .*, not the logged") as refused:
+        restore_state(wrong, tmp_path / "state")
+    assert not (tmp_path / "state").exists()
+    str(refused.value).encode("utf-8")  # strict: no lone surrogate in the message
+
+
+def test_a_refusal_naming_a_non_utf8_file_is_printable_text(tmp_path: Path) -> None:
+    state = tmp_path / "agent-state"
+    state.mkdir()
+    (state / LATIN1).symlink_to("/etc/passwd")  # a link out: refused, the link's name in the message
+    with pytest.raises(CheckpointError) as refused:
+        archive_state(state, tmp_path, "exam")
+    assert "caf\\xe9.md" in str(refused.value)
+    str(refused.value).encode("utf-8")
