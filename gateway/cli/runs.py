@@ -256,7 +256,7 @@ def _run_and_report(
     except BenchmarkErrors as exc:
         print_errors(exc)
         return 1
-    except (ResumeError, RunLogFormatError, ValueError, OSError, ExecutorUnavailable) as exc:
+    except (ResumeError, RunLogFormatError, ValueError, OSError, ExecutorUnavailable, RunInUse) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     ok = True

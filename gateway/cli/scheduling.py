@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -15,6 +16,7 @@ from gateway.cli.stopping import run_until_stopped
 from gateway.cluster.ray_runs import RayCluster, RemoteRun
 from gateway.run.agents import shared_resources
 from gateway.run.config import RunSpec
+from gateway.run.fork_group import clear_stale_forks
 from gateway.run.placement import RayExecutor, address_problem
 from gateway.run.progress import ProgressBoard
 from gateway.run.run_header import RunOutcome
@@ -32,7 +34,12 @@ def run_all(
     listener and ports). A run that fails in our code doesn't stop the others; Ctrl-C
     interrupts all of them cleanly (each logs `interrupted`) and the same command resumes all.
     With a Ray `executor` each run is a task on the cluster; its resources, not `parallel`,
-    decide how many run at once."""
+    decide how many run at once. `fresh` first clears the forks of every run taught again
+    (gateway/run/fork_group.py); `ForkInUse` when one is being written, before anything runs."""
+    if fresh:
+        cleared = clear_stale_forks(recordings, {spec.id for spec in specs})
+        for parent, count in Counter(_parent_of(fork, specs) for fork in cleared).items():
+            print(f"[{parent}] --fresh: cleared {count} fork(s) of its earlier teaching", flush=True)
 
     async def go() -> list[RunOutcome | BaseException]:
         if executor is None:
@@ -47,6 +54,11 @@ def run_all(
             cluster.close()
 
     return run_until_stopped(go())
+
+
+def _parent_of(fork: Path, specs: Sequence[RunSpec]) -> str:
+    """The run of `specs` whose teaching a cleared fork was of (its name starts with it)."""
+    return max((s.id for s in specs if fork.name.startswith(s.id + ".")), key=len, default=fork.name)
 
 
 async def schedule(

@@ -100,6 +100,9 @@ class ForkGroup:
     tags: dict[str, tuple[str, ...]]  # question id → tags
     modes: dict[str, ModeResult]
     incomplete: list[str]  # forks that did not complete (their grades are left out)
+    # each teaching the forks started from (the parent's checkpoint state, its archive) → its forks:
+    # one group holds one; more is a group mixing two agents, whose figures are not shown
+    teachings: dict[tuple[str, str], list[str]] = field(default_factory=dict)
 
     def contamination(self) -> dict[str, tuple[float, tuple[float, float], int]]:
         """tag → (sequential − isolated mean, its 95 % interval, questions), for tags graded in both."""
@@ -142,6 +145,9 @@ def build_fork_groups(runs: Sequence[RecordedRun]) -> list[ForkGroup]:
         if not teacher or mode not in (*MODES, DIRECT):
             continue
         group = groups.setdefault(teacher, ForkGroup(teacher, {}, {}, []))
+        parent = run.header.parent
+        teaching = (str(parent.get("state_hash", "")), str(parent.get("archive_sha256", "")))
+        group.teachings.setdefault(teaching, []).append(run.summary.run_id)
         result = group.modes.setdefault(mode, ModeResult(mode))
         result.forks += 1
         if run.summary.ending is not TerminationReason.COMPLETED:
@@ -167,6 +173,19 @@ def _pct(value: float | None) -> str:
 
 def render_forks(group: ForkGroup) -> str:
     out = [f"## Exams forked from {group.teacher}'s checkpoint", ""]
+    if len(group.teachings) > 1:
+        mixed = "; ".join(
+            f"state {state[:12]}… (archive {archive[:12]}…): {len(forks)} fork(s), e.g. {forks[0]}"
+            for (state, archive), forks in sorted(group.teachings.items(), key=lambda t: -len(t[1]))
+        )
+        out += [
+            f"**Not shown: these forks started from {len(group.teachings)} different teachings of "
+            f"{group.teacher}** ({mixed}). A fork group's figures compare rollouts of one agent state; "
+            f"these mix agents. `marathon run --fresh` teaches {group.teacher} again and clears every "
+            "fork of the earlier teaching first.",
+            "",
+        ]
+        return "\n".join(out)
     out += [
         "Every fork starts from the same archived agent state; an isolated fork asks one question, "
         "so no question sees another. A pass is a full score at the first try (as in the A/B table and "

@@ -234,7 +234,7 @@ def render_html(
         for n, c in enumerate(comparisons)
     ] + [
         {"id": f"forks{n}", "title": f"Exams forked from {group.teacher}'s checkpoint",
-         "charts": [fork_pass_rates(group)], "markdown": render_forks(group)}
+         "charts": [fork_pass_rates(group)] if len(group.teachings) <= 1 else [], "markdown": render_forks(group)}
         for n, group in enumerate(forks)
     ]  # fmt: skip
     data = {

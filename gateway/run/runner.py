@@ -57,6 +57,7 @@ from gateway.report.markdown import reports_behind
 from gateway.run.agents import AgentHandle, describe_agent, open_agent
 from gateway.run.checkpoints import CheckpointError, SavedCheckpoint, archive_state
 from gateway.run.config import RunSpec
+from gateway.run.fork_group import stale_fork_refusal
 from gateway.run.fork_start import inherited_prefix, restore_at_start
 from gateway.run.forking import find_checkpoint
 from gateway.run.journal import LocalJournal, LogAppender, RunJournal
@@ -256,7 +257,10 @@ class Run:
             self.writer.redactor = self.redactor  # each event redacted once, by the writer
         if previous is None:
             return None
-        if (refusal := resume_refusal(previous, self.spec, self.benchmark, self.journal.location)) is not None:
+        refusal = resume_refusal(previous, self.spec, self.benchmark, self.journal.location) or stale_fork_refusal(
+            previous, self.parent, self.journal.location
+        )
+        if refusal is not None:
             self.writer.close()
             raise ResumeError(refusal)
         return previous
