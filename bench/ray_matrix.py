@@ -106,7 +106,8 @@ def relay_cost(records: int = 100_000) -> dict[str, float]:
     from gateway.cluster.relay import LogRelay
     from gateway.cluster.remote_log import BATCH_RECORDS
     from gateway.log.events import Header, LLMExchange
-    from gateway.log.runlog import EVENTS_FILE, LogFollower, pack_record
+    from gateway.log.follower import LogFollower
+    from gateway.log.runlog import EVENTS_FILE, pack_record
 
     ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR")
     try:

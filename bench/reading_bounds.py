@@ -8,7 +8,9 @@ autopsy on 300 sparse 8 MiB files, killed at 300 s and 2.5 GB).
 Builds, in a temporary folder: the offline demo's run, then (1) a copy of it whose log holds
 `--records` more said/replied records before its exam, and (2) a copy whose agent state folder
 holds `--files` sparse 8 MiB memory files. Each command runs as its own process; its peak RSS
-(wait4) and wall time are printed side by side with its exit code. Figures only; nothing here is
+(wait4) and wall time are printed side by side with its exit code (verify: 0 when every
+invariant held; a log past the readers' bound, `MARATHON_MAX_LOG_RECORDS`, is refused by name:
+1). Figures only; nothing here is
 asserted. A command over `--timeout` is killed and shown as such.
 """
 
@@ -104,13 +106,14 @@ def main() -> None:
         code, _, _ = marathon("demo", "--recordings", str(root / "demo"), cwd=root, timeout=args.timeout)
         assert code == 0, "the demo did not run"
         demo = root / "demo" / "demo"
-        size = big_log(demo, root / "log" / "run", args.records)
-        big_state(demo, root / "state" / "run", args.files)
+        size = big_log(demo, root / "log" / "demo", args.records)  # the folder its header names
+        big_state(demo, root / "state" / "demo", args.files)
         print(f"log: {args.records:,} more records, {size / 2**20:,.0f} MiB; state: {args.files} sparse 8 MiB files")
         print(f"{'command':<34} {'case':<6} {'exit':>7} {'peak MiB':>9} {'seconds':>8}")
         for case in ("log", "state"):
             folder = root / case
-            for command in (("verify", "."), ("autopsy", "run"), ("state", "run"), ("inspect", "run"), ("report", ".")):
+            # report first: it writes the report.md verify then compares with what the log renders
+            for command in (("report", "."), ("verify", "."), ("autopsy", "demo"), ("state", "demo"), ("inspect", "demo")):
                 code, peak, seconds = marathon(*command, cwd=folder, timeout=args.timeout)
                 print(f"{' '.join(command):<34} {case:<6} {code!s:>7} {peak:>9,.0f} {seconds:>8.1f}", flush=True)
 

@@ -324,6 +324,7 @@ def reader_problems(run_dir: Path, log: RunLog) -> list[Violation]:
                 found.append(Violation(name, Invariant.REPORT_CURRENT, "it has no report.md"))
             elif on_disk != rendered:
                 found.append(Violation(name, Invariant.REPORT_CURRENT, _differs(on_disk, rendered)))
+    run = None  # each reader below reads the log itself: one copy at a time, not two
     if reading("inspect", lambda: cmd_inspect(run_dir, 0)) not in (0, None):
         found.append(Violation(name, Invariant.READABLE, "inspect: exited non-zero"))
 

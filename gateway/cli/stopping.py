@@ -10,14 +10,21 @@ themselves, and SIGINT does too unless it was ignored when the command started.
 
 What a caller may rely on: `run_until_stopped(coro)` returns what `coro` returns; the first stop
 signal cancels it (its `finally` blocks run: runs log `interrupted`, agents are ended, servers
-closed) and then raises KeyboardInterrupt; a second signal raises KeyboardInterrupt at once.
+closed) and then raises KeyboardInterrupt; a second signal raises KeyboardInterrupt at once. A
+cancellation waits for the code under way to yield, and a `finally` may render a report of a
+long log for minutes (issue 59: a SIGTERM took over 5 minutes): so `STOP_GRACE` seconds after
+the first signal, if the command has not ended, KeyboardInterrupt is raised wherever it is. What
+a report writer leaves then is whole or absent (gateway/whole_file.py), and the agents are
+ended by the exit itself (adapters/lifecycle.py) — a stop signal ends a command within 10 s.
 Outside of it (the synchronous parts of a command) a stop signal raises KeyboardInterrupt.
 """
 
 from __future__ import annotations
 
+import _thread
 import asyncio
 import signal
+import threading
 from collections.abc import Coroutine
 from types import FrameType
 from typing import Any, TypeVar
@@ -25,6 +32,7 @@ from typing import Any, TypeVar
 T = TypeVar("T")
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+STOP_GRACE = 8.0  # seconds a stopped command may take to end cleanly before it is interrupted
 
 
 def stop_signals_interrupt() -> None:
@@ -55,8 +63,14 @@ def run_until_stopped[T](coro: Coroutine[Any, Any, T]) -> T:
             if stops == 1 and not task.done():
                 task.cancel()
                 loop.call_soon_threadsafe(lambda: None)  # wake a loop asleep in select()
+                grace.start()
                 return
             raise KeyboardInterrupt
+
+        # the second stop, sent to ourselves when the first has not ended the command in time:
+        # SIGTERM, whose handler is ours whatever SIGINT's disposition
+        grace = threading.Timer(STOP_GRACE, _thread.interrupt_main, args=(signal.SIGTERM,))
+        grace.daemon = True
 
         wanted = STOP_SIGNALS if sigint_ignored() else (signal.SIGINT, *STOP_SIGNALS)
         previous = {sig: signal.signal(sig, on_stop) for sig in wanted}
@@ -67,6 +81,7 @@ def run_until_stopped[T](coro: Coroutine[Any, Any, T]) -> T:
                 raise KeyboardInterrupt from None
             raise
         finally:
+            grace.cancel()
             for sig, handler in previous.items():
                 if signal.getsignal(sig) is on_stop:
                     signal.signal(sig, handler)

@@ -37,9 +37,10 @@ from gateway.log.events import (
     Header,
     RunStart,
 )
+from gateway.log.follower import LogFollower
 from gateway.log.lineage import inherited_events
 from gateway.log.lock import RunLock
-from gateway.log.runlog import EVENTS_FILE, LogFollower, RunLogFormatError, read_log, run_status
+from gateway.log.runlog import EVENTS_FILE, RunLogFormatError, read_log, run_status
 from gateway.log.vocabulary import TerminationReason
 from gateway.report.markdown import reports_behind, write_reports
 from gateway.run.agents import describe_agent

@@ -19,17 +19,19 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import mmap
 import os
-import re
 import shutil
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import msgpack
 
+from gateway.log.bounds import max_log_records
+from gateway.log.errors import RunLogDamaged, RunLogFormatError, RunLogTooLarge, RunLogWriteError
 from gateway.log.events import (
     FORMAT_VERSION,
     MAGIC,
@@ -39,43 +41,22 @@ from gateway.log.events import (
     RunEnded,
     RunStart,
 )
-from gateway.log.frames import FRAME_HEAD, Damage, find_damage, frame, is_framed, records
+from gateway.log.frames import FRAME_HEAD, Damage, LogBytes, find_damage, frame, is_framed, records
 from gateway.log.header_fields import header_field_problem
+from gateway.log.lazy_blob import LazyBlob
 from gateway.log.lock import RunLock
+from gateway.log.migrations import migrate
 from gateway.log.records import event_from_record
 from gateway.log.redact import DEFAULT, Redactor
 from gateway.log.scrub import scrub
 from gateway.log.vocabulary import TerminationReason
 
 EVENTS_FILE = "events.msgpack"
+# the log's errors, defined in errors.py, are read from here by the rest of the code
+__all__ = ["RunLogDamaged", "RunLogFormatError", "RunLogTooLarge", "RunLogWriteError"]
 
 FIRST_FRAMED_FORMAT = 2
 MIN_FREE_BYTES = 4 << 20  # room a streamed LLM answer's records need, with a margin
-
-
-def _slip_names_its_subject(record: dict[str, Any]) -> dict[str, Any]:
-    """Format 2 → 3: a `persona_slip` names its fact (`file:id`), question and the details never
-    said in fields of their own; format 2 had them only in its words — a fact as the detail's
-    first word (`fact_not_said`, then "…, but 34, Pixel never said"), a question as the `id:`
-    before it (`answer_leaked`, `grade_disputed`).
-    Idempotent: a resumed format-2 log holds format-3 records, which pass unchanged."""
-    if record.get("t") != "persona_slip" or "fact" in record or not isinstance(record.get("detail"), str):
-        return record
-    first = record["detail"].split(" ", 1)[0]
-    kind = record.get("kind")
-    fact = first if kind == "fact_not_said" and ":" in first else ""
-    question = first[:-1] if kind in ("answer_leaked", "grade_disputed") and first.endswith(":") else ""
-    said = re.search(r" marked told, but (.+) never said", record["detail"]) if fact else None
-    missing = said.group(1).split(", ") if said else []
-    return {**record, "fact": fact, "question_id": question, "missing": missing}
-
-
-# format N → N+1 converters for a record; applied in a chain up to FORMAT_VERSION.
-# 1 → 2 changed only the framing (a CRC per record), not the records.
-MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
-    1: lambda record: record,
-    2: _slip_names_its_subject,
-}
 
 
 # what the recorder answers an agent's model call it could not log (a 503): an agent error
@@ -89,18 +70,6 @@ def disk_full_message(path: Path, free: int) -> str:
         f"the disk holding the run log {path} has {free:,} bytes free; recording an LLM answer "
         f"needs {MIN_FREE_BYTES:,} (free some space, then run the same command again to resume)"
     )
-
-
-class RunLogWriteError(OSError):
-    """The log could not be written (disk full, permissions): the run must stop."""
-
-
-class RunLogFormatError(ValueError):
-    """The file is not a run log, or was written by a newer marathonbench."""
-
-
-class RunLogDamaged(RunLogFormatError):
-    """Damage inside the log with intact records after it: resuming would silently drop them."""
 
 
 @dataclass
@@ -141,7 +110,7 @@ def pack_record(record: dict[str, Any]) -> bytes:
     return data
 
 
-def _read_header(path: Path, data: bytes) -> tuple[int, Header, int, bool]:
+def _read_header(path: Path, data: LogBytes) -> tuple[int, Header, int, bool]:
     """The header record of a log's bytes: (its end, the header, the format, framed?)."""
     framed = is_framed(data)
     first = next(records(data, 0, framed), None)
@@ -158,7 +127,7 @@ def _read_header(path: Path, data: bytes) -> tuple[int, Header, int, bool]:
         )
     if framed != (version >= FIRST_FRAMED_FORMAT):
         raise RunLogFormatError(f"{path}: format {version} header in the wrong framing")
-    header = event_from_record(_migrate(raw_header, version))
+    header = event_from_record(migrate(raw_header, version))
     if not isinstance(header, Header):
         why = f" ({header.problem})" if isinstance(header, InvalidEvent) else ""
         raise RunLogFormatError(f"{path}: malformed header record{why}")
@@ -193,84 +162,64 @@ def iter_records(path: Path, offset: int = 0) -> Iterator[tuple[int, dict[str, A
         yield offset + end, record
 
 
-class LogFollower:
-    """Reads a run log as it grows, for watchers (the viewer): each `read_new()` returns the
-    events appended since the last call. Read-only: it never locks, truncates or writes the
-    log, so a run never waits for it. A half-written last record is left for the next call; a
-    log replaced by `--fresh` (another file, shorter than what was read, or — the inode being
-    reused — another header) starts over, and `restarted` says so."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.header: Header | None = None
-        self.offset = 0
-        self.restarted = False
-        self._inode: int | None = None
-        self._head = b""  # the header record's bytes: a new log has another (its `created`)
-        self._version = FORMAT_VERSION
-        self._framed = True
-
-    def read_new(self) -> list[Event]:
-        """New events (the header first, on the first call); raises RunLogFormatError for a
-        file that is not a run log or is newer than this reader."""
-        stat = self.path.stat()
-        self.restarted = False
-        if stat.st_size == self.offset and stat.st_ino == self._inode:
-            return []
-        if self._inode is not None and (
-            stat.st_ino != self._inode or stat.st_size < self.offset or not self._same_head()
-        ):
-            self.header, self.offset, self.restarted, self._head = None, 0, True, b""
-        self._inode = stat.st_ino
-        with open(self.path, "rb") as f:
-            f.seek(self.offset)
-            data = f.read()
-        events: list[Event] = []
-        pos = 0
-        if self.header is None:
-            if next(records(data, 0, is_framed(data)), None) is None:
-                return []  # the header is still being written
-            pos, self.header, self._version, self._framed = _read_header(self.path, data)
-            self._head = data[:pos]
-            self.offset = pos
-            events.append(self.header)
-        for end, record in records(data, pos, self._framed):
-            events.append(event_from_record(_migrate(record, self._version)))
-            self.offset += end - pos
-            pos = end
-        return events
-
-    def _same_head(self) -> bool:
-        if not self._head:
-            return True
-        with open(self.path, "rb") as f:
-            return f.read(len(self._head)) == self._head
+_DROP_EVERY = 64 << 20  # bytes of a mapped log read before their pages are handed back
 
 
-def _migrate(record: dict[str, Any], version: int) -> dict[str, Any]:
-    while version < FORMAT_VERSION:
-        step = MIGRATIONS.get(version)
-        if step is None:
-            raise RunLogFormatError(f"no migration from log format {version}")
-        record = step(record)
-        version += 1
-    return record
-
-
-def read_log(path: Path | str) -> RunLog:
+def read_log(path: Path | str, *, blobs_in_memory: bool = False) -> RunLog:
     """Read a run log. A torn tail is left out (`RunLog.unread_bytes`); damage with intact
     records after it is described in `RunLog.damage`, and only the records before it are
-    returned (what comes after may build on what the damage hid)."""
+    returned (what comes after may build on what the damage hid).
+
+    Streamed: the file is mapped, not read into memory, and the pages already decoded are
+    handed back as reading goes; a blob's bytes stay in the file (`LazyBlob`). A log of more
+    records than `max_log_records()` is refused (`RunLogTooLarge`) as soon as it passes it.
+    `blobs_in_memory`: blobs read whole (a caller that will write the events to this same path)."""
     path = Path(path)
-    data = path.read_bytes()
+    with open(path, "rb") as f:
+        stat = os.fstat(f.fileno())
+        if stat.st_size == 0:
+            raise RunLogFormatError(f"{path}: not a marathonbench run log (an empty file)")
+        data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    try:
+        return _read_mapped(path, data, None if blobs_in_memory else stat.st_ino)
+    finally:
+        with contextlib.suppress(BufferError):  # a view still held by a generator: the GC closes it
+            data.close()
+
+
+def _read_mapped(path: Path, data: mmap.mmap, inode: int | None) -> RunLog:
     header_end, header, version, framed = _read_header(path, data)
     log = RunLog(path, header, valid_length=header_end, format=version)
     last_seq = header.seq
+    limit, dropped = max_log_records(), 0
     for end, record in records(data, header_end, framed):
-        event = event_from_record(_migrate(record, version))
+        if len(log.events) >= limit:
+            raise RunLogTooLarge(
+                f"{path}: holds more than {limit:,} records, the most a reader takes "
+                "(MARATHON_MAX_LOG_RECORDS; docs/security.md) — not read, so as not to exhaust memory"
+            )
+        record = migrate(record, version)
+        if (
+            inode is not None
+            and record.get("t") == "blob"
+            and isinstance(record.get("data"), bytes)
+            and isinstance(record.get("ref"), str)
+        ):
+            seq, ts = record.get("seq"), record.get("ts")
+            event: Event = LazyBlob(
+                record["ref"],
+                seq=seq if isinstance(seq, int) and not isinstance(seq, bool) else -1,
+                ts=ts if isinstance(ts, float) else 0.0,
+                where=(path, inode, log.valid_length, end, version, framed),
+            )
+        else:
+            event = event_from_record(record)
         log.events.append(event)
         log.valid_length = end
         last_seq = event.seq
+        if end - dropped > _DROP_EVERY and hasattr(mmap, "MADV_DONTNEED"):
+            dropped = end - end % mmap.PAGESIZE
+            data.madvise(mmap.MADV_DONTNEED, 0, dropped)
     log.unread_bytes = len(data) - log.valid_length
     if log.unread_bytes:
         log.damage = find_damage(data, log.valid_length, framed, last_seq)
@@ -382,6 +331,10 @@ class RunLogWriter:
     def flush(self) -> None:
         """Nothing to do: every append is written at once (a relayed log batches; see
         `gateway.cluster.remote_log`). The runner calls it before a message leaves."""
+
+    def size(self) -> int | None:
+        """The log's bytes now (None: unknown)."""
+        return self._size()
 
     def _size(self) -> int | None:
         try:

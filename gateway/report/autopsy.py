@@ -36,7 +36,7 @@ from gateway.log.events import (
 from gateway.report.deletion_checks import deleted_before
 from gateway.report.fact_trail import Mark, Trail
 from gateway.report.labelled_sets import facts_at
-from gateway.report.memory_state import MemoryState, all_items, any_text, stems, topic_of
+from gateway.report.memory_state import MemoryState, all_items, any_text, figures_remembered, stems, topic_of
 from gateway.report.recordings import RecordedRun
 from persona.benchmark.model import DELETED_MARKERS, Question
 from persona.grading.leak import states_deleted
@@ -193,11 +193,12 @@ def autopsy(run: RecordedRun, rule: str = PassRule.FIRST_TRY, within: Path | Non
         memory_not_read=list(index.memory.files.not_read) if index.memory.files else [],
     )
     questions = {q.id: q for q in run.summary.planned}
-    for qid, ev in run.summary.evaluations.items():
-        if qid in questions:
-            result.questions.append(_question(index, questions[qid], ev, rule))
-        else:  # graded, but the benchmark as played no longer has it: counted, never traced
-            result.questions.append(QuestionAutopsy(qid, "", ev.score, None, NoStage.UNPLANNED))
+    with figures_remembered():  # every question's value is looked for in every line said
+        for qid, ev in run.summary.evaluations.items():
+            if qid in questions:
+                result.questions.append(_question(index, questions[qid], ev, rule))
+            else:  # graded, but the benchmark as played no longer has it: counted, never traced
+                result.questions.append(QuestionAutopsy(qid, "", ev.score, None, NoStage.UNPLANNED))
     return result
 
 

@@ -90,7 +90,7 @@ class Trail:
         return trail
 
     def _add(self, events: list[Event], order: int, inherited: bool, folder: Path | None) -> int:
-        blobs = {e.ref: e.data for e in events if isinstance(e, Blob)}
+        blobs = {e.ref: e for e in events if isinstance(e, Blob)}  # bytes read when a turn needs them
         exchanges = {e.seq: e for e in events if isinstance(e, LLMExchange)}
         refused = {e.call for e in events if isinstance(e, MemoryCallFailed)}
         taken: dict[tuple[int, str], int] = {}
@@ -126,14 +126,19 @@ class Trail:
                     self._turn(event, blobs)
         return order
 
-    def _turn(self, exchange: LLMExchange, blobs: dict[str, Any]) -> None:
+    def _turn(self, exchange: LLMExchange, blobs: dict[str, Blob]) -> None:
         """What one model call of a question's turn was given: tool results and the system prompt."""
         qid = str(exchange.question_id)
+
+        def text(ref: str) -> str:
+            blob = blobs.get(ref)
+            return _text(blob.data) if blob is not None else ""
+
         if exchange.system_ref:
-            self.system.setdefault(qid, []).append(_text(blobs.get(exchange.system_ref, b"")))
+            self.system.setdefault(qid, []).append(text(exchange.system_ref))
         for ref in exchange.message_refs:
             try:
-                message: Any = json.loads(_text(blobs.get(ref, b"")))
+                message: Any = json.loads(text(ref))
             except ValueError:
                 continue
             if not isinstance(message, dict):

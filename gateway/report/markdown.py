@@ -21,6 +21,7 @@ from gateway.report.deletion_scope import check_scope, render_scope, state_folde
 from gateway.report.recordings import RecordedRun
 from gateway.report.state import run_state
 from gateway.report.summary import RunSummary, mean_range, summarize
+from gateway.whole_file import write_whole
 from persona.benchmark.model import Benchmark
 from persona.outcome import PassRule, is_correct, is_full, passed
 
@@ -274,10 +275,10 @@ def refresh_run_report(log: RunLog, benchmark: Benchmark, run_dir: Path) -> None
 def write_reports(log: RunLog, benchmark: Benchmark, run_dir: Path) -> RunSummary:
     """Write `<run>/report.md` and append the same entry to `<recordings>/report.md`."""
     summary, text = _run_report(log, benchmark, run_dir)
-    (run_dir / "report.md").write_text(f"# Run report\n\n{text}", encoding="utf-8")
+    write_whole(run_dir / "report.md", f"# Run report\n\n{text}")  # whole or absent, if interrupted
     # MarathonMemBench's state.json, as its users know it (`marathon state RUN --json` prints it)
     state = json.dumps(run_state(log, benchmark).to_json(), ensure_ascii=False, indent=1)
-    (run_dir / "state.json").write_text(state + "\n", encoding="utf-8")
+    write_whole(run_dir / "state.json", state + "\n")
     with (run_dir.parent / "report.md").open("a", encoding="utf-8") as f:
         f.write(f"\n{text}")
     return summary

@@ -20,7 +20,6 @@ import asyncio
 import contextlib
 import os
 import sys
-import time
 from pathlib import Path
 
 from adapters.base import (
@@ -65,6 +64,7 @@ from gateway.run.personas import build_driver
 from gateway.run.progress import RunProgress
 from gateway.run.resume import conversation, same_action, told_but_not_logged
 from gateway.run.run_header import ResumeError, RunOutcome, resume_refusal, run_header, window_changes
+from gateway.run.run_limits import RunLimits
 from gateway.run.traffic_state import RunTraffic, open_traffic
 from gateway.run.turns import MAX_CONSECUTIVE_AGENT_ERRORS, AgentTurns
 from persona.benchmark.model import Benchmark
@@ -132,7 +132,6 @@ class Run:
         self.agent_state = ""  # what the agent's start found in its state folder (RunStart.state)
         self.turns: AgentTurns | None = None  # messages and session commands, once the agent is open
         self.limit_detail = ""  # which limit ended the run
-        self.spend_unknown_logged = False
         self.outcome = RunOutcome(spec.id, self.run_dir, None)
         self.progress = RunProgress(
             spec.id,
@@ -140,6 +139,7 @@ class Run:
             len(self.benchmark.questions),
             stand_in=bool(describe_agent(spec.agent).get("offline_stand_in")),
         )
+        self.limits = RunLimits(spec.limits, self.progress, self.log)
 
     def log(self, event: Event) -> Event:
         assert self.writer is not None
@@ -327,7 +327,7 @@ class Run:
             action = await self.driver.next_action(reply)
             if isinstance(action, Finish):
                 return TerminationReason.COMPLETED
-            if isinstance(action, (Say, Ask)) and (reached := self._limit_reached()):
+            if isinstance(action, (Say, Ask)) and (reached := self.limits.reached(self.writer)):
                 self.limit_detail = reached
                 return TerminationReason.LIMIT_REACHED
             reply = await self._perform(action)
@@ -335,15 +335,6 @@ class Run:
                 if self.turns.last_error is not None and self.turns.last_error.source is ErrorSource.AGENT_LLM:
                     return TerminationReason.AGENT_LLM_FAILED
                 return TerminationReason.AGENT_FAILED
-
-    def _limit_reached(self) -> str:
-        """Which of the run's limits the next message would pass ("" when none)."""
-        reached, spend_unknown = self.progress.limit_reached(self.spec.limits, time.time())
-        if spend_unknown and not self.spend_unknown_logged:  # said once; the other limits still hold
-            self.spend_unknown_logged = True
-            message = "spend_usd can't be enforced: a model's price is unknown"
-            self.log(ErrorEvent(source=ErrorSource.RUNNER, kind=ErrorKind.LIMIT, message=message))
-        return reached
 
     async def _perform(self, action: PersonaAction, resent: bool = False) -> AgentReply | None:
         assert self.adapter is not None and self.turns is not None

@@ -39,8 +39,9 @@ from gateway.log.events import (
     Said,
     SessionChanged,
 )
+from gateway.log.follower import LogFollower
 from gateway.log.lock import holder_pid
-from gateway.log.runlog import EVENTS_FILE, LogFollower, RunLogFormatError
+from gateway.log.runlog import EVENTS_FILE, RunLogFormatError
 from gateway.log.vocabulary import TerminationReason
 from gateway.report.summary import mean_range
 from gateway.run.progress import RunProgress

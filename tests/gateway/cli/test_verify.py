@@ -40,7 +40,7 @@ def _copy(forked: Path, tmp_path: Path) -> Path:
 def _with_parent(path: Path, **changes: object) -> None:
     """Write the run log at `path` again with its header's `parent` changed, as a hand or a
     crafted file would."""
-    log = read_log(path)
+    log = read_log(path, blobs_in_memory=True)  # written again to the same path
     writer = RunLogWriter.create(path, dataclasses.replace(log.header, parent={**log.header.parent, **changes}))
     for event in log.events:
         writer.append(event)

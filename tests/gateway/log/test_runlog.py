@@ -8,8 +8,9 @@ import msgpack
 import pytest
 
 from gateway.log.events import FORMAT_VERSION, MAGIC, Header, Replied, Said, UnknownEvent
+from gateway.log.follower import LogFollower
 from gateway.log.frames import frame
-from gateway.log.runlog import LogFollower, RunLogFormatError, RunLogWriteError, RunLogWriter, read_log
+from gateway.log.runlog import RunLogFormatError, RunLogWriteError, RunLogWriter, read_log
 
 
 def write_log(path: Path, n: int) -> list[int]:

@@ -103,7 +103,7 @@ def test_a_fork_of_an_earlier_teaching_is_refused_on_resume_though_it_ended(taug
 def test_a_group_of_forks_from_two_teachings_shows_no_figures_and_says_why(taught: Path, tmp_path: Path) -> None:
     work = _copy(taught, tmp_path)
     rec = work / "recordings"
-    log = read_log(rec / "m.seq.r2" / EVENTS_FILE)  # as if taught from another state
+    log = read_log(rec / "m.seq.r2" / EVENTS_FILE, blobs_in_memory=True)  # as if taught from another state
     parent = {**log.header.parent, "state_hash": "f" * 64, "archive_sha256": "e" * 64}
     writer = RunLogWriter.create(rec / "m.seq.r2" / EVENTS_FILE, dataclasses.replace(log.header, parent=parent))
     for event in log.events:
