@@ -321,7 +321,9 @@ def reader_problems(run_dir: Path, log: RunLog) -> list[Violation]:
         if isinstance(rendered, str):
             on_disk = report.read_text(encoding="utf-8") if report.is_file() else None
             if on_disk is None:
-                found.append(Violation(name, Invariant.REPORT_CURRENT, "it has no report.md"))
+                found.append(
+                    Violation(name, Invariant.REPORT_CURRENT, "it has no report.md (`marathon report` writes it)")
+                )
             elif on_disk != rendered:
                 found.append(Violation(name, Invariant.REPORT_CURRENT, _differs(on_disk, rendered)))
     run = None  # each reader below reads the log itself: one copy at a time, not two

@@ -27,6 +27,7 @@ from gateway.log.vocabulary import TerminationReason
 from gateway.report.budget import render_ladder
 from gateway.report.comparison import render_comparison
 from gateway.report.forks import render_forks
+from gateway.report.markdown import refresh_run_report, reports_behind
 from gateway.report.matrix import MatrixReport, write_matrix_report
 from gateway.report.recordings import load_run
 from gateway.run.agents import (
@@ -355,6 +356,7 @@ def cmd_report(recordings: Path) -> int:
     if not recordings.is_dir():
         print(f"error: {recordings} is not a folder", file=sys.stderr)
         return 2
+    _write_missing_reports(recordings.resolve())
     matrix = _print_matrix(recordings.resolve())
     if matrix is None:
         return 1
@@ -362,6 +364,23 @@ def cmd_report(recordings: Path) -> int:
         print(f"error: no run logs under {recordings}", file=sys.stderr)
         return 1
     return 0
+
+
+def _write_missing_reports(recordings: Path) -> None:
+    """Each run's report.md that is missing or older than its log (its process was stopped
+    before writing it, or it was deleted), written as the run's end writes it. One edited by
+    hand — newer than its log — is left for `marathon verify` to name."""
+    for log_path in sorted(recordings.rglob(EVENTS_FILE)):
+        run_dir = log_path.parent
+        if not reports_behind(run_dir):
+            continue
+        try:
+            run = load_run(run_dir)
+            refresh_run_report(run.log, run.benchmark, run_dir)
+        except (OSError, RunLogFormatError, BenchmarkErrors, ValueError) as exc:
+            print(f"skipped {run_dir.name}: its report.md can't be written: {exc}", file=sys.stderr)
+            continue
+        print(f"[{run_dir.name}] wrote its report.md (missing or older than its log)")
 
 
 def cmd_replay(

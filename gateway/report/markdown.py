@@ -269,7 +269,7 @@ def add_judge_costs(summary: RunSummary, run_dir: Path) -> None:
 def refresh_run_report(log: RunLog, benchmark: Benchmark, run_dir: Path) -> None:
     """Rewrite `<run>/report.md` (after a rescore) as the run's end wrote it — every section,
     the autopsy's too, so `marathon verify` finds it current; the recordings' journal is untouched."""
-    (run_dir / "report.md").write_text(safe_text(render_run_report(log, benchmark, run_dir)), encoding="utf-8")
+    write_whole(run_dir / "report.md", safe_text(render_run_report(log, benchmark, run_dir)))
 
 
 def write_reports(log: RunLog, benchmark: Benchmark, run_dir: Path) -> RunSummary:

@@ -288,3 +288,16 @@ def test_the_autopsy_of_a_damaged_log_says_where_it_stops(forked: Path, tmp_path
     result = marathon("autopsy", str(copy / "m.seq.r1"), cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert "its log is damaged at byte" in result.stdout and "covers only the questions before it" in result.stdout
+
+
+def test_a_missing_report_is_named_with_its_fix_and_marathon_report_writes_it(forked: Path, tmp_path: Path) -> None:
+    copy = _copy(forked, tmp_path)
+    (copy / "m.seq.r1" / "report.md").unlink()
+    result = marathon("verify", str(copy), cwd=tmp_path)
+    assert result.returncode == 1
+    assert "m.seq.r1: report_current — it has no report.md (`marathon report` writes it)" in result.stderr
+    written = marathon("report", str(copy), cwd=tmp_path)
+    assert written.returncode == 0, written.stderr
+    assert "[m.seq.r1] wrote its report.md (missing or older than its log)" in written.stdout
+    assert "[m] wrote" not in written.stdout  # a current report is left as it is
+    assert marathon("verify", str(copy), cwd=tmp_path).returncode == 0
