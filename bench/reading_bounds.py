@@ -3,7 +3,7 @@
 large files (issue 59: verify on a 1M-record log was killed after 485 s at 6.9 GB; verify and
 autopsy on 300 sparse 8 MiB files, killed at 300 s and 2.5 GB).
 
-    .venv/bin/python bench/reading_bounds.py [--records 1000000] [--files 300] [--timeout 600]
+    .venv/bin/python bench/reading_bounds.py [--records 1000000] [--files 300] [--timeout 600] [--cases log,state]
 
 Builds, in a temporary folder: the offline demo's run, then (1) a copy of it whose log holds
 `--records` more said/replied records before its exam, and (2) a copy whose agent state folder
@@ -100,6 +100,7 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=1_000_000)
     parser.add_argument("--files", type=int, default=300)
     parser.add_argument("--timeout", type=float, default=600)
+    parser.add_argument("--cases", default="log,state", help="which of log, state to measure")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -110,7 +111,7 @@ def main() -> None:
         big_state(demo, root / "state" / "demo", args.files)
         print(f"log: {args.records:,} more records, {size / 2**20:,.0f} MiB; state: {args.files} sparse 8 MiB files")
         print(f"{'command':<34} {'case':<6} {'exit':>7} {'peak MiB':>9} {'seconds':>8}")
-        for case in ("log", "state"):
+        for case in args.cases.split(","):
             folder = root / case
             # report first: it writes the report.md verify then compares with what the log renders
             for command in (("report", "."), ("verify", "."), ("autopsy", "demo"), ("state", "demo"), ("inspect", "demo")):

@@ -115,10 +115,11 @@ def check_run(run_dir: Path, *, readers: bool = True) -> list[Violation]:
         found.append(Violation(name, Invariant.TRAFFIC_SEEN, problem))
     found += [Violation(name, Invariant.TRAFFIC_SEEN, m) for m in traffic_problems(seen.events)]
     if readers and log.header.benchmark.get("path"):
-        found += reader_problems(run_dir, log)
         benchmark = _benchmark(log)
         if benchmark is not None:
             found += [Violation(name, Invariant.TOLD_DELIVERED, m) for m in telling_problems(log.events, inherited, benchmark)]
+        del log, seen, inherited  # each reader reads the log itself: one copy in memory at a time
+        found += reader_problems(run_dir)
     return found
 
 
@@ -290,7 +291,7 @@ def archive_problems(log: RunLog, run_dir: Path) -> list[str]:
     return problems
 
 
-def reader_problems(run_dir: Path, log: RunLog) -> list[Violation]:
+def reader_problems(run_dir: Path) -> list[Violation]:
     """Each reader over the folder, in process: a failure is named with the reader."""
     from gateway.cli.logs import cmd_inspect
     from gateway.report.markdown import render_run_report

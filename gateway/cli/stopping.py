@@ -32,7 +32,7 @@ from typing import Any, TypeVar
 T = TypeVar("T")
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
-STOP_GRACE = 8.0  # seconds a stopped command may take to end cleanly before it is interrupted
+STOP_GRACE = 5.0  # seconds a stopped command may take to end cleanly before it is interrupted
 
 
 def stop_signals_interrupt() -> None:
@@ -52,39 +52,49 @@ def sigint_ignored() -> bool:
 
 def run_until_stopped[T](coro: Coroutine[Any, Any, T]) -> T:
     """`asyncio.run(coro)` that SIGTERM, SIGHUP and (unless ignored) SIGINT stop cleanly."""
-    with asyncio.Runner() as runner:
-        loop = runner.get_loop()
-        task = loop.create_task(coro)
-        stops = 0
+    ended = threading.Event()
+    stops = 0
+    task: asyncio.Task[T] | None = None
+    loop: asyncio.AbstractEventLoop | None = None
 
-        def on_stop(signum: int, frame: FrameType | None) -> None:
-            nonlocal stops
-            stops += 1
-            if stops == 1 and not task.done():
-                task.cancel()
-                loop.call_soon_threadsafe(lambda: None)  # wake a loop asleep in select()
-                grace.start()
+    def on_stop(signum: int, frame: FrameType | None) -> None:
+        nonlocal stops
+        stops += 1
+        if stops == 1 and task is not None and loop is not None and not task.done():
+            task.cancel()
+            loop.call_soon_threadsafe(lambda: None)  # wake a loop asleep in select()
+            threading.Thread(target=interrupt_if_still_running, daemon=True).start()
+            return
+        raise KeyboardInterrupt
+
+    def interrupt_if_still_running() -> None:
+        """After `STOP_GRACE` s, a second stop, sent to ourselves — again each half second, until the
+        command has ended (the loop's own clean-up of other tasks may compute too). SIGTERM,
+        whose handler is ours whatever SIGINT's disposition."""
+        if ended.wait(STOP_GRACE):
+            return
+        while not ended.is_set():
+            _thread.interrupt_main(signal.SIGTERM)
+            if ended.wait(0.5):
                 return
-            raise KeyboardInterrupt
 
-        # the second stop, sent to ourselves when the first has not ended the command in time:
-        # SIGTERM, whose handler is ours whatever SIGINT's disposition
-        grace = threading.Timer(STOP_GRACE, _thread.interrupt_main, args=(signal.SIGTERM,))
-        grace.daemon = True
-
-        wanted = STOP_SIGNALS if sigint_ignored() else (signal.SIGINT, *STOP_SIGNALS)
-        previous = {sig: signal.signal(sig, on_stop) for sig in wanted}
-        try:
-            return loop.run_until_complete(task)
-        except asyncio.CancelledError:
-            if stops and task.uncancel() == 0:
-                raise KeyboardInterrupt from None
-            raise
-        finally:
-            grace.cancel()
-            for sig, handler in previous.items():
-                if signal.getsignal(sig) is on_stop:
-                    signal.signal(sig, handler)
+    wanted = STOP_SIGNALS if sigint_ignored() else (signal.SIGINT, *STOP_SIGNALS)
+    previous = {sig: signal.signal(sig, on_stop) for sig in wanted}
+    try:  # the handlers stay ours until the loop's clean-up has ended, too
+        with asyncio.Runner() as runner:
+            loop = runner.get_loop()
+            task = loop.create_task(coro)
+            try:
+                return loop.run_until_complete(task)
+            except asyncio.CancelledError:
+                if stops and task.uncancel() == 0:
+                    raise KeyboardInterrupt from None
+                raise
+    finally:
+        ended.set()
+        for sig, handler in previous.items():
+            if signal.getsignal(sig) is on_stop:
+                signal.signal(sig, handler)
 
 
 RUNS = ("run", "demo", "replay")  # commands that leave a run log to resume

@@ -71,6 +71,23 @@ class Damage:
     records_after: int  # intact records from there to the end of the file
 
 
+FRAME_PREFIX = _FRAME_START.size + 4  # bytes that give a frame's whole length (`frame_length`)
+
+
+def frame_length(prefix: bytes) -> int | None:
+    """A frame's whole length in bytes, from its first `FRAME_PREFIX` bytes (or fewer, for a short
+    length field); None when they are not a frame's start."""
+    try:
+        head, _, kind = _FRAME_START.unpack_from(prefix, 0)
+        width = _LENGTH_WIDTH[kind]
+    except (struct.error, KeyError):
+        return None
+    start = _FRAME_START.size + width
+    if head != FRAME_HEAD or len(prefix) < start:
+        return None
+    return start + int.from_bytes(prefix[_FRAME_START.size : start], "big")
+
+
 def _framed_record(data: LogBytes, pos: int) -> tuple[int, dict[str, Any]] | None:
     """The intact frame at `pos` as (end, record), or None (damaged, or not all there yet)."""
     try:

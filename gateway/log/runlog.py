@@ -19,14 +19,13 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import mmap
 import os
 import shutil
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import msgpack
 
@@ -35,13 +34,24 @@ from gateway.log.errors import RunLogDamaged, RunLogFormatError, RunLogTooLarge,
 from gateway.log.events import (
     FORMAT_VERSION,
     MAGIC,
+    Blob,
     Event,
     Header,
     InvalidEvent,
     RunEnded,
     RunStart,
 )
-from gateway.log.frames import FRAME_HEAD, Damage, LogBytes, find_damage, frame, is_framed, records
+from gateway.log.frames import (
+    FRAME_HEAD,
+    FRAME_PREFIX,
+    Damage,
+    LogBytes,
+    find_damage,
+    frame,
+    frame_length,
+    is_framed,
+    records,
+)
 from gateway.log.header_fields import header_field_problem
 from gateway.log.lazy_blob import LazyBlob
 from gateway.log.lock import RunLock
@@ -162,68 +172,120 @@ def iter_records(path: Path, offset: int = 0) -> Iterator[tuple[int, dict[str, A
         yield offset + end, record
 
 
-_DROP_EVERY = 64 << 20  # bytes of a mapped log read before their pages are handed back
-
-
 def read_log(path: Path | str, *, blobs_in_memory: bool = False) -> RunLog:
     """Read a run log. A torn tail is left out (`RunLog.unread_bytes`); damage with intact
     records after it is described in `RunLog.damage`, and only the records before it are
     returned (what comes after may build on what the damage hid).
 
-    Streamed: the file is mapped, not read into memory, and the pages already decoded are
-    handed back as reading goes; a blob's bytes stay in the file (`LazyBlob`). A log of more
-    records than `max_log_records()` is refused (`RunLogTooLarge`) as soon as it passes it.
-    `blobs_in_memory`: blobs read whole (a caller that will write the events to this same path)."""
+    Streamed: the file is read a frame at a time (never whole, never mapped — a log cut back by
+    its writer while read is a torn tail, not a crash), and a blob's bytes stay in the file
+    (`LazyBlob`). A log of more records than `max_log_records()` is refused (`RunLogTooLarge`) as
+    soon as it passes it. `blobs_in_memory`: blobs read whole (a caller that will write the
+    events to this same path)."""
     path = Path(path)
     with open(path, "rb") as f:
-        stat = os.fstat(f.fileno())
-        if stat.st_size == 0:
+        inode = os.fstat(f.fileno()).st_ino
+        head = f.read(1 << 16)
+        if not head:
             raise RunLogFormatError(f"{path}: not a marathonbench run log (an empty file)")
-        data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-    try:
-        return _read_mapped(path, data, None if blobs_in_memory else stat.st_ino)
-    finally:
-        with contextlib.suppress(BufferError):  # a view still held by a generator: the GC closes it
-            data.close()
+        if not is_framed(head):  # format 1 (no frame lengths to stream by): an older, smaller log
+            return _read_records(path, head + f.read(), None if blobs_in_memory else inode)
+        try:
+            header_end, header, version, _ = _read_header(path, head)
+        except RunLogFormatError:
+            if len(head) < 1 << 16:
+                raise
+            head += f.read()  # a header past 64 KiB: read on
+            header_end, header, version, _ = _read_header(path, head)
+        log = RunLog(path, header, valid_length=header_end, format=version)
+        stream = _FrameStream(f, header_end, head)
+        _take(log, stream.records(), None if blobs_in_memory else inode)
+        rest = stream.rest()
+        log.unread_bytes = len(rest)
+        if rest:
+            log.damage = find_damage(rest, 0, True, log.events[-1].seq if log.events else header.seq)
+            if log.damage is not None:
+                offset = log.valid_length
+                log.damage = Damage(offset, offset + log.damage.next_intact, log.damage.records_after)
+    return log
 
 
-def _read_mapped(path: Path, data: mmap.mmap, inode: int | None) -> RunLog:
+class _FrameStream:
+    """A framed log's records read from its file one frame at a time, from `start`; `rest()`:
+    the bytes after the last intact frame (a torn tail, or damage)."""
+
+    def __init__(self, f: BinaryIO, start: int, head: bytes) -> None:
+        self.f, self.pos = f, start
+        self.buffer, self.base = bytearray(head), 0  # bytes of the file from `base`
+
+    def _have(self, end: int) -> bool:
+        """The buffer holds the file up to `end` (reading on), or the file is shorter."""
+        while self.base + len(self.buffer) < end:
+            if self.pos - self.base > 1 << 20:  # drop what was read before the record now read
+                del self.buffer[: self.pos - self.base]
+                self.base = self.pos
+            chunk = self.f.read(max(end - self.base - len(self.buffer), 1 << 16))
+            if not chunk:
+                return False
+            self.buffer += chunk
+        return True
+
+    def _bytes(self, length: int) -> bytes:
+        at = self.pos - self.base
+        return bytes(self.buffer[at : at + length])
+
+    def records(self) -> Iterator[tuple[int, int, dict[str, Any]]]:
+        """`(start, end, record)` of each intact frame."""
+        while True:
+            self._have(self.pos + FRAME_PREFIX)
+            length = frame_length(self._bytes(FRAME_PREFIX))
+            if length is None or not self._have(self.pos + length):
+                return
+            found = next(records(self._bytes(length), 0, True), None)
+            if found is None or found[0] != length:
+                return
+            yield self.pos, self.pos + length, found[1]
+            self.pos += length
+
+    def rest(self) -> bytes:
+        return bytes(self.buffer[self.pos - self.base :]) + self.f.read()
+
+
+def _read_records(path: Path, data: bytes, inode: int | None) -> RunLog:
+    """A format-1 log, read from its bytes."""
     header_end, header, version, framed = _read_header(path, data)
     log = RunLog(path, header, valid_length=header_end, format=version)
-    last_seq = header.seq
-    limit, dropped = max_log_records(), 0
-    for end, record in records(data, header_end, framed):
-        if len(log.events) >= limit:
-            raise RunLogTooLarge(
-                f"{path}: holds more than {limit:,} records, the most a reader takes "
-                "(MARATHON_MAX_LOG_RECORDS; docs/security.md) — not read, so as not to exhaust memory"
-            )
-        record = migrate(record, version)
-        if (
-            inode is not None
-            and record.get("t") == "blob"
-            and isinstance(record.get("data"), bytes)
-            and isinstance(record.get("ref"), str)
-        ):
-            seq, ts = record.get("seq"), record.get("ts")
-            event: Event = LazyBlob(
-                record["ref"],
-                seq=seq if isinstance(seq, int) and not isinstance(seq, bool) else -1,
-                ts=ts if isinstance(ts, float) else 0.0,
-                where=(path, inode, log.valid_length, end, version, framed),
-            )
-        else:
-            event = event_from_record(record)
-        log.events.append(event)
-        log.valid_length = end
-        last_seq = event.seq
-        if end - dropped > _DROP_EVERY and hasattr(mmap, "MADV_DONTNEED"):
-            dropped = end - end % mmap.PAGESIZE
-            data.madvise(mmap.MADV_DONTNEED, 0, dropped)
+    starts = [header_end]
+
+    def spans() -> Iterator[tuple[int, int, dict[str, Any]]]:
+        for end, record in records(data, header_end, framed):
+            yield starts[-1], end, record
+            starts.append(end)
+
+    _take(log, spans(), inode)
     log.unread_bytes = len(data) - log.valid_length
     if log.unread_bytes:
-        log.damage = find_damage(data, log.valid_length, framed, last_seq)
+        log.damage = find_damage(data, log.valid_length, framed, log.events[-1].seq if log.events else header.seq)
     return log
+
+
+def _take(log: RunLog, found: Iterator[tuple[int, int, dict[str, Any]]], inode: int | None) -> None:
+    """Each record as its event, into `log` — a blob as a `LazyBlob` when `inode` is given (its
+    fields checked as any record's first)."""
+    limit = max_log_records()
+    for start, end, record in found:
+        if len(log.events) >= limit:
+            raise RunLogTooLarge(
+                f"{log.path}: holds more than {limit:,} records, the most a reader takes "
+                "(MARATHON_MAX_LOG_RECORDS; docs/security.md) — not read, so as not to exhaust memory"
+            )
+        event = event_from_record(migrate(record, log.format))
+        if inode is not None and type(event) is Blob:
+            event = LazyBlob(
+                event.ref, seq=event.seq, ts=event.ts, where=(log.path, inode, start, end, log.format, log.format >= 2)
+            )
+        log.events.append(event)
+        log.valid_length = end
 
 
 class RunLogWriter:

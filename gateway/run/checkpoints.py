@@ -14,6 +14,7 @@ either the checkpoint's state or nothing.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import tarfile
@@ -109,9 +110,18 @@ def archive_state(state_dir: Path, run_dir: Path, name: str, rules: StateRules =
     for _ in range(ARCHIVE_TRIES):
         try:  # the hash is of what the archive holds: one reading of the folder makes both
             state_hash, state_bytes, members = _write_archive(state_dir, partial, rules)
-        except OSError as exc:  # a file cut short while it was read (tarfile: "unexpected end of data")
+        except OSError as exc:
+            if exc.errno in _LASTING:  # no room, no permission: reading again won't change it
+                partial.unlink(missing_ok=True)
+                raise CheckpointError(f"checkpoint {name!r} can't be written: {exc}; nothing was logged") from None
+            failure = f" (last: {exc})"  # a file cut short while read (tarfile: "unexpected end of data")
+            continue
+        except ValueError as exc:  # a link or folder that became a file between the walk and the archive
             failure = f" (last: {exc})"
             continue
+        except BaseException:
+            partial.unlink(missing_ok=True)
+            raise
         if folder_hash(state_dir, rules) == state_hash:  # a second reading: nothing writes it any more
             break
         failure = ""
@@ -142,6 +152,7 @@ def archive_state(state_dir: Path, run_dir: Path, name: str, rules: StateRules =
 
 
 ARCHIVE_TRIES = 3  # readings of a folder that keeps changing before the checkpoint is refused
+_LASTING = {errno.ENOSPC, errno.EDQUOT, errno.EACCES, errno.EPERM, errno.EROFS}
 
 
 class _Hashing:

@@ -6,8 +6,10 @@ teaching are of another agent. Issue 59 found a `--fresh` fork run, interrupted 
 told, keeping the earlier teaching's forks beside the new ones — reported as one group.
 
 So: `--fresh` clears the forks of every run it teaches again before any run starts
-(`clear_stale_forks`: forks of forks too, each folder's lock taken first — one being written is
-refused, nothing cleared), and a fork whose log records another state than its parent's
+(`clear_stale_forks`: forks of forks too, each folder's lock and the lock of each run taught again
+taken first — one being written is refused, nothing cleared). A command stopped after the
+clearing and before the teaching leaves the earlier checkpoint without its forks: `--fresh`
+means starting over, and a fork whose log records another state than its parent's
 checkpoint is refused on resume, even one that ended (`stale_fork_refusal`). What a caller may
 rely on: only folders inside the recordings folder whose log names a cleared run as its parent
 are removed.
@@ -74,8 +76,16 @@ def clear_stale_forks(recordings: Path, taught_again: set[str]) -> list[Path]:
             if fork not in doomed:
                 doomed.append(fork)
                 pending.append(fork.name)
+    if not doomed:
+        return []
     locks: list[RunLock] = []
     try:
+        for run_id in sorted(taught_again):  # a parent being written now keeps its forks: they are its
+            if (recordings / run_id / EVENTS_FILE).is_file() and recordings / run_id not in doomed:
+                try:
+                    locks.append(RunLock.acquire(recordings / run_id))
+                except RunInUse as exc:
+                    raise ForkInUse(f"--fresh would teach {run_id} again and clear its forks, but {exc}") from None
         for fork in doomed:
             try:
                 locks.append(RunLock.acquire(fork))

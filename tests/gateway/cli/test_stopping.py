@@ -50,3 +50,27 @@ def test_a_clean_up_that_ends_in_time_ends_the_command_as_before() -> None:
         run_until_stopped(command())
     assert cleaned == [True]
     time.sleep(STOP_GRACE + 0.5)  # the grace timer was cancelled: no late interrupt arrives
+
+
+def test_a_stop_ends_a_command_of_many_runs_within_10_s_whatever_each_renders() -> None:
+    """Parallel runs: each run's clean-up renders its own report. The first interrupt ends the
+    one under way; the loop then cleans up the others — each is interrupted in turn."""
+    rendered = []
+
+    async def one() -> None:
+        try:
+            await asyncio.sleep(60)
+        finally:
+            deadline = time.monotonic() + 6
+            while time.monotonic() < deadline:
+                sum(range(1000))
+            rendered.append(True)
+
+    async def command() -> None:
+        await asyncio.gather(*(one() for _ in range(4)))
+
+    threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGTERM)).start()
+    started = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        run_until_stopped(command())
+    assert time.monotonic() - started < 10

@@ -98,3 +98,15 @@ def test_a_turn_that_adds_more_than_a_turn_may_stops_the_run(monkeypatch: pytest
     assert log_bound(100, 105 << 20, 5 << 20) == (
         "turn_log_bytes: one turn added 100 MiB to the log, past the 1 MiB a turn may (MARATHON_MAX_TURN_LOG_MIB)"
     )
+
+
+def test_a_blob_record_is_checked_as_any_record_before_it_is_left_in_the_file(tmp_path: Path) -> None:
+    from gateway.log.events import InvalidEvent
+    from gateway.log.runlog import pack_record
+
+    path = tmp_path / EVENTS_FILE
+    with RunLogWriter.create(path, Header(run_id="r")) as writer:
+        writer._write(pack_record({"t": "blob", "seq": 1, "ts": 1e300, "ref": "ab", "data": b"x"}))
+        writer._write(pack_record({"t": "blob", "seq": 2, "ts": 1.0, "ref": 5, "data": b"x"}))
+    events = read_log(path).events
+    assert [type(e) for e in events] == [InvalidEvent, InvalidEvent]

@@ -56,3 +56,27 @@ def test_a_folder_written_while_it_is_archived_is_refused_and_nothing_is_left(tm
         worker.kill()
         worker.wait()
     assert not list((tmp_path / "run").rglob("*.tar.gz*"))  # no archive, no partial one
+
+
+def test_a_path_that_changed_kind_between_the_walk_and_the_archive_is_read_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A link the walk saw, a file with content by the time it is archived: archived again
+    from a new reading, never a raw `ValueError` with a partial archive left behind."""
+    import gateway.run.checkpoints as checkpoints
+    from adapters.state_folder import Entry, walk_state
+
+    state = _state(tmp_path)
+    walks = []
+
+    def walk_once_stale(folder: Path, rules: object = None) -> object:
+        walks.append(folder)
+        found = list(walk_state(folder))
+        if len(walks) == 1:  # the first reading: "current" was still a link
+            found = [Entry(e.rel, "link", e.path, target="x") if e.rel == "MEMORY.md" else e for e in found]
+        return iter(found)
+
+    monkeypatch.setattr(checkpoints, "walk_state", walk_once_stale)
+    saved = archive_state(state, tmp_path / "run", "exam")
+    assert len(walks) == 2 and saved.state_hash == folder_hash(state)
+    assert not list((tmp_path / "run").rglob("*.partial"))

@@ -113,3 +113,20 @@ def test_a_group_of_forks_from_two_teachings_shows_no_figures_and_says_why(taugh
     matrix = (rec / "matrix.md").read_text()
     assert "**Not shown: these forks started from 2 different teachings of m**" in matrix, result.stdout
     assert "pass^k" not in matrix.split("Exams forked from m")[1].split("\n## ")[0]
+
+
+def test_fresh_clears_nothing_while_the_run_it_would_teach_again_is_being_written(
+    taught: Path, tmp_path: Path
+) -> None:
+    """Its forks are its current teaching's while another marathon writes it: none is cleared."""
+    work = _copy(taught, tmp_path)
+    rec = work / "recordings"
+    before = _parents(rec)
+    lock = RunLock.acquire(rec / "m")
+    try:
+        result = marathon("run", "config.jsonc", "--fresh", cwd=work)
+    finally:
+        lock.release()
+    assert result.returncode == 1
+    assert "--fresh would teach m again and clear its forks, but" in result.stderr
+    assert _parents(rec) == before
