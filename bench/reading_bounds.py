@@ -10,7 +10,8 @@ Builds, in a temporary folder: the offline demo's run, then (1) a copy of it who
 holds `--files` sparse 8 MiB memory files. Each command runs as its own process; its peak RSS
 (wait4) and wall time are printed side by side with its exit code (verify: 0 when every
 invariant held; a log past the readers' bound, `MARATHON_MAX_LOG_RECORDS`, is refused by name:
-1). Figures only; nothing here is
+1; on the state case verify names report.md stale — the bench changed the state folder after the
+run wrote it). The figures of 2026-12-07 are in docs/security.md. Figures only; nothing here is
 asserted. A command over `--timeout` is killed and shown as such.
 """
 
