@@ -33,6 +33,7 @@ from typing import Any
 from gateway.log.events import (
     Evaluation,
 )
+from gateway.log.vocabulary import TerminationReason
 from gateway.report.deletion_checks import deleted_before
 from gateway.report.fact_trail import Mark, Trail
 from gateway.report.labelled_sets import facts_at
@@ -152,6 +153,7 @@ class RunAutopsy:
     questions: list[QuestionAutopsy] = field(default_factory=list)
     memory_unseen: str = ""  # why the memory files could not be read ("" when they were)
     memory_not_read: list[str] = field(default_factory=list)  # files that were not read, and why
+    memory_read_when: str = "read at the end of the run"  # which state of the folder was read
 
 
 @dataclass
@@ -192,6 +194,7 @@ def autopsy(run: RecordedRun, rule: str = PassRule.FIRST_TRY, within: Path | Non
         memory_unseen=index.memory.unseen,
         memory_not_read=list(index.memory.files.not_read) if index.memory.files else [],
     )
+    result.memory_read_when = _read_when(run.summary.ending)
     questions = {q.id: q for q in run.summary.planned}
     with figures_remembered():  # every question's value is looked for in every line said
         for qid, ev in run.summary.evaluations.items():
@@ -200,6 +203,17 @@ def autopsy(run: RecordedRun, rule: str = PassRule.FIRST_TRY, within: Path | Non
             else:  # graded, but the benchmark as played no longer has it: counted, never traced
                 result.questions.append(QuestionAutopsy(qid, "", ev.score, None, NoStage.UNPLANNED))
     return result
+
+
+def _read_when(ending: TerminationReason | None) -> str:
+    """Which state of the agent's folder the autopsy read: its end state only when the run ended
+    (issue 60: an interrupted run's autopsy said "read at the end of the run")."""
+    if ending is TerminationReason.COMPLETED:
+        return "read at the end of the run"
+    if ending is None or ending is TerminationReason.INTERRUPTED:
+        why = "it was interrupted" if ending else "its log has no end record (killed, or still running)"
+        return f"read as the state folder is now — not the run's end state: {why}, and a resume goes on from here"
+    return f"read after the run ended {ending.value} (before its exam was done)"
 
 
 def autopsy_of(run: RecordedRun) -> RunAutopsy:
@@ -378,7 +392,7 @@ def render_autopsy(result: RunAutopsy, stand_in: bool = False, status: str = "")
     if stand_in:
         lines += ["The agent ran on the offline rule-based model stand-in, not an LLM.", ""]
     lines.append(
-        "Memory files: " + (f"not read — {result.memory_unseen}" if result.memory_unseen else "read at the end of the run")
+        "Memory files: " + (f"not read — {result.memory_unseen}" if result.memory_unseen else result.memory_read_when)
     )
     if result.memory_not_read:
         lines.append(f"Left unread (what they hold is unsure): {'; '.join(result.memory_not_read[:10])}")

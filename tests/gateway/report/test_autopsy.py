@@ -160,3 +160,26 @@ def test_a_run_stopped_before_its_exam_says_there_is_nothing_to_trace(runs: dict
     shown = marathon("autopsy", str(run), cwd=tmp_path)
     assert shown.returncode == 0, shown.stderr
     assert "no graded question to trace: the run is " in shown.stdout and "stages:" not in shown.stdout
+
+
+def test_the_autopsy_of_a_run_that_did_not_end_says_its_memory_was_read_as_it_is_now(tmp_path: Path) -> None:
+    """Issue 60: an interrupted run's autopsy said its memory files were "read at the end of the
+    run" — they were read as the folder stood when it was asked, which is no end state."""
+    from gateway.log.events import RunEnded
+    from gateway.log.runlog import EVENTS_FILE, RunLogWriter
+    from gateway.log.vocabulary import TerminationReason
+    from tests.run_logs import cut_after
+
+    assert marathon("demo", "--recordings", "recordings", cwd=tmp_path).returncode == 0
+    run = tmp_path / "recordings" / "demo"
+    ended = marathon("autopsy", str(run), cwd=tmp_path)
+    assert "Memory files: read at the end of the run" in ended.stdout
+    cut_after(run / EVENTS_FILE, "evaluation", 5)  # killed mid-exam: no end record
+    killed = marathon("autopsy", str(run), cwd=tmp_path)
+    assert killed.returncode == 0, killed.stderr
+    assert "not the run's end state: its log has no end record (killed, or still running)" in killed.stdout
+    writer, _ = RunLogWriter.resume(run / EVENTS_FILE)
+    with writer:
+        writer.append(RunEnded(reason=TerminationReason.INTERRUPTED))
+    interrupted = marathon("autopsy", str(run), cwd=tmp_path)
+    assert "not the run's end state: it was interrupted, and a resume goes on from here" in interrupted.stdout
