@@ -43,9 +43,17 @@ class Marks:
     dates: frozenset[str]
 
 
+# titles before a name, as people write them ("Dr. Costa", «проф. Лукина»): the name after one
+# is no sentence's first word, and the title itself is no name
+_TITLES = frozenset("dr mr mrs ms mx prof rev capt sgt sir dame проф доц акад".split())
+_TITLE_DOT = re.compile(r"(?i)\b(" + "|".join(sorted(_TITLES)) + r")\.\s+")
+
+
 def marks(text: str) -> Marks:
+    """The names (capitalised words past a sentence's first, titles aside), numbers and dates
+    of `text` — what the deletion check and the autopsy look for in an answer."""
     entities = set()
-    for sentence in re.split(r"(?<=[.!?:])\s+|\n", text):
+    for sentence in re.split(r"(?<=[.!?:])\s+|\n", _TITLE_DOT.sub(r"\1 ", text)):
         words = re.findall(r"[^\W\d_][\w'-]*", sentence)
         for word in words[1:]:
             lowered = word.lower()
@@ -54,6 +62,7 @@ def marks(text: str) -> Marks:
                 and len(word) >= 3
                 and lowered not in _COMMON
                 and lowered.removesuffix("s") not in _COMMON
+                and lowered not in _TITLES
             ):
                 entities.add(word.lower().replace("ё", "е")[:6])
     numbers = set()

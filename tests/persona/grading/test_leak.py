@@ -21,3 +21,18 @@ DELETED = ["My ex-boyfriend is Daniel Stolbukhin", "He lived at 88 Mill Lane"]
 )
 def test_deleted_content_in_any_form(answer: str, stated: bool) -> None:
     assert bool(states_deleted(DELETED, answer)) is stated
+
+
+@pytest.mark.parametrize(
+    ("deleted", "answer", "stated"),
+    [
+        ("Pixel's vet is Dr. Costa.", "Pixel's vet is Dr. Costa.", ["costa"]),
+        ("Our lawyer is Mrs. Okafor, on Elm Street.", "You mentioned Mrs. Okafor.", ["okafor"]),
+        ("Мой научный руководитель — проф. Лукина.", "Ваш руководитель — профессор Лукина.", ["лукина"]),
+        ("Pixel's vet is Dr. Costa.", "I no longer keep who Pixel's vet is.", []),
+    ],
+)
+def test_a_name_after_a_title_is_a_name(deleted: str, answer: str, stated: list[str]) -> None:
+    """Issue 60: "Pixel's vet is Dr. Costa." — the name after "Dr." was read as a sentence's
+    first word, so an answer restating it was "answered wrong, without the deleted fact"."""
+    assert states_deleted([deleted], answer) == stated
