@@ -68,6 +68,15 @@ SWITCHES: dict[str, Switch] = {
         lambda t: {"refuse_writes": values(t)},
     ),
     "loses": (Stage.STORED_THEN_LOST, lambda qs: PLAIN(qs)[1::2], lambda t: {"lose": values(t)}),
+    # issue 60: the tool says "saved" and saves nothing — never stored, though the call looks made
+    "acknowledges, never stores": (
+        Stage.NEVER_STORED, lambda qs: PLAIN(qs)[1::2], lambda t: {"ack_without_write": values(t)}
+    ),
+    "acknowledges an update, never stores it": (
+        Stage.KEPT_OLD_VALUE,
+        lambda qs: [q for q in memory_questions(qs) if "update" in q.tags or "correction" in q.tags],
+        lambda t: {"ack_without_write": values(t)},
+    ),
     "never searches": (Stage.NOT_RETRIEVED, memory_questions, lambda t: {"no_search": True}),
     "ignores what it found": (Stage.NOT_USED, memory_questions, lambda t: {"ignore_results": True}),
 }
@@ -117,7 +126,8 @@ async def main() -> None:
                 target_ids = {q.id for q in targets}
                 truths = {q.id: truth for q in targets}
                 if truth is Stage.KEPT_OLD_VALUE:  # unless every earlier value was refused too
-                    truths = {q.id: kept_or_never(bench_model, q, faults_of(targets)["refuse_writes"]) for q in targets}
+                    blocked = faults_of(targets).get("refuse_writes") or faults_of(targets)["ack_without_write"]
+                    truths = {q.id: kept_or_never(bench_model, q, blocked) for q in targets}
                 for q in seen:
                     if q.no_stage in ("right", "nothing was told (an abstain question)", "computed from several facts"):
                         continue

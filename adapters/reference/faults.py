@@ -7,6 +7,10 @@ as it is:
 - `refuse_writes`: a `memory_write` whose text holds any of these (case-folded) is refused by
   the tool (an error result): the fact is **never stored** — or, for an update, the new value
   never reaches memory and the agent **keeps the old value**;
+- `ack_without_write`: a `memory_write` whose text holds any of these is answered "saved", as
+  a stored note is, but nothing is written — the tool's acknowledgement lies: the fact is
+  **never stored** (for an update: the agent **keeps the old value**), though the call and its
+  result look like a write that went through;
 - `lose`: at each compaction, notes holding any of these are dropped from the notes file: the
   fact was **stored, then lost**;
 - `no_search`: the search tool is not offered (the agent answers from its context alone):
@@ -24,12 +28,13 @@ from typing import Any
 
 IGNORED_ANSWER = "I don't remember that."
 REFUSED_WRITE = "could not save: the memory store refused this note"
-KEYS = {"refuse_writes", "lose", "no_search", "ignore_results"}
+KEYS = {"refuse_writes", "ack_without_write", "lose", "no_search", "ignore_results"}
 
 
 @dataclass(frozen=True)
 class MemoryFaults:
     refuse_writes: tuple[str, ...] = ()
+    ack_without_write: tuple[str, ...] = ()
     lose: tuple[str, ...] = ()
     no_search: bool = False
     ignore_results: bool = False
@@ -40,12 +45,15 @@ class MemoryFaults:
         if settings is None:
             return cls()
         if not isinstance(settings, dict):
-            raise ValueError("reference agent `faults` must be an object ({refuse_writes, lose, no_search, ignore_results})")
+            raise ValueError(
+                "reference agent `faults` must be an object ({refuse_writes, ack_without_write, lose, no_search, ignore_results})"
+            )
         unknown = sorted(set(settings) - KEYS)
         if unknown:
             raise ValueError(f"reference agent `faults`: unknown key {unknown[0]!r} (known: {', '.join(sorted(KEYS))})")
         return cls(
             refuse_writes=_strings(settings, "refuse_writes"),
+            ack_without_write=_strings(settings, "ack_without_write"),
             lose=_strings(settings, "lose"),
             no_search=_flag(settings, "no_search"),
             ignore_results=_flag(settings, "ignore_results"),
@@ -53,6 +61,9 @@ class MemoryFaults:
 
     def refuses(self, text: str) -> bool:
         return _holds(text, self.refuse_writes)
+
+    def acks_without_writing(self, text: str) -> bool:
+        return _holds(text, self.ack_without_write)
 
     def loses(self, note: str) -> bool:
         return _holds(note, self.lose)

@@ -320,12 +320,20 @@ def _question(index: _Indexes, q: Question, ev: Evaluation, rule: str) -> Questi
     in_context = trail.evidence.get(q.id, False)
     if in_system or in_context:
         steps.append(Step(asked, StepKind.IN_INPUT, "the system prompt" if in_system else "the conversation"))
+    # when memory surely held it after a write: a checkpoint's state, or a search result in an
+    # earlier question's turn (an acknowledgement is no proof: a tool may say "saved" and not save)
+    kept_at: list[int] = []
     for at, name, archive in trail.checkpoints:
         if at.order < before:
             saved = index.checkpoint(archive)
             there = saved.holds(value, topic)
             reading = "held it" if there else "did not hold it" if there is False else saved.unseen or "unsure"
             steps.append(Step(at, StepKind.AT_CHECKPOINT, f"{name}: {reading}"))
+            if there:
+                kept_at.append(at.order)
+    for other, when in trail.asked.items():
+        if other != q.id and when.order < before and all_items(value, trail.read.get(other, []), topic):
+            kept_at.append(when.order)
     held_now = memory.holds(value, topic)
     if held_now:
         steps.append(Step(None, StepKind.IN_MEMORY, ", ".join(memory.where(value, topic))))
@@ -360,7 +368,21 @@ def _question(index: _Indexes, q: Question, ev: Evaluation, rule: str) -> Questi
         return verdict(Stage.KEPT_OLD_VALUE if old_written else Stage.NEVER_STORED)
     if held_now is None:
         return verdict(Stage.UNKNOWN, unseen=memory.unseen or "the matcher can't decide whether memory held it")
-    return verdict(Stage.NOT_RETRIEVED if held_now else Stage.STORED_THEN_LOST)
+    if held_now:
+        return verdict(Stage.NOT_RETRIEVED)
+    first_write = min((w.at.order for w in earlier if w.accepted and _some_item(value, w.text)), default=0)
+    if any(order > first_write for order in kept_at):
+        return verdict(Stage.STORED_THEN_LOST)
+    if changed and any(o and memory.holds(o, topic) for o in olds):  # memory holds the old value, not the new
+        return verdict(Stage.KEPT_OLD_VALUE)
+    return verdict(
+        Stage.UNKNOWN,
+        unseen=(
+            "a write its tool accepted held it, but no state read after the write shows memory kept it (no "
+            "checkpoint or search result between the write and the end): never stored, or stored then lost — "
+            "a checkpoint (`checkpoint_at`) tells them apart"
+        ),
+    )
 
 
 def _some_item(value: str, text: str) -> bool:

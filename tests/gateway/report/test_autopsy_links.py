@@ -77,7 +77,18 @@ def test_each_stage_on_a_hand_made_log(make_benchmark: BenchFactory, tmp_path: P
     assert q1(tmp_path / "c", bench, refused, memory="").stage is Stage.NEVER_STORED
     written = [TOLD, *write_events("cat: Miso", 3), ASKED]  # header 0, exchange 1, TOLD 2
     assert q1(tmp_path / "d", bench, written, memory="- cat: Miso\n").stage is Stage.NOT_RETRIEVED
-    assert q1(tmp_path / "e", bench, written, memory="- the dog is Rex\n").stage is Stage.STORED_THEN_LOST
+    # written, "saved" — and not in memory at the end: never kept, or kept then lost? (issue 60: a
+    # tool may say "saved" and save nothing) — unknown, named, unless a later reading saw it kept
+    lost = q1(tmp_path / "e", bench, written, memory="- the dog is Rex\n")
+    assert lost.stage is Stage.UNKNOWN and "no state read after the write shows memory kept it" in lost.unseen
+    seen_kept = [
+        *written[:-1],
+        Asked(question_id="q2", text="What pet do I have?"),
+        Blob(ref=blob_ref(RESULT), data=RESULT),
+        LLMExchange(kind="ordinary", question_id="q2", message_refs=[blob_ref(RESULT)]),
+        ASKED,
+    ]
+    assert q1(tmp_path / "e2", bench, seen_kept, memory="- the dog is Rex\n").stage is Stage.STORED_THEN_LOST
     unseen = q1(tmp_path / "f", bench, written)  # no memory files to read: lost or not found?
     assert unseen.stage is Stage.UNKNOWN and "memory is not in files" in unseen.unseen
     read = [
