@@ -18,8 +18,9 @@ import random
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from gateway.report.autopsy import OperationFigure, Stage, operation_figures
+from gateway.report.autopsy import Stage
 from gateway.report.budget import percentile
+from gateway.report.operation_figures import OperationFigure, operation_figures
 from gateway.report.run_line import RunLine
 
 BOOTSTRAP_SAMPLES = 2000

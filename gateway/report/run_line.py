@@ -30,9 +30,10 @@ from adapters.state_folder import folder_hash
 from gateway import __version__
 from gateway.log.events import Asked, Evaluation, MemoryResult, Replied, RunStart, Said
 from gateway.log.vocabulary import TerminationReason
-from gateway.report.autopsy import Links, autopsy_of
+from gateway.report.autopsy import autopsy_of
 from gateway.report.deletion_checks import deleted_before, deletion_checks
 from gateway.report.deletion_scope import state_folder
+from gateway.report.operation_figures import Links
 from gateway.report.recordings import RecordedRun
 from gateway.report.stale_facts import misapplied_old_facts
 from persona.grading.leak import states_deleted
