@@ -69,18 +69,20 @@ def _carries(pid: int, mark: bytes) -> bool:
     return (b"\0" + environ).find(b"\0" + mark) >= 0
 
 
+def _other_pids() -> list[int]:
+    """Every process /proc lists, ours excluded ([] where there is no /proc)."""
+    if not _PROC.is_dir():
+        return []
+    ours = os.getpid()
+    return [int(e.name) for e in _PROC.iterdir() if e.name.isdigit() and int(e.name) != ours]
+
+
 def agent_processes(group: int | None, mark: str | None) -> list[AgentProcessInfo]:
     """The live processes of the agent whose group (= session) leader is `group` or that carry
     `mark` (see the module docstring), ours excluded."""
-    if not _PROC.is_dir():
-        return []
     marked = f"{MARK_VARIABLE}={mark}\0".encode() if mark else None
     found: list[AgentProcessInfo] = []
-    ours = os.getpid()
-    for entry in _PROC.iterdir():
-        if not entry.name.isdigit() or int(entry.name) == ours:
-            continue
-        pid = int(entry.name)
+    for pid in _other_pids():
         fields = _stat_fields(pid)
         if fields is None:
             continue
@@ -107,22 +109,17 @@ def end_agent_processes(group: int | None, mark: str | None, within: float = 5.0
 def writers_of(folder: Path) -> list[AgentProcessInfo]:
     """The processes (of our user) holding a file under `folder` open, ours excluded: who keeps
     writing a state folder that changed while it was archived."""
-    if not _PROC.is_dir():
-        return []
     root = os.path.realpath(folder)
     found: list[AgentProcessInfo] = []
-    ours = os.getpid()
-    for entry in _PROC.iterdir():
-        if not entry.name.isdigit() or int(entry.name) == ours:
-            continue
+    for pid in _other_pids():
         try:
-            targets = [os.readlink(fd) for fd in (entry / "fd").iterdir()]
+            targets = [os.readlink(fd) for fd in (_PROC / str(pid) / "fd").iterdir()]
         except OSError:
             continue
         if any(t == root or t.startswith(root + os.sep) for t in targets):
-            fields = _stat_fields(int(entry.name))
+            fields = _stat_fields(pid)
             if fields is not None:
-                found.append(AgentProcessInfo(int(entry.name), fields[0]))
+                found.append(AgentProcessInfo(pid, fields[0]))
     return found
 
 

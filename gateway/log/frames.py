@@ -22,7 +22,6 @@ point where reading stopped.
 
 from __future__ import annotations
 
-import mmap
 import re
 import struct
 import zlib
@@ -40,10 +39,6 @@ _UNPACK_ERRORS = (ValueError, TypeError, msgpack.ExtraData, msgpack.FormatError,
 # (Event.to_record puts it first)
 _V1_RECORD_START = re.compile(rb"(?:[\x81-\x8f]|\xde\x00[\x10-\xff])\xa1t")
 
-# a log's bytes: in memory, or a read-only map of its file (runlog.read_log: a 500 MiB log is
-# read without holding its bytes)
-LogBytes = bytes | mmap.mmap
-
 
 def frame(record: bytes) -> bytes:
     """The bytes format 2 stores for one packed record."""
@@ -57,7 +52,7 @@ def frame(record: bytes) -> bytes:
     return FRAME_HEAD + zlib.crc32(record).to_bytes(4, "big") + length + record
 
 
-def is_framed(head: LogBytes) -> bool:
+def is_framed(head: bytes) -> bool:
     """Whether a log whose first bytes are `head` is written in frames (format ≥ 2)."""
     return head[: len(FRAME_HEAD)] == FRAME_HEAD
 
@@ -88,28 +83,24 @@ def frame_length(prefix: bytes) -> int | None:
     return start + int.from_bytes(prefix[_FRAME_START.size : start], "big")
 
 
-def _framed_record(data: LogBytes, pos: int) -> tuple[int, dict[str, Any]] | None:
+def _framed_record(data: bytes, pos: int) -> tuple[int, dict[str, Any]] | None:
     """The intact frame at `pos` as (end, record), or None (damaged, or not all there yet)."""
-    try:
-        head, crc, kind = _FRAME_START.unpack_from(data, pos)
-        width = _LENGTH_WIDTH[kind]
-        start = pos + _FRAME_START.size + width
-        end = start + int.from_bytes(data[start - width : start], "big")
-    except (struct.error, KeyError):
+    length = frame_length(data[pos : pos + FRAME_PREFIX])
+    if length is None or pos + length > len(data):
         return None
-    if head != FRAME_HEAD or end > len(data):
-        return None
-    payload = memoryview(data)[start:end]
+    _, crc, kind = _FRAME_START.unpack_from(data, pos)
+    start = pos + _FRAME_START.size + _LENGTH_WIDTH[kind]
+    payload = memoryview(data)[start : pos + length]
     if zlib.crc32(payload) != crc:
         return None
     try:
         record = msgpack.unpackb(payload, raw=False, strict_map_key=False)
     except _UNPACK_ERRORS:
         return None
-    return (end, record) if isinstance(record, dict) else None
+    return (pos + length, record) if isinstance(record, dict) else None
 
 
-def _plain_records(data: LogBytes, pos: int) -> Iterator[tuple[int, dict[str, Any]]]:
+def _plain_records(data: bytes, pos: int) -> Iterator[tuple[int, dict[str, Any]]]:
     unpacker = msgpack.Unpacker(raw=False, strict_map_key=False, max_buffer_size=1 << 30)
     chunk = 1 << 20
     fed = pos
@@ -129,7 +120,7 @@ def _plain_records(data: LogBytes, pos: int) -> Iterator[tuple[int, dict[str, An
             yield pos + unpacker.tell(), record
 
 
-def records(data: LogBytes, pos: int, framed: bool) -> Iterator[tuple[int, dict[str, Any]]]:
+def records(data: bytes, pos: int, framed: bool) -> Iterator[tuple[int, dict[str, Any]]]:
     """`(end offset, record)` for each intact record from `pos` (a record boundary); stops
     silently at the first byte that isn't one — damage, or a record still being written."""
     if not framed:
@@ -140,7 +131,7 @@ def records(data: LogBytes, pos: int, framed: bool) -> Iterator[tuple[int, dict[
         pos = found[0]
 
 
-def _next_intact(data: LogBytes, pos: int, framed: bool, after_seq: int) -> int | None:
+def _next_intact(data: bytes, pos: int, framed: bool, after_seq: int) -> int | None:
     """Where the next intact record starts at or after `pos`, if anywhere."""
     if framed:
         at = data.find(FRAME_HEAD, pos)
@@ -158,7 +149,7 @@ def _next_intact(data: LogBytes, pos: int, framed: bool, after_seq: int) -> int 
     return None
 
 
-def find_damage(data: LogBytes, stopped_at: int, framed: bool, last_seq: int) -> Damage | None:
+def find_damage(data: bytes, stopped_at: int, framed: bool, last_seq: int) -> Damage | None:
     """Reading stopped at `stopped_at` before the end of `buf`: None when nothing intact
     follows (a torn tail: a record cut by a crash, safe to drop), else the damage and how many
     intact records come after it (dropping them would lose what the agent already saw)."""

@@ -8,10 +8,10 @@ from typing import Any
 
 from gateway.log.errors import RunLogFormatError
 from gateway.log.events import Blob
-from gateway.log.frames import records
+from gateway.log.frames import is_framed, records
 from gateway.log.migrations import migrate
 
-_BlobPlace = tuple[Path, int, int, int, int, bool]  # path, inode, start, end, format, framed
+_BlobPlace = tuple[Path, int, int, int, int]  # path, inode, start, end, format
 
 
 class LazyBlob(Blob):
@@ -30,12 +30,12 @@ class LazyBlob(Blob):
     def data(self) -> bytes:
         if self._where is None:
             return self._data
-        path, inode, start, end, version, framed = self._where
+        path, inode, start, end, version = self._where
         with open(path, "rb") as f:
             if os.fstat(f.fileno()).st_ino == inode:  # the same file: a log replaced is another
                 f.seek(start)
                 chunk = f.read(end - start)
-                found = next(records(chunk, 0, framed), None)
+                found = next(records(chunk, 0, is_framed(chunk)), None)
                 value = migrate(found[1], version) if found is not None else {}
                 if value.get("ref") == self.ref and isinstance(value.get("data"), bytes):
                     return bytes(value["data"])

@@ -45,7 +45,6 @@ from gateway.log.frames import (
     FRAME_HEAD,
     FRAME_PREFIX,
     Damage,
-    LogBytes,
     find_damage,
     frame,
     frame_length,
@@ -120,7 +119,7 @@ def pack_record(record: dict[str, Any]) -> bytes:
     return data
 
 
-def _read_header(path: Path, data: LogBytes) -> tuple[int, Header, int, bool]:
+def _read_header(path: Path, data: bytes) -> tuple[int, Header, int, bool]:
     """The header record of a log's bytes: (its end, the header, the format, framed?)."""
     framed = is_framed(data)
     first = next(records(data, 0, framed), None)
@@ -282,7 +281,7 @@ def _take(log: RunLog, found: Iterator[tuple[int, int, dict[str, Any]]], inode: 
         event = event_from_record(migrate(record, log.format))
         if inode is not None and type(event) is Blob:
             event = LazyBlob(
-                event.ref, seq=event.seq, ts=event.ts, where=(log.path, inode, start, end, log.format, log.format >= 2)
+                event.ref, seq=event.seq, ts=event.ts, where=(log.path, inode, start, end, log.format)
             )
         log.events.append(event)
         log.valid_length = end

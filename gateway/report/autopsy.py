@@ -302,9 +302,6 @@ def _question(index: _Indexes, q: Question, ev: Evaluation, rule: str) -> Questi
             steps.append(Step(at, StepKind.AT_CHECKPOINT, f"{name}: {reading}"))
             if there:
                 kept_at.append(at.order)
-    for other, when in trail.asked.items():
-        if other != q.id and when.order < before and all_items(value, trail.read.get(other, []), topic):
-            kept_at.append(when.order)
     held_now = memory.holds(value, topic)
     if held_now:
         steps.append(Step(None, StepKind.IN_MEMORY, ", ".join(memory.where(value, topic))))
@@ -342,6 +339,11 @@ def _question(index: _Indexes, q: Question, ev: Evaluation, rule: str) -> Questi
     if held_now:
         return verdict(Stage.NOT_RETRIEVED)
     first_write = min((w.at.order for w in earlier if w.accepted and _some_item(value, w.text)), default=0)
+    kept_at += [  # read only here, where it decides: an earlier question's search that found it
+        when.order
+        for other, when in trail.asked.items()
+        if other != q.id and first_write < when.order < before and all_items(value, trail.read.get(other, []), topic)
+    ]
     if any(order > first_write for order in kept_at):
         return verdict(Stage.STORED_THEN_LOST)
     if changed and any(o and memory.holds(o, topic) for o in olds):  # memory holds the old value, not the new

@@ -25,7 +25,7 @@ from typing import Any
 from adapters.state_folder import shown_name
 from gateway.report.deletion_scope import state_folder
 from gateway.report.memory_stores import StoreUnreadable, read_store, store_of
-from gateway.report.scoped_files import MAX_FILE_BYTES, MAX_READ_BYTES, ScopedFiles, read_scoped
+from gateway.report.scoped_files import ScopedFiles, read_scoped
 from persona.grading.exact import value_in
 from persona.numerals import digits_for_words
 from persona.terms import split_items
@@ -83,25 +83,12 @@ class MemoryState:
             with tarfile.open(archive, "r:gz") as tar:
                 if store is not None:  # the archived database, read from a copy
                     found.texts.update(_archived_store(tar, *store))
-                read = 0  # bytes of text kept, bounded as a folder's reading is (scoped_files.py)
                 for member in tar:
                     if not member.isfile() or not any(p.fullmatch(member.name) for p in patterns):
                         continue
-                    where = shown_name(member.name)  # any name the OS allows, as text
-                    if member.size > MAX_FILE_BYTES:
-                        found.not_read.append(f"{where} (over {MAX_FILE_BYTES // 2**20} MiB)")
-                        continue
                     data = tar.extractfile(member)
-                    head = data.read(4096) if data is not None else b""
-                    if b"\0" in head:
-                        found.not_read.append(f"{where} (not text)")
-                        continue
-                    if read + member.size > MAX_READ_BYTES:
-                        found.not_read.append(f"{where} (past the {MAX_READ_BYTES / 2**20:g} MiB read of one folder)")
-                        continue
-                    raw = head + (data.read(max(member.size - len(head), 0)) if data is not None else b"")
-                    read += len(raw)
-                    found.texts[where] = raw.decode("utf-8", errors="replace")
+                    if data is not None:  # any name the OS allows, as text
+                        found.take(shown_name(member.name), member.size, data)
         except (OSError, EOFError, zlib.error, tarfile.TarError, StoreUnreadable) as exc:
             return cls(None, f"the checkpoint archive {archive.name} can't be read ({exc})")
         return cls(found)

@@ -9,8 +9,10 @@ reading's memory stays under `MAX_READ_BYTES` + one file, whatever the folder ho
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
 from adapters.state_folder import shown_name
 
@@ -25,6 +27,25 @@ class ScopedFiles:
     folder: Path
     texts: dict[str, str] = field(default_factory=dict)
     not_read: list[str] = field(default_factory=list)  # "path (why)"
+    text_bytes: int = 0  # bytes of text kept: one folder's reading is bounded, whatever it holds
+
+    def take(self, where: str, size: int, source: IO[bytes]) -> None:
+        """Keep the file `where` (`size` bytes, read from `source`) as text, or list why not: past
+        `MAX_FILE_BYTES`, binary (known from its first 4 KiB, the rest never read), or past the
+        folder's `MAX_READ_BYTES`. The same rules for a folder and a checkpoint's archive."""
+        if size > MAX_FILE_BYTES:
+            self.not_read.append(f"{where} (over {MAX_FILE_BYTES // 2**20} MiB)")
+            return
+        head = source.read(4096)
+        if b"\0" in head:
+            self.not_read.append(f"{where} (not text)")
+            return
+        if self.text_bytes + size > MAX_READ_BYTES:
+            self.not_read.append(f"{where} (past the {MAX_READ_BYTES / 2**20:g} MiB read of one folder)")
+            return
+        data = head + source.read(max(size - len(head), 0))  # as big as it is: read(n) takes n first
+        self.text_bytes += len(data)
+        self.texts[where] = data.decode("utf-8", errors="replace")
 
 
 def read_scoped(folder: Path, globs: list[str]) -> ScopedFiles:
@@ -32,7 +53,6 @@ def read_scoped(folder: Path, globs: list[str]) -> ScopedFiles:
     or with `..`) is refused and listed; a file that can't be read is listed, never raised."""
     found = ScopedFiles(folder)
     seen: set[Path] = set()
-    read = 0  # bytes of text kept: one folder's reading is bounded, whatever it holds
     for pattern in globs:
         if pattern.startswith("/") or ".." in pattern.split("/"):
             found.not_read.append(f"{pattern} (a pattern must stay under the folder)")
@@ -46,22 +66,8 @@ def read_scoped(folder: Path, globs: list[str]) -> ScopedFiles:
                 found.not_read.append(f"{where} (a link)")
                 continue
             try:
-                size = path.stat().st_size
-                if size > MAX_FILE_BYTES:
-                    found.not_read.append(f"{where} (over {MAX_FILE_BYTES // 2**20} MiB)")
-                    continue
                 with open(path, "rb") as f:
-                    head = f.read(4096)
-                    if b"\0" in head:  # binary: known from its first bytes, the rest never read
-                        found.not_read.append(f"{where} (not text)")
-                        continue
-                    if read + size > MAX_READ_BYTES:
-                        found.not_read.append(f"{where} (past the {MAX_READ_BYTES / 2**20:g} MiB read of one folder)")
-                        continue
-                    data = head + f.read(max(size - len(head), 0))  # as big as it is: read(n) takes n first
+                    found.take(where, os.fstat(f.fileno()).st_size, f)
             except OSError as exc:
                 found.not_read.append(f"{where} (can't be read: {exc.strerror or exc})")
-                continue
-            read += len(data)
-            found.texts[where] = data.decode("utf-8", errors="replace")
     return found

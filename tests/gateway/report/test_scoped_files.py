@@ -45,7 +45,7 @@ def test_text_past_a_folders_budget_is_listed_not_read(tmp_path: Path, monkeypat
 
 
 def test_an_archived_folder_is_read_within_the_same_bounds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("gateway.report.memory_state.MAX_READ_BYTES", 10_000)
+    monkeypatch.setattr(scoped_files, "MAX_READ_BYTES", 10_000)
     state = tmp_path / "state" / "memory"
     state.mkdir(parents=True)
     with open(state / "big.md", "wb") as f:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -51,6 +52,15 @@ def _parents(recordings: Path) -> dict[str, str]:
     }
 
 
+def _fresh_while_written(work: Path, folder: Path) -> subprocess.CompletedProcess[str]:
+    """`marathon run --fresh` while another process holds `folder`'s lock (writes that run)."""
+    lock = RunLock.acquire(folder)
+    try:
+        return marathon("run", "config.jsonc", "--fresh", cwd=work)
+    finally:
+        lock.release()
+
+
 def _teach_again_as_before(work: Path) -> None:
     """Teach `m` again without clearing its forks — what an interrupted `--fresh` left before
     issue 59 (the parent taught anew, its forks from the earlier teaching still there)."""
@@ -77,11 +87,7 @@ def test_fresh_refuses_before_anything_runs_when_a_fork_to_clear_is_being_writte
     work = _copy(taught, tmp_path)
     rec = work / "recordings"
     before = _parents(rec), _checkpoint(rec / "m").archive_sha256
-    lock = RunLock.acquire(rec / "m.seq.r2")
-    try:
-        result = marathon("run", "config.jsonc", "--fresh", cwd=work)
-    finally:
-        lock.release()
+    result = _fresh_while_written(work, rec / "m.seq.r2")
     assert result.returncode == 1
     assert "--fresh would clear the fork m.seq.r2 of an earlier teaching" in result.stderr
     assert (_parents(rec), _checkpoint(rec / "m").archive_sha256) == before  # nothing cleared, nothing run
@@ -122,11 +128,7 @@ def test_fresh_clears_nothing_while_the_run_it_would_teach_again_is_being_writte
     work = _copy(taught, tmp_path)
     rec = work / "recordings"
     before = _parents(rec)
-    lock = RunLock.acquire(rec / "m")
-    try:
-        result = marathon("run", "config.jsonc", "--fresh", cwd=work)
-    finally:
-        lock.release()
+    result = _fresh_while_written(work, rec / "m")
     assert result.returncode == 1
     assert "--fresh would teach m again and clear its forks, but" in result.stderr
     assert _parents(rec) == before
