@@ -200,12 +200,11 @@ def check_across_runs(recordings: Path) -> list[Violation]:
     printed = {summary: rendered.text, **rendered.lines}
     for path, text in printed.items():
         on_disk = path.read_text(encoding="utf-8") if path.is_file() else None
+        fix = " — `marathon report` writes it again from the logs"  # a run stopped before rewriting it
         if on_disk is None:
-            found.append(Violation(ACROSS_RUNS, Invariant.REPORT_CURRENT, f"{path.name} is missing"))
+            found.append(Violation(ACROSS_RUNS, Invariant.REPORT_CURRENT, f"{path.name} is missing{fix}"))
         elif on_disk != text:
-            found.append(
-                Violation(ACROSS_RUNS, Invariant.REPORT_CURRENT, _differs(on_disk, text, path.name))
-            )
+            found.append(Violation(ACROSS_RUNS, Invariant.REPORT_CURRENT, _differs(on_disk, text, path.name) + fix))
     return found
 
 

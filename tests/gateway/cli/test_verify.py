@@ -113,6 +113,7 @@ def test_verify_names_a_cross_run_report_edited_by_hand(forked: Path, tmp_path: 
     result = marathon("verify", str(copy), cwd=tmp_path)
     assert result.returncode == 1
     assert "(across runs): report_current — matrix.md line" in result.stderr
+    assert "— `marathon report` writes it again from the logs" in result.stderr
 
 
 def test_verify_names_a_prepared_memory_fork_whose_parent_was_started_over(forked: Path, tmp_path: Path) -> None:
