@@ -61,7 +61,10 @@ def values(questions: list[Question]) -> list[str]:
 Switch = tuple[Stage, Callable[[list[Question]], list[Question]], Callable[[list[Question]], dict[str, Any]]]
 PLAIN = lambda qs: [q for q in memory_questions(qs) if "update" not in q.tags and "correction" not in q.tags]  # noqa: E731
 SWITCHES: dict[str, Switch] = {
-    "never stores": (Stage.NEVER_STORED, lambda qs: PLAIN(qs)[0::2], lambda t: {"refuse_writes": values(t)}),
+    "never stores": (Stage.WRITE_REFUSED, lambda qs: PLAIN(qs)[0::2], lambda t: {"refuse_writes": values(t)}),
+    # issue 60: refused or deduped in words only, with no error flag — the result must be read
+    "says memory full": (Stage.WRITE_REFUSED, lambda qs: PLAIN(qs)[1::2], lambda t: {"memory_full": values(t)}),
+    "says already noted": (Stage.NEVER_STORED, lambda qs: PLAIN(qs)[0::2], lambda t: {"already_noted": values(t)}),
     "never updates": (
         Stage.KEPT_OLD_VALUE,
         lambda qs: [q for q in memory_questions(qs) if "update" in q.tags or "correction" in q.tags],
@@ -82,15 +85,15 @@ SWITCHES: dict[str, Switch] = {
 }
 
 
-def kept_or_never(bench: Benchmark, question: Question, refused: list[str]) -> Stage:
+def kept_or_never(bench: Benchmark, question: Question, refused: list[str], never: Stage) -> Stage:
     """An update whose new value was refused kept the old value — if an earlier text of its
-    fact held none of the refused values (else nothing of it was ever stored)."""
+    fact held none of the refused values (else nothing of it was ever stored: `never`)."""
     _, current, earlier = facts_at(bench, question)
     items = [i.casefold() for i in split_items(question.expected)]
     facts = [key for key, text in current.items() if any(i in text.casefold() for i in items)]
     blocked = [r.casefold() for r in refused]
     kept = any(not any(r in old.casefold() for r in blocked) for key in facts for old in earlier.get(key, []))
-    return Stage.KEPT_OLD_VALUE if kept else Stage.NEVER_STORED
+    return Stage.KEPT_OLD_VALUE if kept else never
 
 
 async def play(name: str, bench: Path, faults: dict[str, Any], where: Path) -> list[QuestionAutopsy]:
@@ -126,8 +129,10 @@ async def main() -> None:
                 target_ids = {q.id for q in targets}
                 truths = {q.id: truth for q in targets}
                 if truth is Stage.KEPT_OLD_VALUE:  # unless every earlier value was refused too
-                    blocked = faults_of(targets).get("refuse_writes") or faults_of(targets)["ack_without_write"]
-                    truths = {q.id: kept_or_never(bench_model, q, blocked) for q in targets}
+                    set_faults = faults_of(targets)
+                    blocked = set_faults.get("refuse_writes") or set_faults["ack_without_write"]
+                    never = Stage.WRITE_REFUSED if "refuse_writes" in set_faults else Stage.NEVER_STORED
+                    truths = {q.id: kept_or_never(bench_model, q, blocked, never) for q in targets}
                 for q in seen:
                     if q.no_stage in ("right", "nothing was told (an abstain question)", "computed from several facts"):
                         continue

@@ -47,6 +47,11 @@ def configs(into: Path, recordings: Path) -> list[Path]:
     return out
 
 
+# the frozen truth predates the stage "write refused" (issue 60): it is "never stored" with the
+# tool's refusal seen, so it counts right against a truth of "never stored" (its own column shows it)
+REFINES = {"write refused": "never stored"}
+
+
 def main() -> None:
     truth = json5.loads((SET / "truth.json5").read_text(encoding="utf-8"))
     with tempfile.TemporaryDirectory() as tmp:
@@ -77,7 +82,7 @@ def main() -> None:
         print(f"| {row} | " + " | ".join(str(matrix[(row, c)] or "") for c in columns) + " |")
     stages = {str(s) for s in Stage if s is not Stage.UNKNOWN}
     decided = sum(n for (_, c), n in matrix.items() if c in stages)
-    right = sum(n for (t, c), n in matrix.items() if c in stages and c == t)
+    right = sum(n for (t, c), n in matrix.items() if c in stages and (c == t or REFINES.get(c) == t))
     total = sum(matrix.values())
     print(
         f"decided stages right: {right / decided:.1%} ({right}/{decided}); coverage {decided / total:.1%} "

@@ -153,8 +153,9 @@ class ReferenceAgent:
             text = str(params.get("text", ""))
             if self.config.faults.refuses(text):  # never stored
                 return {"type": "tool_result", "tool_use_id": tool_use_id, "content": REFUSED_WRITE, "is_error": True}
+            silent = self.config.faults.silent_answer(text)  # refused or deduped, said only in words
             # the acknowledgement a stored note gets, and nothing written (the fault: never stored)
-            content = "saved" if self.config.faults.acks_without_writing(text) else self.memory.write(text)
+            content = silent or ("saved" if self.config.faults.acks_without_writing(text) else self.memory.write(text))
         elif name == "memory_search":
             self.stats.memory_searches += 1
             found = self.memory.search(str(params.get("query", "")))

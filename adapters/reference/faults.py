@@ -11,6 +11,11 @@ as it is:
   a stored note is, but nothing is written — the tool's acknowledgement lies: the fact is
   **never stored** (for an update: the agent **keeps the old value**), though the call and its
   result look like a write that went through;
+- `memory_full`: a `memory_write` whose text holds any of these is answered as a full store
+  answers ("Memory full … this note was not saved") — no error flag, nothing written: the
+  agent's **write was refused**, and only the result's words say so;
+- `already_noted`: a `memory_write` whose text holds any of these is answered "Already noted."
+  and nothing is written (a dedupe that believes the note is there): **never stored**;
 - `lose`: at each compaction, notes holding any of these are dropped from the notes file: the
   fact was **stored, then lost**;
 - `no_search`: the search tool is not offered (the agent answers from its context alone):
@@ -28,13 +33,17 @@ from typing import Any
 
 IGNORED_ANSWER = "I don't remember that."
 REFUSED_WRITE = "could not save: the memory store refused this note"
-KEYS = {"refuse_writes", "ack_without_write", "lose", "no_search", "ignore_results"}
+FULL_ANSWER = "Memory full (2,200/2,200 chars): this note was not saved. Remove an entry first."
+ALREADY_ANSWER = "Already noted."
+KEYS = {"refuse_writes", "ack_without_write", "memory_full", "already_noted", "lose", "no_search", "ignore_results"}
 
 
 @dataclass(frozen=True)
 class MemoryFaults:
     refuse_writes: tuple[str, ...] = ()
     ack_without_write: tuple[str, ...] = ()
+    memory_full: tuple[str, ...] = ()
+    already_noted: tuple[str, ...] = ()
     lose: tuple[str, ...] = ()
     no_search: bool = False
     ignore_results: bool = False
@@ -46,7 +55,7 @@ class MemoryFaults:
             return cls()
         if not isinstance(settings, dict):
             raise ValueError(
-                "reference agent `faults` must be an object ({refuse_writes, ack_without_write, lose, no_search, ignore_results})"
+                f"reference agent `faults` must be an object ({{{', '.join(sorted(KEYS))}}})"
             )
         unknown = sorted(set(settings) - KEYS)
         if unknown:
@@ -54,6 +63,8 @@ class MemoryFaults:
         return cls(
             refuse_writes=_strings(settings, "refuse_writes"),
             ack_without_write=_strings(settings, "ack_without_write"),
+            memory_full=_strings(settings, "memory_full"),
+            already_noted=_strings(settings, "already_noted"),
             lose=_strings(settings, "lose"),
             no_search=_flag(settings, "no_search"),
             ignore_results=_flag(settings, "ignore_results"),
@@ -64,6 +75,15 @@ class MemoryFaults:
 
     def acks_without_writing(self, text: str) -> bool:
         return _holds(text, self.ack_without_write)
+
+    def silent_answer(self, text: str) -> str | None:
+        """The answer a write gets when a fault writes nothing and says so only in words (no
+        error flag): a full store, or a dedupe; None when the write goes on."""
+        if _holds(text, self.memory_full):
+            return FULL_ANSWER
+        if _holds(text, self.already_noted):
+            return ALREADY_ANSWER
+        return None
 
     def loses(self, note: str) -> bool:
         return _holds(note, self.lose)

@@ -9,7 +9,8 @@ from pathlib import Path
 
 from gateway.display import safe_text
 from gateway.log.runlog import EVENTS_FILE, RunLogFormatError
-from gateway.report.autopsy import autopsy, render_autopsy, render_timeline
+from gateway.report.autopsy import autopsy
+from gateway.report.autopsy_render import render_autopsy, render_timeline
 from gateway.report.recordings import load_run
 from persona.benchmark.errors import BenchmarkErrors
 

@@ -4,16 +4,24 @@ arguments, tool result and model input) and from the agent's memory files at the
 
 The stages, in the order a fact travels (docs/experiments.md, "The memory autopsy"):
 
-- **never stored** — told, but no memory write the tool accepted held the value;
+- **never stored** — told, but no memory write held the value that its tool stored as far as
+  it said (a write answered "already noted" or "no change" stored nothing);
+- **write refused** — told and written, but its tool refused every write holding the value (an
+  error, or words that say so: memory full, over a limit): nothing stored;
 - **kept the old value** — an update whose new value never reached memory, while the old did;
-- **stored, then lost** — an accepted write held it, the memory files at the end don't;
+- **stored, then lost** — a write held it and a state read after it (a checkpoint, a search
+  result) saw memory keep it; the memory files at the end don't;
 - **stored but not retrieved** — memory held it, but it was not in the model's input when the
   question was answered (no read returned it, no system prompt carried it);
 - **retrieved but not used** — it was in the model's input (a read returned it, the system
   prompt or the conversation held it) and the answer didn't give it;
 - **a deleted fact still kept** — a `[deleted]` question answered with what was deleted;
 - **unknown** — with what could not be seen: the agent's traffic was not recorded, its memory
-  is not in files we read, or the value matcher was unsure at the link that decides.
+  is not in files we read, the value matcher was unsure at the link that decides, or the value
+  is also another fact's and the line that matched is not tied to this one.
+
+A match counts for a fact only on a line about it (gateway/report/fact_tie.py): the question's
+and its fact's words — less those of the other facts holding the same value.
 
 Value matching is the grader's (`persona.grading.exact.value_in`), three-valued: an unsure
 match never decides a stage. What a caller may rely on: every graded question gets a verdict
@@ -23,7 +31,6 @@ match never decides a stage. What a caller may rely on: every graded question ge
 from __future__ import annotations
 
 import re
-from collections import Counter
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -33,11 +40,12 @@ from gateway.log.events import (
 )
 from gateway.log.vocabulary import TerminationReason
 from gateway.report.deletion_checks import deleted_before
-from gateway.report.fact_trail import Mark, Trail
-from gateway.report.labelled_sets import facts_at
-from gateway.report.memory_state import MemoryState, all_items, any_text, figures_remembered, stems, topic_of
-from gateway.report.operation_figures import Links, operation_figures
+from gateway.report.fact_tie import FactTie, tie_of
+from gateway.report.fact_trail import Mark, Trail, Write
+from gateway.report.memory_state import MemoryState, all_items, any_text, figures_remembered
+from gateway.report.operation_figures import Links
 from gateway.report.recordings import RecordedRun
+from gateway.report.write_outcome import WriteOutcome, outcome_of
 from persona.benchmark.model import DELETED_MARKERS, Question
 from persona.grading.leak import states_deleted
 from persona.outcome import PassRule, is_correct
@@ -48,6 +56,7 @@ COMPUTED = "aggregation"  # a total or a count: never told as such, so its trail
 
 class Stage(StrEnum):
     NEVER_STORED = "never stored"
+    WRITE_REFUSED = "write refused"
     KEPT_OLD_VALUE = "kept the old value"
     STORED_THEN_LOST = "stored, then lost"
     NOT_RETRIEVED = "stored but not retrieved"
@@ -75,6 +84,7 @@ class StepKind(StrEnum):
     DELETED = "deleted"
     WRITTEN = "written"
     WRITE_REFUSED = "write refused"
+    NOTHING_WRITTEN = "nothing written"  # the tool answered ("already noted") and stored nothing
     OLD_WRITTEN = "old value written"
     ASKED = "asked"
     READ = "read returned it"
@@ -116,6 +126,18 @@ class QuestionAutopsy:
         if self.stage is None:
             return str(self.no_stage)
         return f"{self.stage} ({self.unseen})" if self.unseen else str(self.stage)
+
+    @property
+    def evidence(self) -> str:
+        """The records that decided the stage ("write refused at 337; …"), and what the stage
+        also rests on that no record shows (an absence); for unknown, what was missing."""
+        if self.stage is None:
+            return ""
+        if self.stage is Stage.UNKNOWN:
+            return f"undecided: {self.unseen}"
+        kinds, absent = _DECIDED_BY[self.stage]
+        shown = [f"{s.kind} at {'end' if s.at is None else s.at}" for s in self.steps if s.kind in kinds]
+        return "; ".join([*dict.fromkeys(shown), *absent])
 
 
 @dataclass
@@ -195,7 +217,8 @@ def autopsy_of(run: RecordedRun) -> RunAutopsy:
         if run.released:
             found = RunAutopsy(run.summary.run_id, memory_unseen=str(NoStage.RELEASED))
             found.questions = [
-                QuestionAutopsy(qid, "", ev.score, None, NoStage.RELEASED) for qid, ev in run.summary.evaluations.items()
+                QuestionAutopsy(qid, "", ev.score, None, NoStage.RELEASED)
+                for qid, ev in run.summary.evaluations.items()
             ]
         else:
             found = autopsy(run)
@@ -203,20 +226,11 @@ def autopsy_of(run: RecordedRun) -> RunAutopsy:
     return found
 
 
-def _facts_asked(index: _Indexes, q: Question) -> tuple[str, ...]:
-    """The facts ("file:id") holding the question's value when it was asked — of several (the
-    cat's name is in every fact about the cat), those about what the question asks."""
-    _, current, _ = facts_at(index.run.benchmark, q)
-    holding = {f"{file}:{fid}": text for (file, fid), text in current.items() if _some_item(q.expected, text)}
-    asked = topic_of(q.text, "", leaving=q.expected)
-    about = [key for key, text in holding.items() if asked.intersection(stems(text))]
-    return tuple(about or holding)
-
-
 def _question(index: _Indexes, q: Question, ev: Evaluation, rule: str) -> QuestionAutopsy:
     trail, memory = index.trail, index.memory
     asked = trail.asked.get(q.id)
-    facts = _facts_asked(index, q)
+    tie = tie_of(index.run.benchmark, q)
+    facts = tie.facts
     steps: list[Step] = [Step(asked, StepKind.ASKED, q.text)] if asked else []
     right = is_correct(rule, ev.score, ev.attempts)
 
@@ -225,7 +239,9 @@ def _question(index: _Indexes, q: Question, ev: Evaluation, rule: str) -> Questi
     def verdict(stage: Stage | None, no_stage: NoStage | None = None, unseen: str = "") -> QuestionAutopsy:
         steps.append(Step(trail.graded.get(q.id), StepKind.GRADED, f"{ev.score:g}/10: {ev.answer[:120]}"))
         ordered = tuple(sorted(steps, key=lambda s: s.order))  # the memory files after the run: last
-        return QuestionAutopsy(q.id, q.expected, ev.score, stage, no_stage, unseen, ordered, q.tags, links, facts)
+        return QuestionAutopsy(
+            q.id, q.expected, ev.score, stage, no_stage, unseen, ordered, q.tags, links, facts
+        )
 
     if q.deleted:
         gone = index.deleted.get(q.id, [])
@@ -235,7 +251,9 @@ def _question(index: _Indexes, q: Question, ev: Evaluation, rule: str) -> Questi
         if kept := [t for t in gone if states_deleted([t], held)]:
             steps.append(Step(None, StepKind.IN_MEMORY, "; ".join(kept)[:200]))
         links = Links(
-            right=links.right, deletion_kept=bool(kept) if memory.files is not None and gone else None, deletion=True
+            right=links.right,
+            deletion_kept=bool(kept) if memory.files is not None and gone else None,
+            deletion=True,
         )
         if not ev.certain:
             return verdict(None, NoStage.UNRESOLVED)
@@ -253,12 +271,22 @@ def _question(index: _Indexes, q: Question, ev: Evaluation, rule: str) -> Questi
     said = [(at, text) for at, text in trail.said if at.order < before]
     told = all_items(value, [text for _, text in said])
     telling = [(at, text) for at, text in said if _some_item(value, text)]
-    steps += [Step(at, StepKind.TOLD, text[:160]) for at, text in telling[:3]]
-    # what the fact is about (the question's words, the line that first told the value): a note
-    # holding the value counts only when it is about that ("Marcus" in his birthday's note is not
-    # the note that he is the partner)
+    # what the fact is about (the question's words, its fact's text): a note holding the value
+    # counts only when it is about that ("Marcus" in his birthday's note is not the note that he
+    # is the partner) — and when other facts hold the value too, only when tied to this one
     first = next((line for _, text in telling for line in text.splitlines() if _some_item(value, line)), "")
-    topic = topic_of(q.text, first, leaving=value)
+    tie = tie.told(first)
+    topic = tie.topic
+
+    def mine(text: str) -> bool:  # shown in the timeline: a line that holds it and may be this fact's
+        return any(any_text(item, [text], topic) is not False for item in split_items(value)) and _some_item(
+            value, text
+        )
+
+    for at, text in telling:  # the lines of each message that told it (not the other facts said with it)
+        lines = [line.strip() for line in text.splitlines() if mine(line)]
+        if lines and sum(s.kind is StepKind.TOLD for s in steps) < 3:
+            steps.append(Step(at, StepKind.TOLD, " / ".join(lines)[:160]))
     # an update: the fact's text before the edit that brought the asked value in
     changed = [
         (at, e) for at, e in trail.edits
@@ -267,28 +295,30 @@ def _question(index: _Indexes, q: Question, ev: Evaluation, rule: str) -> Questi
     # every earlier text of the updated facts (an update of an update: the first value may be
     # the one memory kept), each as the words and figures the new text doesn't have
     updated = {(e.file, e.fact_id) for _, e in changed}
-    history = [e.old for at, e in trail.edits if (e.file, e.fact_id) in updated and e.old and at.order < before]
+    history = [
+        e.old for at, e in trail.edits if (e.file, e.fact_id) in updated and e.old and at.order < before
+    ]
     new_text = changed[-1][1].new if changed else ""
     olds = [old_value(text, new_text) for text in dict.fromkeys(history)]
     steps += [Step(at, StepKind.UPDATED, f"{e.old} → {e.new}") for at, e in changed]
     earlier = [w for w in trail.writes if w.at.order < before]
-    steps += [
-        Step(w.at, StepKind.WRITTEN if w.accepted else StepKind.WRITE_REFUSED, w.text[:160])
-        for w in earlier
-        if _some_item(value, w.text)
-    ]
+    # what each write's tool answered: a refusal or "already noted" stored nothing, whatever the
+    # call held (issue 60) — read for the writes that matter only
+    writes = [(w, _outcome(trail, w)) for w in earlier if mine(w.text)]
+    steps += [Step(w.at, _WRITE_STEP[outcome], _write_detail(trail, w)) for w, outcome in writes]
     old_written = [
         w for w in earlier
         if w.accepted and any(o and all_items(o, [w.text], topic) and not _some_item(value, w.text) for o in olds)
+        and _outcome(trail, w) is WriteOutcome.ACKNOWLEDGED
     ]  # fmt: skip
-    steps += [Step(w.at, StepKind.OLD_WRITTEN, w.text[:160]) for w in old_written]
+    steps += [Step(w.at, StepKind.OLD_WRITTEN, _write_detail(trail, w)) for w in old_written]
     results = trail.read.get(q.id, [])
     read = all_items(value, results, topic) if results else False
     if read:
         steps.append(Step(asked, StepKind.READ, "a tool result in the question's turn held it"))
     systems = trail.system.get(q.id, [])
-    in_system = any_text(value, systems) if systems else False
-    in_context = trail.evidence.get(q.id, False)
+    in_system = any_text(value, systems, topic) if systems else False
+    in_context = _in_context(trail, q, tie)
     if in_system or in_context:
         steps.append(Step(asked, StepKind.IN_INPUT, "the system prompt" if in_system else "the conversation"))
     # when memory surely held it after a write: a checkpoint's state, or a search result in an
@@ -298,17 +328,29 @@ def _question(index: _Indexes, q: Question, ev: Evaluation, rule: str) -> Questi
         if at.order < before:
             saved = index.checkpoint(archive)
             there = saved.holds(value, topic)
-            reading = "held it" if there else "did not hold it" if there is False else saved.unseen or "unsure"
+            reading = (
+                "held it" if there else "did not hold it" if there is False else saved.unseen or "unsure"
+            )
             steps.append(Step(at, StepKind.AT_CHECKPOINT, f"{name}: {reading}"))
             if there:
                 kept_at.append(at.order)
     held_now = memory.holds(value, topic)
     if held_now:
         steps.append(Step(None, StepKind.IN_MEMORY, ", ".join(memory.where(value, topic))))
-    accepted = [w.text for w in earlier if w.accepted]
-    stored = all_items(value, accepted, topic) if accepted else False
+    acknowledged = [w for w, outcome in writes if outcome is WriteOutcome.ACKNOWLEDGED]
+    stored = all_items(value, [w.text for w in acknowledged], topic) if acknowledged else False
     seen = index.run.observed and told is True
-    in_input = (True if read or in_system or in_context else None if None in (read, in_system) else False) if seen else None
+    in_input = (
+        (
+            True
+            if read or in_system or in_context
+            else None
+            if None in (read, in_system, in_context)
+            else False
+        )
+        if seen
+        else None
+    )
     links = Links(
         stored=stored if seen else None,
         in_input=in_input,
@@ -316,46 +358,115 @@ def _question(index: _Indexes, q: Question, ev: Evaluation, rule: str) -> Questi
         update="update" in q.tags or "correction" in q.tags,
         memory=told is not False,  # a value the persona never said: nothing memory could hold
     )
+    shared = f" ({tie.shared}: only a line tied to this fact decides)" if tie.shared else ""
+
+    def unknown(why: str) -> QuestionAutopsy:
+        return verdict(Stage.UNKNOWN, unseen=why + (f"; {tie.untied}" if tie.untied else shared))
+
     if not ev.certain:
         return verdict(None, NoStage.UNRESOLVED)
     if right:
         return verdict(None, NoStage.RIGHT)
     if told is None:
-        return verdict(Stage.UNKNOWN, unseen="the matcher can't decide whether the persona told it")
+        return unknown("the matcher can't decide whether the persona told it")
     if not told:
         return verdict(None, NoStage.NOT_TOLD)
-    if not index.run.observed:
-        return verdict(Stage.UNKNOWN, unseen="the agent's LLM traffic was not recorded")
+    if not index.run.observed:  # the memory files still say how far it got (issue 60: they were ignored)
+        return unknown("the agent's LLM traffic was not recorded" + _UNOBSERVED_MEMORY[held_now])
     if read or in_system or in_context:
         return verdict(Stage.NOT_USED)
-    if read is None or in_system is None:
-        return verdict(Stage.UNKNOWN, unseen="the matcher can't decide whether the model's input held it")
+    if read is None or in_system is None or in_context is None:
+        return unknown("the matcher can't decide whether the model's input held it")
     if stored is None:
-        return verdict(Stage.UNKNOWN, unseen="the matcher can't decide whether a write held it")
+        return unknown("the matcher can't decide whether a write held it")
     if not stored:
-        return verdict(Stage.KEPT_OLD_VALUE if old_written else Stage.NEVER_STORED)
+        if old_written:
+            return verdict(Stage.KEPT_OLD_VALUE)
+        refused = [w for w, outcome in writes if outcome is WriteOutcome.REFUSED]
+        return verdict(
+            Stage.WRITE_REFUSED
+            if refused and all_items(value, [w.text for w in refused], topic)
+            else Stage.NEVER_STORED
+        )
     if held_now is None:
-        return verdict(Stage.UNKNOWN, unseen=memory.unseen or "the matcher can't decide whether memory held it")
+        return unknown(memory.unseen or "the matcher can't decide whether memory held it")
     if held_now:
         return verdict(Stage.NOT_RETRIEVED)
-    first_write = min((w.at.order for w in earlier if w.accepted and _some_item(value, w.text)), default=0)
+    first_write = min((w.at.order for w in acknowledged if all_items(value, [w.text], topic)), default=0)
     kept_at += [  # read only here, where it decides: an earlier question's search that found it
         when.order
         for other, when in trail.asked.items()
-        if other != q.id and first_write < when.order < before and all_items(value, trail.read.get(other, []), topic)
+        if other != q.id
+        and first_write < when.order < before
+        and all_items(value, trail.read.get(other, []), topic)
     ]
     if any(order > first_write for order in kept_at):
         return verdict(Stage.STORED_THEN_LOST)
     if changed and any(o and memory.holds(o, topic) for o in olds):  # memory holds the old value, not the new
         return verdict(Stage.KEPT_OLD_VALUE)
-    return verdict(
-        Stage.UNKNOWN,
-        unseen=(
-            "a write its tool accepted held it, but no state read after the write shows memory kept it (no "
-            "checkpoint or search result between the write and the end): never stored, or stored then lost — "
-            "a checkpoint (`checkpoint_at`) tells them apart"
-        ),
+    return unknown(
+        "a write its tool accepted held it, but no state read after the write shows memory kept it (no "
+        "checkpoint or search result between the write and the end): never stored, or stored then lost — "
+        "a checkpoint (`checkpoint_at`) tells them apart"
     )
+
+
+# each stage: the steps that decide it, and the absences it rests on (said, as no record shows them)
+_DECIDED_BY: dict[Stage, tuple[frozenset[StepKind], tuple[str, ...]]] = {
+    Stage.NEVER_STORED: (
+        frozenset({StepKind.TOLD, StepKind.NOTHING_WRITTEN}),
+        ("no write whose tool stored it held it",),
+    ),
+    Stage.WRITE_REFUSED: (frozenset({StepKind.TOLD, StepKind.WRITE_REFUSED}), ("no other write held it",)),
+    Stage.KEPT_OLD_VALUE: (
+        frozenset({StepKind.UPDATED, StepKind.OLD_WRITTEN, StepKind.WRITE_REFUSED, StepKind.NOTHING_WRITTEN}),
+        ("the new value is not in memory",),
+    ),
+    Stage.STORED_THEN_LOST: (
+        frozenset({StepKind.WRITTEN, StepKind.AT_CHECKPOINT}),
+        ("memory held it after the write (a checkpoint, or a search that found it)", "not in memory at the end"),
+    ),
+    Stage.NOT_RETRIEVED: (
+        frozenset({StepKind.WRITTEN, StepKind.IN_MEMORY}),
+        ("no read in the question's turn returned it, no system prompt or conversation held it",),
+    ),
+    Stage.NOT_USED: (frozenset({StepKind.READ, StepKind.IN_INPUT}), ("the answer did not give it",)),
+    Stage.DELETED_KEPT: (frozenset({StepKind.DELETED, StepKind.IN_MEMORY}), ("the answer states the deleted fact",)),
+}
+
+_UNOBSERVED_MEMORY = {
+    True: " — its memory files hold it at the end: stored, but whether it was retrieved or used can't be seen",
+    False: " — its memory files at the end don't hold it: never stored, or stored then lost",
+    None: "",
+}
+
+_WRITE_STEP = {
+    WriteOutcome.ACKNOWLEDGED: StepKind.WRITTEN,
+    WriteOutcome.REFUSED: StepKind.WRITE_REFUSED,
+    WriteOutcome.NOTHING_WRITTEN: StepKind.NOTHING_WRITTEN,
+}
+
+
+def _outcome(trail: Trail, write: Write) -> WriteOutcome:
+    return outcome_of(trail.result_of(write) if write.accepted else None, not write.accepted, write.text)
+
+
+def _write_detail(trail: Trail, write: Write) -> str:
+    """The call's text and what its tool answered (the timeline shows both)."""
+    result = trail.result_of(write)
+    answered = f" → {' '.join(result.split())[:80]!r}" if result is not None else ""
+    return " ".join(write.text.split())[:120] + answered
+
+
+def _in_context(trail: Trail, q: Question, tie: FactTie) -> bool | None:
+    """Was the value still in the conversation when asked? The recorder's evidence check matched
+    the string; for a value other facts hold too, the conversation is read again for a line tied
+    to this fact (an earlier reply about the other fact is not this one in context)."""
+    found = trail.evidence.get(q.id, False)
+    if not found or not tie.shared_with:
+        return found
+    context = trail.context_before(q.id, trail.asked_text.get(q.id, q.text))
+    return None if context is None else all_items(q.expected, [context], tie.topic)
 
 
 def _some_item(value: str, text: str) -> bool:
@@ -371,7 +482,11 @@ def old_value(old: str, new: str) -> str:
     if gone:
         return " ".join(gone)
     # a correction that names what it replaces ("1,100 euros, not 950"): the old figures
-    return " ".join(w for w in _TOKEN.findall(old) if _figure_in(w) and w.casefold() not in new.casefold().split(" not ")[0])
+    return " ".join(
+        w
+        for w in _TOKEN.findall(old)
+        if _figure_in(w) and w.casefold() not in new.casefold().split(" not ")[0]
+    )
 
 
 def _figure_in(word: str) -> bool:
@@ -379,60 +494,3 @@ def _figure_in(word: str) -> bool:
 
 
 _TOKEN = re.compile(r"[£$€]?\d[\d,.:/]*\w*|[^\W\d_][\w'-]*")
-
-
-def render_autopsy(result: RunAutopsy, stand_in: bool = False, status: str = "") -> str:
-    """The per-question table (Markdown) and the stage counts."""
-    lines = [f"# Memory autopsy: {result.run_id}", ""]
-    if stand_in:
-        lines += ["The agent ran on the offline rule-based model stand-in, not an LLM.", ""]
-    lines.append(
-        "Memory files: " + (f"not read — {result.memory_unseen}" if result.memory_unseen else result.memory_read_when)
-    )
-    if result.memory_not_read:
-        lines.append(f"Left unread (what they hold is unsure): {'; '.join(result.memory_not_read[:10])}")
-    lines += ["", "| question | fact | expected | score | stage |", "|---|---|---|---|---|"]
-    for q in result.questions:
-        expected = q.expected.replace("|", "\\|")[:60]
-        lines.append(f"| {q.question_id} | {', '.join(q.facts) or '—'} | {expected} | {q.score:g} | {q.verdict} |")
-    if not result.questions:  # nothing to trace is said, never printed as an empty result
-        lines += ["", f"no graded question to trace: {status or 'the run graded none'} (a run stopped before its exam "
-                  "is traced once it is resumed; a teaching run's exam is its forks)"]
-        return "\n".join(lines) + "\n"
-    counts = Counter(str(q.stage) if q.stage else str(q.no_stage) for q in result.questions)
-    lines += ["", "stages: " + "; ".join(f"{k} {v}" for k, v in counts.most_common())]
-    lines += ["", "operations:", *(f"- {f}" for f in operation_figures([q.links for q in result.questions]))]
-    return "\n".join(lines) + "\n"
-
-
-def render_timeline(q: QuestionAutopsy) -> str:
-    """One question's value through the run, step by step (`seq`: the log record, as
-    `marathon inspect` numbers them; "end": the memory files after the run)."""
-    facts = f" (fact {', '.join(q.facts)})" if q.facts else ""
-    lines = [f"{q.question_id}{facts}: expected {q.expected!r} — {q.verdict}"]
-    for step in q.steps:
-        at = "end" if step.at is None else str(step.at)
-        lines.append(f"  {at:>6}  {step.kind:<22} {' '.join(step.detail.split())[:140]}")
-    return "\n".join(lines) + "\n"
-
-
-def render_autopsy_section(result: RunAutopsy) -> list[str]:
-    """report.md's section: the wrong answers by stage and the operation figures."""
-    wrong = [q for q in result.questions if q.stage is not None]
-    stages = Counter(str(q.stage) for q in wrong)
-    out = ["### Memory autopsy", ""]
-    if wrong:
-        listed = "; ".join(f"{stage} {n}" for stage, n in stages.most_common())
-        out.append(f"- where the {len(wrong)} wrong answer(s) were lost: {listed}")
-    else:
-        out.append("- no wrong answer to trace")
-    apart = Counter(str(q.no_stage) for q in result.questions if q.no_stage not in (None, NoStage.RIGHT))
-    if apart:
-        out.append("- with no stage: " + "; ".join(f"{why} {n}" for why, n in apart.most_common()))
-    if result.memory_unseen:
-        out.append(f"- memory files not read: {result.memory_unseen}")
-    if result.memory_not_read:  # what they hold is unsure: no stage decided on their absence
-        out.append(f"- memory files left unread: {'; '.join(result.memory_not_read[:10])}")
-    out += [f"- {figure}" for figure in operation_figures([q.links for q in result.questions])]
-    out.append("- each question's timeline (told, written, read, in input, graded): `marathon autopsy RUN --fact ID`")
-    return out

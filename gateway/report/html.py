@@ -22,7 +22,8 @@ import plotly.graph_objects as go
 from plotly.offline import get_plotlyjs
 
 from gateway import __version__
-from gateway.report.autopsy import autopsy_of, render_autopsy_section
+from gateway.report.autopsy import autopsy_of
+from gateway.report.autopsy_render import render_autopsy_section
 from gateway.report.budget import Ladder, render_ladder
 from gateway.report.chart_layout import as_figure as _figure
 from gateway.report.comparison import Comparison, render_comparison

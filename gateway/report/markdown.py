@@ -16,7 +16,8 @@ from pathlib import Path
 from gateway.display import safe_text
 from gateway.log.runlog import RunLog
 from gateway.log.vocabulary import ErrorKind
-from gateway.report.autopsy import autopsy, render_autopsy_section
+from gateway.report.autopsy import autopsy
+from gateway.report.autopsy_render import render_autopsy_section
 from gateway.report.deletion_scope import check_scope, render_scope, state_folder
 from gateway.report.recordings import RecordedRun
 from gateway.report.state import run_state

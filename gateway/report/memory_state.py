@@ -93,7 +93,7 @@ class MemoryState:
             return cls(None, f"the checkpoint archive {archive.name} can't be read ({exc})")
         return cls(found)
 
-    def holds(self, value: str, topic: frozenset[str] = frozenset()) -> bool | None:
+    def holds(self, value: str, topic: Topic = frozenset()) -> bool | None:
         """Does memory hold every item of `value` (in some file)? None: unsure, or no state —
         or not found in what was read while some file could not be read (it may be there)."""
         if self.files is None:
@@ -101,7 +101,7 @@ class MemoryState:
         found = all_items(value, list(self.files.texts.values()), topic)
         return None if found is False and self.files.not_read else found
 
-    def where(self, value: str, topic: frozenset[str] = frozenset()) -> list[str]:
+    def where(self, value: str, topic: Topic = frozenset()) -> list[str]:
         """The files holding `value` for sure."""
         if self.files is None:
             return []
@@ -145,11 +145,12 @@ def _glob_regex(glob: str) -> str:
 
 
 def topic_of(question: str, told: str, leaving: str = "") -> frozenset[str]:
-    """What a fact is about, as stems (a word's first five letters; the question's words of
-    three letters and up, the telling line's of four; not `leaving`'s words): "Who is my
-    partner?" and "My partner is called Marcus" → {partn, calle}."""
+    """What a fact is about, as stems (a word's first five letters, of three letters and up; not
+    `leaving`'s words): "Who is my partner?" and "My partner is called Marcus" → {partn, calle}.
+    The telling line's short words count too: "Where did we meet?" is tied to the note "We met
+    in Lisbon" by the line that told it (issue 60: that note was called never stored)."""
     left = set(stems(leaving, 3))
-    return frozenset(w for w in [*stems(question, 3), *stems(told, 4)] if w not in left and w not in _COMMON)
+    return frozenset(w for w in [*stems(question, 3), *stems(told, 3)] if w not in left and w not in _COMMON)
 
 
 def stems(text: str, shortest: int = 3) -> list[str]:
@@ -169,7 +170,35 @@ _COMMON = frozenset(
 )
 
 
-def all_items(value: str, texts: list[str], topic: frozenset[str] = frozenset()) -> bool | None:
+@dataclass(frozen=True)
+class Tie:
+    """What ties a line to one fact when its value is shared (issue 60: "Marcus" is the partner
+    and the sister's husband; "Anna" a sister and a colleague): `about` — stems of the question
+    and its fact that the other facts holding the value don't have; `others` — stems only those
+    other facts have. A line with an `about` stem is this fact's; one with only `others` stems
+    is another fact's; one with neither can't be told apart (unsure — never a decided stage)."""
+
+    about: frozenset[str]
+    others: frozenset[str]
+
+    def reads(self, line: str) -> bool | None:
+        words = set(stems(line))
+        if self.about & words:
+            return True
+        return False if self.others & words else None
+
+
+Topic = frozenset[str] | Tie  # a line must carry one of these stems; or a Tie, for a shared value
+
+
+def _about(topic: Topic, line: str) -> bool | None:
+    """Is `line` about the fact: True, False (skip it), None (can't tell: a match is unsure)."""
+    if isinstance(topic, Tie):
+        return topic.reads(line)
+    return not topic or bool(topic.intersection(stems(line)))
+
+
+def all_items(value: str, texts: list[str], topic: Topic = frozenset()) -> bool | None:
     """Is each item of `value` (a list answer's items apart) in one of `texts`? Three-valued,
     as the grader: False as soon as an item is surely in none, None when some match is unsure."""
     verdicts = [any_text(item, texts, topic) for item in split_items(value)]
@@ -178,22 +207,22 @@ def all_items(value: str, texts: list[str], topic: frozenset[str] = frozenset())
     return None if None in verdicts else True
 
 
-def any_text(value: str, texts: list[str], topic: frozenset[str] = frozenset()) -> bool | None:
+def any_text(value: str, texts: list[str], topic: Topic = frozenset()) -> bool | None:
     """Is `value` in one of `texts`: True if surely in one, False if surely in none, else None.
     Each text is read line by line (a JSON string's escaped newlines too): a memory file or a
     search result is a list of notes, and the grader reads one note as it reads one answer —
     a whole file of numbers beside the value would leave it unsure which one is meant. With a
     `topic`, only a line about it counts: "Marcus" in a note about his birthday is not the
-    note that he is the partner."""
+    note that he is the partner; with a `Tie`, a line tied to neither fact leaves it unsure."""
     unsure = False
     for text in texts:
         for line in _LINES.split(text):
-            if not line.strip() or (topic and not topic.intersection(stems(line))):
+            if not line.strip() or (about := _about(topic, line)) is False:
                 continue
             found = held(line, value)
-            if found:
+            if found and about:
                 return True
-            unsure = unsure or found is None
+            unsure = unsure or found is None or (found and about is None)
     return None if unsure else False
 
 

@@ -217,13 +217,19 @@ def history_before(call: LLMCall, question: str) -> str | None:
     """The conversation text before the last user message that contains `question` — what was
     still in the agent's context when it was asked (system prompt and tool results excluded:
     those are memory at work, not context). None if the question isn't in this call."""
+    return conversation_before(call.messages, question)
+
+
+def conversation_before(messages: list[dict[str, Any]], question: str) -> str | None:
+    """`history_before` over a request's messages as logged (the memory autopsy reads them
+    again from the log, to tie a match to the fact asked about)."""
     needle = " ".join(question.split())[:200]
-    for index in range(len(call.messages) - 1, -1, -1):
-        m = call.messages[index]
+    for index in range(len(messages) - 1, -1, -1):
+        m = messages[index]
         if m.get("role") == "user" and needle in " ".join(text_of(m.get("content")).split()):
             return "\n".join(
                 text_of(h.get("content"))
-                for h in call.messages[:index]
+                for h in messages[:index]
                 if not (
                     isinstance(h.get("content"), list)
                     and any(isinstance(b, dict) and b.get("type") == "tool_result" for b in h["content"])

@@ -259,6 +259,7 @@ def _autopsy_json(run_dir: Path, root: Path) -> dict[str, Any]:
             q.question_id: {
                 "expected": q.expected,
                 "verdict": q.verdict,
+                "evidence": q.evidence,
                 "stage": q.stage.value if q.stage else None,
                 "steps": [
                     {

@@ -19,7 +19,7 @@ from tests.conftest import DEMO, TINY
 from tests.marathon_cli import marathon
 
 SWITCHES: dict[str, dict[str, Any]] = {
-    "refuses": {"refuse_writes": ["Pixel", "1,100"]},  # q9 never stored; q10's update never stored
+    "refuses": {"refuse_writes": ["Pixel", "1,100"]},  # q9's write refused; q10's update refused
     "loses": {"lose": ["LH1173"]},  # q4: stored, dropped at the next compaction
     "no-search": {"no_search": True},
     "ignores": {"ignore_results": True},
@@ -51,11 +51,11 @@ def test_every_graded_question_gets_a_verdict(runs: dict[str, dict[str, Question
     assert clean["q12"].no_stage is NoStage.ABSTAIN  # nothing was told: no memory stage
 
 
-def test_a_refused_write_is_never_stored_and_its_timeline_shows_the_refusals(
+def test_a_refused_write_is_its_own_stage_and_its_timeline_shows_the_refusals(
     runs: dict[str, dict[str, QuestionAutopsy]],
 ) -> None:
     q9 = runs["refuses"]["q9"]
-    assert q9.stage is Stage.NEVER_STORED, q9.verdict
+    assert q9.stage is Stage.WRITE_REFUSED, q9.verdict
     kinds = [s.kind for s in q9.steps]
     assert kinds[0] is StepKind.TOLD and StepKind.WRITE_REFUSED in kinds and StepKind.WRITTEN not in kinds
     assert kinds[-2:] == [StepKind.ASKED, StepKind.GRADED]
@@ -100,7 +100,12 @@ def test_with_the_traffic_unrecorded_the_stage_is_unknown_and_says_why(
     runs: dict[str, dict[str, QuestionAutopsy]],
 ) -> None:
     q4 = runs["unrecorded"]["q4"]
-    assert q4.stage is Stage.UNKNOWN and q4.unseen == "the agent's LLM traffic was not recorded"
+    assert q4.stage is Stage.UNKNOWN, q4.verdict
+    # what the memory files say is still said (issue 60: they were ignored without traffic)
+    assert q4.unseen == (
+        "the agent's LLM traffic was not recorded — its memory files at the end don't hold it: never stored, "
+        "or stored then lost"
+    )
 
 
 async def test_a_deleted_fact_answered_again_is_a_deleted_fact_still_kept(tmp_path: Path) -> None:
@@ -124,12 +129,12 @@ def test_marathon_autopsy_prints_every_question_and_one_timeline(runs: dict[str,
     run = runs["_where"] / "refuses"
     table = marathon("autopsy", str(run), cwd=run.parent)
     assert table.returncode == 0, table.stderr
-    (row,) = re.findall(r"^\| q9 \| (\S+) \| Pixel \| 0 \| never stored \|$", table.stdout, re.M)
+    (row,) = re.findall(r"^\| q9 \| (\S+) \| Pixel \| 0 \| write refused \|$", table.stdout, re.M)
     assert len(re.findall(r"^\| q\d+ \|", table.stdout, re.M)) == 15
     assert "offline rule-based model stand-in" in table.stdout
     for wanted in (row, "q9"):  # the fact (FILE:ID) or the question asking it
         one = marathon("autopsy", str(run), "--fact", wanted, cwd=run.parent)
-        assert one.returncode == 0 and one.stdout.startswith(f"q9 (fact {row}): expected 'Pixel' — never stored")
+        assert one.returncode == 0 and one.stdout.startswith(f"q9 (fact {row}): expected 'Pixel' — write refused")
         assert "write refused" in one.stdout
     missing = marathon("autopsy", str(run), "--fact", "q99", cwd=run.parent)
     assert missing.returncode == 2 and "no graded question asks 'q99'" in missing.stderr
@@ -141,7 +146,7 @@ async def test_a_forks_autopsy_reads_the_teaching_it_inherited(tmp_path: Path) -
     await run_spec(RunSpec("teach", DEMO, agent, checkpoint_at="exam", until="exam"), tmp_path)
     await run_spec(RunSpec("teach.f1", DEMO, agent, checkpoint_at="exam", parent=("teach", "exam")), tmp_path)
     q9 = {q.question_id: q for q in autopsy(load_run(tmp_path / "teach.f1")).questions}["q9"]
-    assert q9.stage is Stage.NEVER_STORED, q9.verdict
+    assert q9.stage is Stage.WRITE_REFUSED, q9.verdict
     refused = [s for s in q9.steps if s.kind is StepKind.WRITE_REFUSED]
     assert refused and all(s.at is not None and s.at.inherited for s in refused)
     asked = next(s for s in q9.steps if s.kind is StepKind.ASKED)

@@ -26,7 +26,7 @@ from gateway.report.recordings import RecordedRun
 from gateway.report.summary import summarize
 from gateway.traffic.recorder import blob_ref
 from persona.benchmark.loader import load_benchmark
-from tests.conftest import BenchFactory
+from tests.conftest import TINY, BenchFactory
 
 TOLD = Said(text="My cat is called Miso", purpose="fact")
 RESULT = json.dumps(
@@ -74,7 +74,7 @@ def test_each_stage_on_a_hand_made_log(make_benchmark: BenchFactory, tmp_path: P
     assert q1(tmp_path / "b", bench, [TOLD, ASKED], memory="").stage is Stage.NEVER_STORED
     # the write was made and its tool refused it (Hermes' memory full): nothing was stored
     refused = [TOLD, *write_events("cat: Miso", 3), MemoryCallFailed(call=4, detail="full"), ASKED]
-    assert q1(tmp_path / "c", bench, refused, memory="").stage is Stage.NEVER_STORED
+    assert q1(tmp_path / "c", bench, refused, memory="").stage is Stage.WRITE_REFUSED
     written = [TOLD, *write_events("cat: Miso", 3), ASKED]  # header 0, exchange 1, TOLD 2
     assert q1(tmp_path / "d", bench, written, memory="- cat: Miso\n").stage is Stage.NOT_RETRIEVED
     # written, "saved" — and not in memory at the end: never kept, or kept then lost? (issue 60: a
@@ -102,9 +102,14 @@ def test_each_stage_on_a_hand_made_log(make_benchmark: BenchFactory, tmp_path: P
 def test_still_in_context_was_in_the_input_and_unrecorded_traffic_is_unknown(
     make_benchmark: BenchFactory, tmp_path: Path
 ) -> None:
-    bench = make_benchmark()
     in_context = [TOLD, ASKED, EvidenceCheck(question_id="q1", in_context=True)]
-    assert q1(tmp_path / "a", bench, in_context).stage is Stage.NOT_USED
+    # "Miso" is in every fact about the cat: the string in context may be another fact's line,
+    # and with no request bodies to read again, whether this fact was in the input is unknown
+    shared = q1(tmp_path / "s", make_benchmark(), in_context)
+    assert shared.stage is Stage.UNKNOWN and "its value is also in pets:1.2, pets:1.3" in shared.unseen, shared.verdict
+    pets = "# Pets\n\n## 1. Cat\n1.1 My cat is called Miso\n1.2 She is 4 years old\n1.3 She eats tuna\n"
+    bench = make_benchmark(pets__md=pets, ch1__md=TINY["ch1.md"].replace("Miso turned", "She turned"))
+    assert q1(tmp_path / "a", bench, in_context).stage is Stage.NOT_USED  # the cat's name is this fact's alone
     blind = q1(tmp_path / "b", bench, [TOLD, ASKED], observed=False)
     assert blind.stage is Stage.UNKNOWN and blind.unseen == "the agent's LLM traffic was not recorded"
 

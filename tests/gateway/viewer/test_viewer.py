@@ -464,7 +464,7 @@ async def test_a_facts_timeline_opens_beside_the_transcript_and_links_each_step(
     try:
         status, data = await get(f"{served.url}/api/runs/refuses/autopsy")
         assert status == 200 and isinstance(data, dict)
-        assert data["questions"]["q9"]["stage"] == "never stored"
+        assert data["questions"]["q9"]["stage"] == "write refused"
         page = await browser.new_page(viewport={"width": 1200, "height": 900})
         errors: list[str] = []
         page.on("pageerror", lambda e: errors.append(str(e)))
@@ -479,7 +479,7 @@ async def test_a_facts_timeline_opens_beside_the_transcript_and_links_each_step(
             await _scroll_to_if_shown(more)
             await page.wait_for_timeout(200)
         await trace.click()
-        await expect(page.locator("#trace-verdict")).to_have_text("q9: expected Pixel — never stored")
+        await expect(page.locator("#trace-verdict")).to_have_text("q9: expected Pixel — write refused")
         steps = page.locator("#trace-steps li")
         kinds = [await steps.nth(n).locator("b").text_content() for n in range(await steps.count())]
         assert kinds[0] == "told" and "write refused" in kinds and kinds[-2:] == ["asked", "graded"], kinds
