@@ -92,6 +92,9 @@ async def test_hermes_over_its_api_server(
     q1 = next(q for q in traced.questions if q.question_id == "q1")
     assert [s.detail for s in q1.steps if s.kind is StepKind.IN_MEMORY] == ["memories/MEMORY.md"]
     assert StepKind.WRITTEN in {s.kind for s in q1.steps}  # its `memory` tool call's content
+    # and what the tool answered, read from the next request (issue 60: a write is not believed)
+    (written, *_) = [s for s in q1.steps if s.kind is StepKind.WRITTEN]
+    assert '→ \'{"success": true' in written.detail, written.detail
 
 
 @pytest.mark.skipif(not HERMES, reason="hermes-agent is not installed (set MARATHON_HERMES_BIN)")
@@ -226,6 +229,8 @@ async def test_openclaw_over_its_gateway_websocket(
     assert traced.memory_unseen == "" and len(traced.questions) == 3
     q1 = next(q for q in traced.questions if q.question_id == "q1")
     assert {StepKind.WRITTEN, StepKind.IN_MEMORY} <= {s.kind for s in q1.steps}, q1.steps
+    (written, *_) = [s for s in q1.steps if s.kind is StepKind.WRITTEN]
+    assert "→ 'Successfully wrote" in written.detail, written.detail  # its tool's answer, read (issue 60)
     # Scores are not asserted: OpenClaw's search index lags its writes by a few seconds, so in a
     # fast offline run a fact told just before the exam may not be found yet (a real finding).
 
