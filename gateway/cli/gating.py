@@ -1,7 +1,7 @@
 """`marathon compare`: an experiment's paired A/B comparison (`compare SOURCE`), and the memory
 regression gate for CI — `compare SOURCE --baseline FILE [--gate] [--junit FILE] [--json]
 [--tolerance N]` and `compare SOURCE --write-baseline FILE` (gateway/report/gate.py). For the
-gate, SOURCE is a recordings folder (every run in it) or a `.runs.jsonl`.
+gate, SOURCE and the baseline are each a recordings folder (every run in it) or a `.runs.jsonl`.
 Exit status with `--gate`: 0 accept, 1 regression, 3 no decision; 2 for an error (always).
 """
 
@@ -52,8 +52,8 @@ def cmd_gate(
         print("error: --gate, --junit and --json compare with a --baseline FILE", file=sys.stderr)
         return 2
     try:
-        stored = read_lines(baseline)
-    except (OSError, ValueError) as exc:
+        stored = _lines(baseline)  # a stored .runs.jsonl, or the baseline's recordings folder
+    except (OSError, ValueError, RunLogFormatError) as exc:
         print(f"error: {baseline}: can't read the baseline's run lines: {exc}", file=sys.stderr)
         return 2
     result = gate(stored, candidate, tolerance)

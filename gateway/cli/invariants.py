@@ -57,6 +57,7 @@ from gateway.log.events import (
 )
 from gateway.log.lineage import LineageError, inherited_events, parent_log_path
 from gateway.log.runlog import EVENTS_FILE, RunLog, RunLogFormatError, read_header, read_log
+from gateway.report.grade_overlay import apply_regrading
 from gateway.report.recordings import run_dirs
 from gateway.report.traffic_overlay import apply_rederivation
 from gateway.run.checkpoints import archive_state_hash, checkpoints_in, file_sha256
@@ -114,6 +115,8 @@ def check_run(run_dir: Path, *, readers: bool = True) -> list[Violation]:
     if problem := apply_rederivation(run_dir, seen):
         found.append(Violation(name, Invariant.TRAFFIC_SEEN, problem))
     found += [Violation(name, Invariant.TRAFFIC_SEEN, m) for m in traffic_problems(seen.events)]
+    if problem := apply_regrading(run_dir, seen):  # a `rescore --grader exact` of another state of the log
+        found.append(Violation(name, Invariant.GRADED_ONCE, problem))
     if readers and log.header.benchmark.get("path"):
         benchmark = _benchmark(log)
         if benchmark is not None:

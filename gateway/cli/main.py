@@ -188,7 +188,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         choices=["heldout", "tuning"],
         help="which tasks to compare (default: heldout only; repeat for both)",
     )
-    p.add_argument("--baseline", type=Path, metavar="FILE", help="a stored .runs.jsonl: compare SOURCE's runs with it")
+    p.add_argument(
+        "--baseline",
+        type=Path,
+        metavar="FILE",
+        help="a stored .runs.jsonl, or the baseline's recordings folder: compare SOURCE's runs with it",
+    )
     p.add_argument("--write-baseline", type=Path, metavar="FILE", help="store SOURCE's runs as a baseline")
     p.add_argument("--gate", action="store_true", help="exit 0 accept, 1 regression, 3 no decision")
     p.add_argument("--junit", type=Path, metavar="FILE", help="one JUnit test case per question group")

@@ -29,11 +29,13 @@ from typing import Any
 from gateway import __version__
 from gateway.cli.invariants import Violation, check_across_runs, check_run
 from gateway.log.events import Evaluation, RunStart
-from gateway.log.runlog import EVENTS_FILE, RunLogFormatError, read_log, run_status
+from gateway.log.runlog import EVENTS_FILE, RunLog, RunLogFormatError, read_log, run_status
+from gateway.report.grade_overlay import REGRADED_FILE, apply_regrading
 from gateway.report.traffic_overlay import TrafficRescoreError, read_rederived
 from gateway.run.checkpoints import file_sha256
 from persona.benchmark.errors import BenchmarkErrors
 from persona.benchmark.loader import load_benchmark
+from persona.grading.identity import identity_of
 
 MANIFEST_VERSION = 1
 
@@ -118,6 +120,7 @@ def run_manifest(run_dir: Path) -> dict[str, Any]:
         "agent_version": h.defines.get("agent_version", "not in this log"),
         "traffic_analyzer": h.defines.get("traffic_analyzer", "not in this log"),
         "traffic_rederived": _rederived_identity(run_dir),
+        "grader_regraded": _regraded_identity(run_dir, log),
         "start_state": starts[0].state if starts else None,
         "questions_graded": sum(1 for e in log.events if isinstance(e, Evaluation)),
     }
@@ -134,6 +137,17 @@ def _rederived_identity(run_dir: Path) -> str | None:
     except TrafficRescoreError:
         return None
     return stored.identity if stored is not None and stored.applies_to(run_dir / EVENTS_FILE) else None
+
+
+def _regraded_identity(run_dir: Path, log: RunLog) -> str | None:
+    """The exact grader of a `rescore --grader exact` the reports read in place of the recorded
+    grades (None: they read the recorded ones)."""
+    if not (run_dir / REGRADED_FILE).is_file():
+        return None
+    seen = replace(log, events=[], notes=[], header=replace(log.header))
+    apply_regrading(run_dir, seen)
+    grader = seen.header.defines.get("grader")
+    return identity_of(grader) if isinstance(grader, dict) and grader.get("regraded") else None
 
 
 def _benchmark_hash_today(path: object) -> str | None:

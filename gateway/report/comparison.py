@@ -22,6 +22,7 @@ from gateway.report.autopsy import Stage
 from gateway.report.budget import percentile
 from gateway.report.operation_figures import OperationFigure, operation_figures
 from gateway.report.run_line import RunLine
+from persona.grading.identity import grader_identity
 
 BOOTSTRAP_SAMPLES = 2000
 MIN_CLUSTERS = 5  # fewer independent tasks give no interval worth printing
@@ -86,6 +87,7 @@ class Comparison:
     # arm → the memory operations' figures over all its runs (the autopsy's write recall,
     # update accuracy, deletion compliance, retrieval recall, use accuracy)
     operations: dict[str, list[OperationFigure]] = field(default_factory=dict)
+    graders: list[str] = field(default_factory=list)  # pairs left out: graded by two graders (why, and the fix)
 
 
 @dataclass(frozen=True)
@@ -102,8 +104,12 @@ class Item:
     step: int = 0  # `memory: "accumulating"`: the task's place in its sequence (0: not a sequence)
 
 
-def paired_items(lines: list[RunLine], unresolved: list[str] | None = None) -> tuple[list[Item], list[str]]:
-    """One item for every question both runs of a pair graded."""
+def paired_items(
+    lines: list[RunLine], unresolved: list[str] | None = None, graders: list[str] | None = None
+) -> tuple[list[Item], list[str]]:
+    """One item for every question both runs of a pair graded — by one grader: a pair whose
+    sides two exact graders graded is left out and named in `graders` (issue 61: a rule change
+    is no agent's regression)."""
     pairs: dict[str, dict[str, RunLine]] = defaultdict(dict)
     for line in lines:
         pairs[line.pair_id][line.variant] = line
@@ -114,6 +120,10 @@ def paired_items(lines: list[RunLine], unresolved: list[str] | None = None) -> t
             incomplete.append(pair)
             continue
         a, b = sides["A"], sides["B"]
+        if differ := graders_differ(pair, a, b):
+            if graders is not None:
+                graders.append(differ)
+            continue
         qa, qb = a.questions, b.questions
         # a side that used up its limits is a failure, not a gap: what it didn't reach counts as wrong
         limited = a.limit_reached or b.limit_reached
@@ -140,6 +150,23 @@ def paired_items(lines: list[RunLine], unresolved: list[str] | None = None) -> t
     return items, incomplete
 
 
+def graders_differ(pair: str, a: RunLine, b: RunLine) -> str:
+    """Why A and B can't be compared question by question: graded by two exact graders, or one
+    side's grader unknown (a log from before the identity) — with the rescore that makes them
+    one; "" when one grader graded both (or neither side recorded one: runs from before)."""
+    ga, gb = a.grader_identity, b.grader_identity
+    if ga == gb:
+        return ""
+    today = grader_identity().digest
+    stale = [f"`marathon rescore {line.recording or line.run_id} --grader exact`"
+             for line, g in ((a, ga), (b, gb)) if g != today]  # fmt: skip
+    return (
+        f"{pair}: graded by different graders — A {ga or 'unknown (its log predates the identity)'}, "
+        f"B {gb or 'unknown (its log predates the identity)'}; today's is {today}: "
+        + " and ".join(stale) + " grade(s) it with today's"
+    )
+
+
 def _spread(values: list[float]) -> tuple[float, float, float]:
     return percentile(values, 50), percentile(values, 25), percentile(values, 75)
 
@@ -156,7 +183,8 @@ def compare(lines: list[RunLine], seed: int = 0, splits: tuple[str, ...] = ("hel
     everything = [line for line in lines if line.variant in ("A", "B")]
     lines = [line for line in everything if line.split in splits]
     unresolved: list[str] = []
-    items, incomplete = paired_items(lines, unresolved)
+    graders: list[str] = []
+    items, incomplete = paired_items(lines, unresolved, graders)
     groups: dict[str, GroupTally] = defaultdict(GroupTally)
     for item in items:
         groups["all"].add(item.a, item.b)
@@ -241,6 +269,7 @@ def compare(lines: list[RunLine], seed: int = 0, splits: tuple[str, ...] = ("hel
             for arm in ("A", "B")
             if any(q.links for line in lines if line.variant == arm for q in line.questions.values())
         },
+        graders=graders,
     )
 
 
@@ -355,6 +384,9 @@ def render_comparison(c: Comparison) -> str:
         lines.append(
             f"- {c.left_out_split} run(s) of other splits left out (tuning tasks: `marathon compare --split tuning`)"
         )
+    if c.graders:  # never a difference across two graders: a rule change is no agent's regression
+        lines.append(f"- **no decision on {len(c.graders)} pair(s): graded by different graders**")
+        lines += [f"  - {why}" for why in c.graders[:10]] + (["  - …"] if len(c.graders) > 10 else [])
     if c.incomplete:
         lines.append(f"- left out (a side missing or not completed): {', '.join(c.incomplete)}")
     if c.unresolved:

@@ -117,6 +117,8 @@ def decide(decision: Decision, comparison: Comparison, lines: list[RunLine]) -> 
     tally = comparison.groups.get("all")
     clauses: list[Clause] = []
     lines = [line for line in lines if line.split in comparison.splits]  # as B − A
+    if comparison.graders:  # two graders: a difference may be a rule change, not the agents
+        clauses.append(Clause(None, f"pairs graded by different graders: {'; '.join(comparison.graders[:3])}"))
     if comparison.incomplete:  # a B that fails on the hard tasks must not win on the easy ones
         clauses.append(Clause(None, f"pairs with a side missing or not completed: {', '.join(comparison.incomplete)}"))
     if tally is None or not tally.n:

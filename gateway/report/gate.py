@@ -10,8 +10,9 @@ one side share (which to compare can't be told). The gate is exact, for determin
 and the candidate did not. Verdicts:
 - `regression` (exit 1): in some question group more questions regressed than `tolerance`;
 - `no decision` (exit 3): a line could not be compared, a pair has a side that did not
-  complete, or a group without a regression holds grades the grader was not sure of — never a
-  pass over them;
+  complete, two exact graders graded its sides (a rule changed between them: `marathon rescore
+  RUN --grader exact` grades a run with today's), or a group without a regression holds grades
+  the grader was not sure of — never a pass over them;
 - `accept` (exit 0): otherwise.
 Each group is one JUnit test case (failed: a regression, its questions in the message).
 """
@@ -148,7 +149,8 @@ def gate(baseline: list[RunLine], candidate: list[RunLine], tolerance: int = 0) 
     lines, unmatched = as_pairs(baseline, candidate)
     comparison = compare(lines)
     unresolved: list[str] = []
-    items, incomplete = paired_items(lines, unresolved)
+    graders: list[str] = []
+    items, incomplete = paired_items(lines, unresolved, graders)
     groups: dict[str, GroupGate] = defaultdict(GroupGate)
     for item in items:
         where = f"{item.pair.removeprefix('gate.')}:{item.question}"
@@ -179,6 +181,11 @@ def gate(baseline: list[RunLine], candidate: list[RunLine], tolerance: int = 0) 
         )
     if unresolved:
         unchecked.append(f"{len(unresolved)} grade(s) unresolved (the grader was not sure): {', '.join(unresolved[:10])}")
+    if graders:  # a rule change is no agent's regression: never a pass (or a fail) across two graders
+        unchecked.append(
+            f"{len(graders)} pair(s) graded by different graders: {'; '.join(g.removeprefix('gate.') for g in graders[:5])}"
+            + (" …" if len(graders) > 5 else "")
+        )
     if unmatched:  # a run not compared is no pass over it
         unchecked.append(
             f"{len(unmatched)} run(s) not compared: {'; '.join(unmatched[:10])}" + (" …" if len(unmatched) > 10 else "")

@@ -26,10 +26,11 @@ from gateway.log.vocabulary import Purpose
 from gateway.report.cost import RoleCost
 from gateway.report.markdown import refresh_run_report
 from gateway.report.recordings import benchmark_of
-from gateway.report.traffic_overlay import run_log
+from gateway.report.traffic_overlay import log_digest, run_log
 from gateway.step_progress import StepProgress
 from persona.benchmark.model import Question
-from persona.grading.judge import CALIBRATION, ExamItem, Judge, Verdict, superseded_values
+from persona.grading.identity import grader_identity
+from persona.grading.judge import CALIBRATION, ExactJudge, ExamItem, Judge, Verdict, superseded_values
 from persona.outcome import PASS_SCORE, passed, weighted
 
 
@@ -40,6 +41,7 @@ class Rescored:
     judge_score: float | None
     attempts: int
     reason: str
+    certain: bool = True  # False: the judge's best guess (the exact grader was not sure)
 
 
 def exam_items(run_dir: Path) -> tuple[list[ExamItem], dict[str, float]]:
@@ -114,25 +116,28 @@ async def rescore(run_dir: Path, judge: Judge) -> tuple[list[Rescored], Path]:
             score = None
         results.append(
             Rescored(
-                item.question.id, persona.get(item.question.id), score, len(item.answers), read + verdict.reason
+                item.question.id,
+                persona.get(item.question.id),
+                score,
+                len(item.answers),
+                read + verdict.reason,
+                verdict.certain and score is not None,
             )
         )
         progress.advance(item.question.id)
     progress.close()
     slug = re.sub(r"[^A-Za-z0-9._-]+", "_", judge.name)[:60]
     out = run_dir / f"rescore-{slug}.md"
-    (run_dir / f"rescore-{slug}.json").write_text(
-        json.dumps(
-            {
-                "grader": judge.name,
-                "calls": calls,
-                "usage": vars(judge.usage),
-                "items": [asdict(r) for r in results],
-            },
-            indent=1,
-        ),
-        encoding="utf-8",
-    )
+    record: dict[str, Any] = {
+        "grader": judge.name,
+        "calls": calls,
+        "usage": vars(judge.usage),
+        "items": [asdict(r) for r in results],
+    }
+    if isinstance(judge, ExactJudge):  # today's exact grader: its grades replace the recorded ones
+        size, digest = log_digest(run_dir / EVENTS_FILE)
+        record |= {"grader_identity": grader_identity().as_dict(), "log": {"bytes": size, "sha256": digest}}
+    (run_dir / f"rescore-{slug}.json").write_text(json.dumps(record, indent=1), encoding="utf-8")
     cost = RoleCost()
     if judge.usage.input or judge.usage.output:
         cost.add(judge.name.rsplit(":", 1)[-1].rsplit("#", 1)[-1], vars(judge.usage), calls=calls)

@@ -36,6 +36,7 @@ from gateway.report.deletion_scope import state_folder
 from gateway.report.operation_figures import Links
 from gateway.report.recordings import RecordedRun
 from gateway.report.stale_facts import misapplied_old_facts
+from persona.grading.identity import identity_of
 from persona.grading.leak import states_deleted
 from persona.outcome import PassRule, is_correct
 
@@ -164,6 +165,11 @@ class RunLine:
     agent_calls: int = 0
     returned_items: int | None = None
     returned_chars: int | None = None
+
+    @property
+    def grader_identity(self) -> str:
+        """The exact grader that graded the run ("" when its log predates the identity)."""
+        return identity_of(self.defines.get("grader"))
 
     @property
     def cluster_id(self) -> str:

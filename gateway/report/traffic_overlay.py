@@ -25,6 +25,7 @@ from gateway.log.events import (
 from gateway.log.lineage import inherited_events
 from gateway.log.records import event_from_record
 from gateway.log.runlog import EVENTS_FILE, RunLog, read_log
+from gateway.report.grade_overlay import apply_regrading
 from gateway.traffic.profile import agent_profile
 from gateway.traffic.rederive import Rederived, is_derived, rederive
 from persona.benchmark.model import Benchmark
@@ -144,10 +145,12 @@ def overlaid(events: list[Event], derived: list[tuple[int, Event]]) -> list[Even
 
 def run_log(run_dir: Path) -> RunLog:
     """The run's log as every report reads it: with its stored traffic re-derivation in place,
-    when one applies to this log (see the module's docstring); as recorded otherwise. Either way
-    `log.notes` says which, when a re-derivation exists."""
+    when one applies to this log (see the module's docstring), and its stored exact re-grading
+    (gateway/report/grade_overlay.py); as recorded otherwise. Either way `log.notes` says which,
+    when one exists."""
     log = read_log(run_dir / EVENTS_FILE)
     apply_rederivation(run_dir, log)
+    apply_regrading(run_dir, log)  # and its grades, graded again by today's exact grader
     return log
 
 

@@ -22,6 +22,7 @@ from adapters.lifecycle import binary_for, with_agent_path
 from adapters.profiles import resolve
 from gateway import __version__
 from gateway.report.run_line import CORRECT_RULE
+from persona.grading.identity import grader_identity
 
 
 def _root() -> Path:
@@ -53,7 +54,8 @@ def run_definition(persona: dict[str, Any], limits: dict[str, float]) -> dict[st
             "prompt_sha256": files_sha256(root / "drivers" / "prompts") if ":" in driver else "",
             "phrases_sha256": files_sha256(root / "languages"),
         },
-        "grader": {"name": "exact", "version": __version__},
+        # the exact grader's identity: its rules, tables and language libraries (issue 61)
+        "grader": grader_identity().as_dict() | {"version": __version__},
         "judge": {"name": judge, "rubrics_sha256": files_sha256(root / "grading" / "rubrics")}
         if judge
         else {},
