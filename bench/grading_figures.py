@@ -30,6 +30,8 @@ HELD_OUT_8 = ROOT / "tests" / "persona" / "grading" / "heldout8"  # 2026-12-04, 
 OPENED = [ROOT / "tests" / "persona" / "grading" / f"heldout{n}" for n in (*range(9, 20), 21, 22, 24)]
 HELD_OUT_20 = ROOT / "tests" / "persona" / "grading" / "heldout20"  # 2026-12-05, frozen before round 17's read
 HELD_OUT_23 = ROOT / "tests" / "persona" / "grading" / "heldout23"  # 2026-12-05, frozen before round 19's read
+# 2026-12-07, issue 61: conflicts, weekday short forms, forgetting replies; frozen before its first read
+HELD_OUT_25 = ROOT / "tests" / "persona" / "grading" / "heldout25"
 
 
 def pct(value: float | None) -> str:
@@ -70,6 +72,7 @@ async def main() -> None:
             *((f"opened-{folder.name.removeprefix('heldout')}", folder) for folder in OPENED),
             ("held-out-20", HELD_OUT_20),
             ("held-out-23", HELD_OUT_23),
+            ("held-out-25", HELD_OUT_25),
         )
         for lang in ("en", "ru")
     }

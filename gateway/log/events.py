@@ -228,6 +228,10 @@ class Evaluation(Event):
     # unsure never-told reading spans the first try's grade and the nudged one's
     low: float | None = None
     high: float | None = None
+    # the exact grader's rule that decided the counted try (persona/grading/rules.py) and the
+    # rewrites applied to the answer before matching; "" and [] from a judge, or a log from before
+    decided_by: str = ""
+    rewrites: list[str] = field(default_factory=list)
 
     def bounds(self) -> tuple[float, float]:
         """The grade itself when certain; else the least and most it can be."""

@@ -73,4 +73,6 @@ def _regraded(event: Evaluation, item: dict[str, Any], identity: str) -> Evaluat
         grader="exact",
         low=None,
         high=None,
+        decided_by=str(item.get("decided_by", "")),
+        rewrites=[],
     )

@@ -65,6 +65,8 @@ class ItemVerdict:
     nudged: bool | None = None
     reason: str = ""
     shape: str = ""
+    decided_by: str = ""  # the exact grader's rule (persona/grading/rules.py); "" from an LLM judge
+    rewrites: tuple[str, ...] = ()
 
     def right(self) -> bool | None:
         """Whether a certain verdict equals gold; None when uncertain or unscored."""
@@ -283,6 +285,8 @@ async def _count_answer(result: SetResult, judge: Judge, path: Path, item: Answe
             nudged=nudged,
             reason=verdict.reason,
             shape=item.shape,
+            decided_by=verdict.decided_by,
+            rewrites=verdict.rewrites,
         )
     )
     if verdict.score is None:
@@ -409,6 +413,7 @@ def _item_line(v: ItemVerdict) -> str:
         if v.certain
         else f"{v.low:g}–{v.high:g} (guess {v.score:g})"
     )
+    rule = f" [{v.decided_by}{''.join(f' after {r}' for r in v.rewrites)}]" if v.decided_by else ""
     return (
-        f"{where} answer, gold {float(v.gold):g}: {score} → {mark}{nudged} ({v.reason}): {v.answer[:100]!r}"
+        f"{where} answer, gold {float(v.gold):g}: {score} → {mark}{nudged}{rule} ({v.reason}): {v.answer[:100]!r}"
     )

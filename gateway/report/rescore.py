@@ -42,6 +42,7 @@ class Rescored:
     attempts: int
     reason: str
     certain: bool = True  # False: the judge's best guess (the exact grader was not sure)
+    decided_by: str = ""  # the exact grader's rule (persona/grading/rules.py); "" from an LLM judge
 
 
 def exam_items(run_dir: Path) -> tuple[list[ExamItem], dict[str, float]]:
@@ -122,6 +123,7 @@ async def rescore(run_dir: Path, judge: Judge) -> tuple[list[Rescored], Path]:
                 len(item.answers),
                 read + verdict.reason,
                 verdict.certain and score is not None,
+                verdict.decided_by,
             )
         )
         progress.advance(item.question.id)
@@ -189,7 +191,9 @@ def render(name: str, results: list[Rescored], cost: RoleCost) -> str:
         persona = "—" if r.persona_score is None else f"{r.persona_score:g}"
         judge = "unscored" if r.judge_score is None else f"{r.judge_score:g}"
         lines.append(
-            f"| {r.question_id} | {persona} | {judge} | {r.attempts} | {r.reason.replace('|', '/')} |"
+            f"| {r.question_id} | {persona} | {judge} | {r.attempts} | "
+        + (f"[{r.decided_by}] " if r.decided_by else "")
+        + f"{r.reason.replace('|', '/')} |"
         )
     return "\n".join(lines) + "\n"
 

@@ -436,6 +436,8 @@ class Run:
                         certain=action.certain,
                         low=action.low,
                         high=action.high,
+                        decided_by=action.decided_by,
+                        rewrites=list(action.rewrites),
                     )
                 )
         return None

@@ -176,7 +176,8 @@ class RunWatch:
                 self._item(
                     event, "grade", question_id=event.question_id, score=event.score, reason=event.reason,
                     answer=event.answer, attempts=event.attempts, first_score=event.first_score,
-                    grader=event.grader, expected=asked.get("expected", ""), tags=asked.get("tags", []),
+                    grader=event.grader, decided_by=event.decided_by, rewrites=list(event.rewrites),
+                    expected=asked.get("expected", ""), tags=asked.get("tags", []),
                     certain=event.certain, bounds=list(event.bounds()),
                     evidence=None if evidence is None else ("in context" if evidence else "beyond the boundary"),
                 )  # fmt: skip

@@ -135,6 +135,10 @@ class Evaluate:
     # an unsure never-told reading spans the first try's grade and the nudged one's
     low: float | None = None
     high: float | None = None
+    # the exact grader's rule that decided the counted try, and the rewrites before matching
+    # (persona/grading/rules.py); "" and () when a judge or the LLM persona graded it
+    decided_by: str = ""
+    rewrites: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

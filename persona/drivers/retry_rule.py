@@ -54,6 +54,8 @@ def retried(
             first.score,
             grader,
             first.certain,
+            decided_by=first.decided_by,
+            rewrites=first.rewrites,
         )
     if sure:
         return Evaluate(
@@ -65,6 +67,8 @@ def retried(
             first.score,
             grader,
             second.certain,
+            decided_by=second.decided_by,
+            rewrites=second.rewrites,
         )
     first_span = first.bounds()
     after_span = (after, after) if second.certain else (0.0, _MOST_AFTER_NUDGE)
@@ -83,4 +87,6 @@ def retried(
         settled,
         None if settled else low,
         None if settled else high,
+        decided_by=(second if claim else first).decided_by,  # the best guess's try
+        rewrites=(second if claim else first).rewrites,
     )

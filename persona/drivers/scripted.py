@@ -124,6 +124,8 @@ class ScriptedDriver:
             reason=f"judge: {verdict.reason} — for the exact grader, which was not sure ({action.reason})",
             grader=self.judge.name,
             certain=True,
+            decided_by="",  # the judge decided it (`grader`), not an exact grader's rule
+            rewrites=(),
         )
 
     # -- the script ------------------------------------------------------------------------
@@ -223,7 +225,16 @@ class ScriptedDriver:
         if not nudges(first, abstain=q.abstain, claim=claim, sure=sure):
             note = why if sure else ""  # unsure, a right or [abstain] answer: no reading was needed
             yield Evaluate(
-                q.id, first.score, first.reason + note, answer, 1, first.score, self._grader_name, first.certain
+                q.id,
+                first.score,
+                first.reason + note,
+                answer,
+                1,
+                first.score,
+                self._grader_name,
+                first.certain,
+                decided_by=first.decided_by,
+                rewrites=first.rewrites,
             )
             return
         nudge = self.phrases["nudge"].format(question=q.text)

@@ -21,6 +21,10 @@ class Grade:
     # what may be the value side by side) — the retry rule nudges and keeps both tries' grades
     never_told_certain: bool = True
     never_told_reason: str = ""
+    # the rule that decided it (persona/grading/rules.py), and the rewrites applied to the answer
+    # before it was matched — "" and () from a grader without named rules (an LLM judge)
+    decided_by: str = ""
+    rewrites: tuple[str, ...] = ()
 
     @property
     def correct(self) -> bool:

@@ -47,6 +47,10 @@ class Verdict:
     # what the score may be: the score itself when certain; an uncertain grader may narrow its
     # range (None: 0–10 when uncertain)
     bounds: tuple[float, float] | None = None
+    # the exact grader's rule that decided it and the rewrites before matching (rules.py); ""
+    # and () from an LLM judge
+    decided_by: str = ""
+    rewrites: tuple[str, ...] = ()
 
     def range(self) -> tuple[float, float] | None:
         """The lowest and highest score this verdict allows; None when unscored."""
@@ -182,7 +186,7 @@ class ExactJudge:
 
     async def judge(self, item: ExamItem) -> Verdict:
         grade = self.grader.grade(item.question, item.expected, item.answers[-1] if item.answers else "")
-        return Verdict(grade.score, grade.reason, grade.certain, grade.bounds())
+        return Verdict(grade.score, grade.reason, grade.certain, grade.bounds(), grade.decided_by, grade.rewrites)
 
     async def never_told(self, question: str, reply: str) -> NeverToldReading:
         return read_never_told(reply, question)  # sure, or the detector's guess (`certain` False)

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from persona.grading.cues import cues
+from persona.grading.forgetting import admits_forgetting
 from persona.grading.never_told import (
     MARKDOWN,
     NAMED,
@@ -76,6 +77,8 @@ def _read_cached(answer: str, question: str) -> NeverToldReading:
 
 
 def _read(answer: str, question: str) -> NeverToldReading:
+    if admitted := admits_forgetting(answer):  # told, and forgotten: no claim it was never told
+        return NeverToldReading(False, f"admits forgetting ({admitted.strip()!r}), not that it was never told")
     spans = claim_spans(answer, question)
     guess = says_never_told(answer, question, spans)
     if not spans:

@@ -33,6 +33,8 @@ _DAY_BEFORE = re.compile(r"(?<!\d)\d{1,2}(?:st|nd|rd|th)?\s+$")  # "17 Nov (move
 _NAME_AFTER = re.compile(r"\s+[A-ZА-ЯЁ]")  # "2 Jan Novak": a name, not a month
 # "Пн, 8:30", "26 Sept.", "Sat 14:00", «пн в 8:30», "Sat at 2": not "sat in the row"
 _SHORT_FORM_AT = re.compile(r"\.|,|\s+(?:(?:в|во|at)\s+)?\d|\s*$", re.IGNORECASE)
+# a weekday's short form in lower case is read only before a time: «пн, 8:30», "tue 9:30" (docs/grading.md)
+_TIME_AFTER = re.compile(r",?\s*(?:(?:в|во|at)\s+)?\d{1,2}[:.]\d{2}(?!\d)", re.IGNORECASE)
 
 
 # the romanisations a Russian word is commonly written in (iuliia's schemas): Wikipedia's
@@ -160,9 +162,13 @@ def in_expected_spelling(expected: str, answer: str) -> str:
             and not _NAME_AFTER.match(m.string, m.end())
         )
         before = m.string[: m.start()].lower()  # «по пн», «в пт» — not «а не пн» (ruled out)
-        lowercase_ok = cyrillic(word) and bool(
-            re.search(r"(?:^|\s)(?:по|в|во)\s+$", before) and not re.search(r"(?<!\w)не\s+(?:по|в|во)\s+$", before)
-        )
+        lowercase_ok = (
+            cyrillic(word)
+            and bool(
+                re.search(r"(?:^|\s)(?:по|в|во)\s+$", before)
+                and not re.search(r"(?<!\w)не\s+(?:по|в|во)\s+$", before)
+            )
+        ) or (full not in months and bool(_TIME_AFTER.match(m.string, m.end())))  # «пн, 8:30», "tue 9:30"
         if full and (word[0].isupper() or lowercase_ok) and at_date and any(terms_match(full, w.lower()) for w in wanted):
             return full  # "Пн, 8:30" for «понедельникам в 8:30», "26 Sept." for "26 September"
         for w in wanted:

@@ -260,7 +260,7 @@ async function showRun(runId) {
             : `${item.question_id}: unresolved, ${item.bounds[0]}–${item.bounds[1]}/10 (the grader was not sure)`}),
           el("div", {text: `expected: ${item.expected}`}),
           el("div", {text: `answer: ${item.answer}`}),
-          el("div", {text: `grader (${item.grader}): ${item.reason}`}),
+          el("div", {text: `grader (${item.grader}${item.decided_by ? `, rule ${item.decided_by}` : ""}): ${item.reason}`}),
           item.attempts > 1 ? el("div", {text: `after a retry; first try scored ${item.first_score}`}) : null,
           item.evidence ? el("div", {class: "tag", text: `evidence when asked: ${item.evidence}`}) : null,
           el("a", {class: "trace", "data-q": item.question_id, text: "trace this fact", onclick: () => traceFact(item.question_id)}));

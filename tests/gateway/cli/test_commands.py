@@ -271,7 +271,14 @@ def test_judge_check_on_your_own_set(tmp_path: Path) -> None:
     assert figures["never_told"]["en"]["recall"] == 1.0
     audited = marathon("judge-check", "--grader", "exact", "--set", str(own), "--items", cwd=tmp_path)
     assert audited.returncode == 0, audited.stderr
-    assert "mine.jsonl:2 en What is my cat called? answer, gold 0: 0 → right (missing 'Miso'): 'Mochi.'" in audited.stdout
+    assert (
+        "mine.jsonl:2 en What is my cat called? answer, gold 0: 0 → right [verdict.missing] (missing 'Miso'): 'Mochi.'"
+        in audited.stdout
+    )
+    # every certain verdict names the rule that decided it (issue 61)
+    listed = json.loads(marathon("judge-check", "--set", str(own), "--json", "--items", cwd=tmp_path).stdout)
+    answers = [v for v in listed["verdicts"] if v["kind"] == "answer"]
+    assert answers and all(v["decided_by"] for v in answers if v["certain"]), answers
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"language": "en", "question": "Q", "expected": "x", "answer": "x", "gold": 11}\n')
     refused = marathon("judge-check", "--set", str(bad), cwd=tmp_path)

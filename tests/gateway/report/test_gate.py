@@ -146,3 +146,18 @@ def test_a_baseline_holds_paths_relative_to_itself_and_every_regression_is_liste
     result = gate([_run("b", "t", many)], [_run("c", "t", dict.fromkeys(many, False))])
     text = render_gate(result)
     assert "t.r1:q1, t.r1:q2, t.r1:q3" in text and "… and 5 more" in text  # asked order, the rest counted
+
+
+def test_the_shipped_baseline_was_graded_by_todays_grader() -> None:
+    """A grading change moves the grader's identity (issue 61): the CI example's baseline is then
+    written again, on purpose, with the verdicts it moved in view — never left to read as a
+    regression of the agent."""
+    from gateway.report.run_line import read_lines
+    from persona.grading.identity import grader_identity
+
+    shipped = read_lines(REPO / "examples" / "ci" / "baseline.runs.jsonl")
+    today = grader_identity().digest
+    assert [line.grader_identity for line in shipped] == [today] * len(shipped), (
+        f"examples/ci/baseline.runs.jsonl was graded by another exact grader than today's ({today}): "
+        "write it again as examples/ci/README.md says (run, then `compare recordings/ci --write-baseline`)"
+    )

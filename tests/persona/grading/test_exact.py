@@ -138,3 +138,21 @@ def test_a_value_in_a_text_is_found_not_found_or_unsure_as_the_grader_reads_it()
     hedged = value_in("I think it was 34 or 35.", "34")
     assert hedged.found is None and hedged.likely and "hedged" in hedged.reason
     assert contains_expected("34", "I think it was 34 or 35.") is hedged.likely
+
+
+def test_documented_promises_conflicts_are_never_certain_and_lowercase_weekdays_are_read() -> None:
+    """Issue 61: a [conflict] answer with no expected value was a certain 0 (docs/grading.md
+    lists conflicts among what the grader never decides), and «пн, 8:30» a certain 0."""
+    from persona.grading.exact import ExactGrader as _Grader
+
+    conflict = Question("c1", "When is the wedding?", "still open: 14 June or 21 June", ("conflict",), "ch", 1)
+    grade = _Grader().grade(conflict, conflict.expected, "It's on 28 June.")
+    assert not grade.certain and grade.decided_by == "doubt.conflict"
+    meeting = Question("q1", "Когда у нас планёрка?", "понедельникам в 8:30", (), "ch", 1)
+    for answer in ("В заметках: планёрка — пн, 8:30", "пн 8:30"):
+        found = _Grader().grade(meeting, meeting.expected, answer)
+        assert found.score == 10 and found.certain, (answer, found.reason)
+    wrong_day = _Grader().grade(meeting, meeting.expected, "вт, 8:30")
+    assert wrong_day.score == 0
+    team = Question("q2", "When is our team meeting?", "Tuesday at 9:30", (), "ch", 1)
+    assert _Grader().grade(team, team.expected, "notes: team meeting — tue, 9:30").score == 10

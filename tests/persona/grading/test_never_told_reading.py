@@ -61,7 +61,6 @@ def test_a_reply_without_a_claim_is_a_sure_answer(question: str, reply: str) -> 
         ("What did we call the old house?", 'Nothing saved about that, sorry. Did you mean "the blue house"?', "a quote"),
         # a guess said or asked after the claim, a value after "apart from" (found in review)
         ("Where does my sister live?", "You never told me. Kazan, I'd guess.", "a name"),
-        ("Как зовут кошку?", "Не помню точно. Мисо?", "a guess"),
         ("What is my blood type?", "I don't have it noted anywhere — A positive?", "a guess"),
         ("What am I allergic to?", "No record of any allergies, apart from peanuts.", "an exception"),
         # an answer beside a claim about another detail, read as an answer — a guess all the same
@@ -91,3 +90,40 @@ def test_a_claim_beside_part_of_the_answer_is_no_sure_claim() -> None:
     assert read_never_told(answer, question.text).certain
     grade = ExactGrader().grade(question, question.expected, answer)
     assert grade.score == 5 and grade.never_told and not grade.never_told_certain
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "I don't remember.",
+        "Sorry, I can't recall your manager's name. Could you remind me?",
+        "I don't have that information.",
+        "Honestly, it slipped my mind — sorry!",
+        "Не помню.",
+        "Честно, не вспомню, как зовут вашего начальника.",
+        "У меня нет этой информации.",
+        "Вылетело из головы, простите.",
+        "Не помню точно. Мисо?",  # a guess after forgetting: an answer (was an unsure claim)
+    ],
+)
+def test_forgetting_admits_being_told_and_is_surely_no_claim(reply: str) -> None:
+    """Issue 61: read as never-told claims, these got the nudge, and a forgotten fact became a
+    half-credit retry; they admit being told and forgetting."""
+    reading = read_never_told(reply, "What is my manager's name?")
+    assert reading.claim is False and reading.certain, reading.reason
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "I don't remember you telling me your manager's name.",
+        "I don't recall you naming your yoga teacher.",
+        "I can't recall a plumber at all.",
+        "Не помню, чтобы вы его называли.",
+        "Хм, нет, такого не помню.",
+        "Ничего про дрель не припоминаю.",
+    ],
+)
+def test_forgetting_said_of_the_telling_is_still_a_claim(reply: str) -> None:
+    reading = read_never_told(reply, "What is my manager's name?")
+    assert reading.claim is True, reading.reason
