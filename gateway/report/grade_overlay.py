@@ -14,6 +14,7 @@ written before rescores recorded an identity, never replaces a grade.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import replace
 from pathlib import Path
@@ -42,8 +43,6 @@ def apply_regrading(run_dir: Path, log: RunLog, digest: tuple[int, str] | None =
     if not isinstance(grader, dict) or not isinstance(made_from, dict):
         return ""  # written before rescores recorded what graded them: a side file, as it was
     if digest is None:
-        from gateway.report.traffic_overlay import log_digest
-
         digest = log_digest(run_dir / EVENTS_FILE)
     if [made_from.get("bytes"), made_from.get("sha256")] != list(digest):
         problem = (
@@ -59,6 +58,12 @@ def apply_regrading(run_dir: Path, log: RunLog, digest: tuple[int, str] | None =
     log.header.defines = {**log.header.defines, "grader": {**grader, "regraded": True}}
     log.notes.append(f"grades re-graded by `marathon rescore RUN --grader exact` (grader {identity}), not as recorded")
     return ""
+
+
+def log_digest(path: Path) -> tuple[int, str]:
+    """A log's size and sha256: what a stored re-reading (of grades, of traffic) was made from."""
+    data = path.read_bytes()
+    return len(data), hashlib.sha256(data).hexdigest()
 
 
 def _regraded(event: Evaluation, item: dict[str, Any], identity: str) -> Evaluation:

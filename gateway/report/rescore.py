@@ -24,9 +24,10 @@ from gateway.log.events import Asked, Evaluation, FactEdited, Replied, Said
 from gateway.log.runlog import EVENTS_FILE, read_log
 from gateway.log.vocabulary import Purpose
 from gateway.report.cost import RoleCost
+from gateway.report.grade_overlay import log_digest
 from gateway.report.markdown import refresh_run_report
 from gateway.report.recordings import benchmark_of
-from gateway.report.traffic_overlay import log_digest, run_log
+from gateway.report.traffic_overlay import run_log
 from gateway.step_progress import StepProgress
 from persona.benchmark.model import Question
 from persona.grading.identity import grader_identity

@@ -11,7 +11,6 @@ log it was made from: once the log grows (a resumed run) or changes, it is ignor
 
 from __future__ import annotations
 
-import hashlib
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,7 +24,7 @@ from gateway.log.events import (
 from gateway.log.lineage import inherited_events
 from gateway.log.records import event_from_record
 from gateway.log.runlog import EVENTS_FILE, RunLog, read_log
-from gateway.report.grade_overlay import apply_regrading
+from gateway.report.grade_overlay import apply_regrading, log_digest
 from gateway.traffic.profile import agent_profile
 from gateway.traffic.rederive import Rederived, is_derived, rederive
 from persona.benchmark.model import Benchmark
@@ -38,11 +37,6 @@ FORMAT = 1
 
 class TrafficRescoreError(ValueError):
     """A stored re-derivation can't be read (damaged, or of a newer format)."""
-
-
-def log_digest(path: Path) -> tuple[int, str]:
-    data = path.read_bytes()
-    return len(data), hashlib.sha256(data).hexdigest()
 
 
 def rederive_run(run_dir: Path, log: RunLog, benchmark: Benchmark) -> Rederived:
