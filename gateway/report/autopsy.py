@@ -262,6 +262,8 @@ def _question(index: _Indexes, q: Question, ev: Evaluation, rule: str) -> Questi
         if states_deleted(gone, ev.answer):
             return verdict(Stage.DELETED_KEPT)
         return verdict(None, NoStage.DELETED_NOT_STATED)
+    if (q.abstain or COMPUTED in q.tags) and right and ev.certain:  # passed: no wrong answer to explain
+        return verdict(None, NoStage.RIGHT)  # (issue 62: a passing [abstain] was counted with the wrong)
     if q.abstain:
         return verdict(None, NoStage.ABSTAIN)
     if COMPUTED in q.tags:

@@ -65,7 +65,7 @@ def render_autopsy_section(result: RunAutopsy) -> list[str]:
         out.append("- no wrong answer to trace")
     apart = Counter(str(q.no_stage) for q in result.questions if q.no_stage not in (None, NoStage.RIGHT))
     if apart:
-        out.append("- with no stage: " + "; ".join(f"{why} {n}" for why, n in apart.most_common()))
+        out.append("- answers not right, with no stage: " + "; ".join(f"{why} {n}" for why, n in apart.most_common()))
     if result.memory_unseen:
         out.append(f"- memory files not read: {result.memory_unseen}")
     if result.memory_not_read:  # what they hold is unsure: no stage decided on their absence

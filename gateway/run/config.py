@@ -50,7 +50,13 @@ from gateway.run.fork_plan import (
     with_prepared_memory,
 )
 from gateway.run.placement import RayExecutor, Resources, parse_executor
-from gateway.run.setting_keys import GRADING_KEYS, agent_key_problems, persona_key_problems, unknown_key
+from gateway.run.setting_keys import (
+    GRADING_KEYS,
+    agent_key_problems,
+    persona_key_problems,
+    persona_takes,
+    unknown_key,
+)
 from persona.benchmark.errors import BenchmarkErrors
 from persona.benchmark.forks import as_played
 from persona.benchmark.ladder import benchmark_for
@@ -157,9 +163,11 @@ def load_config(path: Path | str) -> Config:
         experiment, runs_of_experiment = _experiment(path, src, base, experiment_data)
         specs.extend(runs_of_experiment)
     compaction = read_compaction(path, src.line("compaction"), data.get("compaction"))
-    if compaction:  # as MarathonMemBench configures it: for every persona without its own
+    if compaction:  # as MarathonMemBench configures it: for every LLM persona without its own
         specs = [
-            s if "compaction" in s.persona else replace(s, persona={**s.persona, "compaction": compaction})
+            replace(s, persona={**s.persona, "compaction": compaction})
+            if "compaction" not in s.persona and persona_takes(s.persona, "compaction")
+            else s
             for s in specs
         ]
     seen: dict[str, RunSpec] = {}

@@ -47,6 +47,14 @@ PERSONA_KEYS = {
 }
 
 
+def persona_takes(persona: dict[str, Any], key: str) -> bool:
+    """Whether the persona's driver takes `key`: a default handed down from the config's top
+    (`compaction`) goes only where it is taken — a default is not the user's typo (issue 62)."""
+    driver = str(persona.get("driver", "scripted"))
+    kind = "llm" if ":" in driver else driver
+    return key in PERSONA_KEYS.get(kind, frozenset())
+
+
 def unknown_key(key: str, known: frozenset[str], block: str) -> str:
     """The sentence for an unknown `key` of `block`, with the nearest known name."""
     near = difflib.get_close_matches(key, sorted(known), n=1)

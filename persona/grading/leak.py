@@ -28,7 +28,11 @@ def states_deleted(deleted_texts: Iterable[str], answer: str) -> list[str]:
         m = marks(text)
         found += sorted(e for e in m.entities if e in words)
         found += sorted(n for n in m.numbers if n in numbers)
-    return list(dict.fromkeys(found))
+    # a whole number as it is written: "4817", not the value's "4817.0" (issue 62: the report showed it)
+    return list(dict.fromkeys(n.removesuffix(".0") if _WHOLE.fullmatch(n) else n for n in found))
+
+
+_WHOLE = re.compile(r"\d+\.0")
 
 
 def deleted_stated(question: Question, answer: str) -> list[str]:

@@ -201,3 +201,20 @@ def test_a_right_answer_naming_the_deleted_person_is_right_and_a_released_run_is
     released.release()
     (r,) = autopsy_of(released).questions
     assert r.no_stage is NoStage.RELEASED and r.stage is None
+
+
+def test_a_passing_abstain_answer_is_right_not_among_the_wrong(make_benchmark: BenchFactory, tmp_path: Path) -> None:
+    """Issue 62: report.md's autopsy listed a passing `[abstain]` answer with the wrong ones."""
+    from gateway.report.autopsy_render import render_autopsy_section
+
+    path = tmp_path / EVENTS_FILE
+    with RunLogWriter.create(path, Header(run_id="r", persona={"driver": "scripted"})) as log:
+        log.append(LLMExchange(kind="ordinary", model="m"))
+        log.append(Asked(question_id="q3", text="What is my dog called?"))
+        log.append(Evaluation(question_id="q3", score=10.0, answer="You never told me.", reason="right"))
+    run_log = read_log(path)
+    benchmark = load_benchmark(make_benchmark())
+    traced = autopsy(RecordedRun(tmp_path, run_log, benchmark, summarize(run_log, benchmark)))
+    (q3,) = traced.questions
+    assert q3.no_stage is NoStage.RIGHT, q3.verdict
+    assert "abstain" not in "\n".join(render_autopsy_section(traced))

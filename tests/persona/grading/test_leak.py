@@ -36,3 +36,10 @@ def test_a_name_after_a_title_is_a_name(deleted: str, answer: str, stated: list[
     """Issue 60: "Pixel's vet is Dr. Costa." — the name after "Dr." was read as a sentence's
     first word, so an answer restating it was "answered wrong, without the deleted fact"."""
     assert states_deleted([deleted], answer) == stated
+
+
+def test_a_deleted_code_is_named_as_it_is_written() -> None:
+    """Issue 62: the report's deletion check showed a deleted locker code as "4817.0"."""
+    from persona.grading.leak import states_deleted
+
+    assert states_deleted(["My gym locker code is 4817"], "Your locker code is 4817.") == ["4817"]
