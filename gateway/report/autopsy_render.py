@@ -8,6 +8,7 @@ from collections import Counter
 
 from gateway.report.autopsy import NoStage, QuestionAutopsy, RunAutopsy, Stage
 from gateway.report.operation_figures import operation_figures
+from gateway.report.question_order import question_order
 
 
 def render_autopsy(result: RunAutopsy, stand_in: bool = False, status: str = "") -> str:
@@ -22,7 +23,7 @@ def render_autopsy(result: RunAutopsy, stand_in: bool = False, status: str = "")
     if result.memory_not_read:
         lines.append(f"Left unread (what they hold is unsure): {'; '.join(result.memory_not_read[:10])}")
     lines += ["", "| question | fact | expected | score | stage |", "|---|---|---|---|---|"]
-    for q in result.questions:
+    for q in sorted(result.questions, key=lambda q: question_order(q.question_id)):  # q1 before q11
         expected = q.expected.replace("|", "\\|")[:60]
         lines.append(
             f"| {q.question_id} | {', '.join(q.facts) or '—'} | {expected} | {q.score:g} | {q.verdict} |"

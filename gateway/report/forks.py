@@ -19,7 +19,6 @@ rollouts are its grades across forks. What a caller may rely on:
 from __future__ import annotations
 
 import random
-import re
 import statistics
 from collections import defaultdict
 from collections.abc import Sequence
@@ -28,6 +27,7 @@ from math import comb
 
 from gateway.log.vocabulary import TerminationReason
 from gateway.report.budget import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, percentile
+from gateway.report.question_order import question_order
 from gateway.report.recordings import RecordedRun
 from gateway.report.run_line import RunLine
 from persona.outcome import PassRule, is_correct
@@ -256,7 +256,7 @@ def render_forks(group: ForkGroup) -> str:
             "| question | isolated pass rate | with the evidence restated | gap |",
             "|---|---|---|---|",
         ]
-        for qid in sorted(group.tags, key=_natural):
+        for qid in sorted(group.tags, key=question_order):
             if qid not in direct.grades:
                 continue
             with_evidence = direct.pass_rate(qid)
@@ -272,18 +272,13 @@ def render_forks(group: ForkGroup) -> str:
                 if m in group.modes and qid in group.modes[m].grades
             },
         )
-        for qid in sorted(group.tags, key=_natural)
+        for qid in sorted(group.tags, key=question_order)
     ]
     out += ["", "| question | " + " | ".join(f"{m} pass rate" for m in MODES if m in group.modes) + " |"]
     out.append("|---|" + "---|" * sum(1 for m in MODES if m in group.modes))
     for qid, rates in per_question:
         out.append(f"| {qid} | " + " | ".join(_pct(rates.get(m)) for m in MODES if m in group.modes) + " |")
     return "\n".join(out) + "\n"
-
-
-def _natural(question_id: str) -> list[int | str]:
-    """q2 before q10, whichever fork was read first (an isolated fork knows one question)."""
-    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", question_id)]
 
 
 def render_preparation(prepared: Sequence[RecordedRun], lines: Sequence[RunLine]) -> str:

@@ -30,11 +30,11 @@ from gateway.report.comparison import Comparison, render_comparison
 from gateway.report.context_chart import context_over_time
 from gateway.report.forks import ForkGroup, render_forks
 from gateway.report.markdown import render_markdown
+from gateway.report.question_order import question_order
 from gateway.report.recordings import RecordedRun
 from gateway.report.run_cards import RunCard
 from gateway.report.summary import mean_range
 from gateway.step_progress import StepProgress
-from persona.outcome import passed
 
 TEMPLATE = Path(__file__).parent / "templates" / "report.html"
 STAND_IN_NOTE = (
@@ -162,22 +162,21 @@ def pass_at_b(ladder: Ladder) -> dict[str, Any]:
 def fork_pass_rates(group: ForkGroup) -> dict[str, Any]:
     """Per question, the share of its rollouts that passed, one bar per exam mode: where a
     question's bars differ, the exam's order changed its answer; where a bar is short of 1 or 0,
-    the agent is not consistent from one and the same state."""
+    the agent is not consistent from one and the same state. A pass is the table's and pass^k's
+    (a full score at the first try, `ModeResult.passes`) — not a score of 5 and up (issue 62: the
+    chart and the table beside it counted two different passes)."""
     fig = go.Figure()
     for mode, result in sorted(group.modes.items()):
-        qids = sorted(result.grades, key=_question_order)
-        rates = [sum(1 for s in result.grades[q].values() if passed(s)) / len(result.grades[q]) for q in qids]
-        counts = [f"{len(result.grades[q])} rollouts" for q in qids]
+        qids = sorted(result.passes, key=question_order)
+        rates = [result.pass_rate(q) for q in qids]
+        counts = [f"{len(result.passes[q])} rollouts" for q in qids]
         fig.add_trace(go.Bar(x=qids, y=rates, name=mode, hovertext=counts))
-    fig.update_yaxes(range=[0, 1], title="share of rollouts passed")
+    fig.update_yaxes(range=[0, 1], title="share of rollouts passed (a full score at the first try)")
     if not fig.data:
         _empty(fig, "no fork has been graded yet")
     return _figure(fig, "Pass rate per question over rollouts")
 
 
-def _question_order(qid: str) -> tuple[str, int]:
-    digits = "".join(c for c in qid if c.isdigit())
-    return (qid.rstrip("0123456789"), int(digits) if digits else 0)
 
 
 def ab_plot(c: Comparison) -> dict[str, Any]:

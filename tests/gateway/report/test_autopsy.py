@@ -131,6 +131,9 @@ def test_marathon_autopsy_prints_every_question_and_one_timeline(runs: dict[str,
     assert table.returncode == 0, table.stderr
     (row,) = re.findall(r"^\| q9 \| (\S+) \| Pixel \| 0 \| write refused \|$", table.stdout, re.M)
     assert len(re.findall(r"^\| q\d+ \|", table.stdout, re.M)) == 15
+    # in the order people read ids, not the order asked (q11 is asked first): issue 62
+    listed = re.findall(r"^\| (q\d+) \|", table.stdout, re.M)
+    assert listed == [f"q{n}" for n in range(1, 16)], listed
     assert "offline rule-based model stand-in" in table.stdout
     for wanted in (row, "q9"):  # the fact (FILE:ID) or the question asking it
         one = marathon("autopsy", str(run), "--fact", wanted, cwd=run.parent)

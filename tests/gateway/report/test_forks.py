@@ -28,3 +28,19 @@ def test_the_per_question_table_is_in_question_order_whichever_fork_was_read_fir
     group = ForkGroup("m", {"q10": (), "q2": (), "q1": ()}, {"isolated": isolated}, [])
     rows = [line.split(" | ")[0] for line in render_forks(group).splitlines() if re.match(r"\| q\d", line)]
     assert rows == ["| q1", "| q2", "| q10"]
+
+
+def test_the_fork_chart_counts_a_pass_as_the_table_beside_it_does() -> None:
+    """Issue 62: report.html's fork chart counted a score of 5 and up as passed (a right answer
+    after the nudge, ×0.5), the table and pass^k a full score at the first try."""
+    from gateway.report.forks import ForkGroup, ModeResult
+    from gateway.report.html import fork_pass_rates
+
+    nudged = ModeResult(
+        "isolated",
+        grades={"q1": {"a#1": 5.0}, "q2": {"a#1": 10.0}},
+        passes={"q1": {"a#1": False}, "q2": {"a#1": True}},
+    )
+    chart = fork_pass_rates(ForkGroup("t", {"q1": (), "q2": ()}, {"isolated": nudged}, []))
+    assert chart["data"][0]["x"] == ["q1", "q2"] and chart["data"][0]["y"] == [0.0, 1.0]
+    assert nudged.pass_hat(1) == 0.5  # the table's pass^1 over the same rollouts
