@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from gateway.log.events import FactEdited, Said
 from gateway.report.recordings import RecordedRun
 from persona.benchmark.model import DELETED_MARKERS
+from persona.outcome import is_full
 from persona.terms import extract_identifiers, extract_quantities
 
 _WORD = re.compile(r"[^\W\d_][\w'’-]*")
@@ -69,6 +70,8 @@ def misapplied_old_facts(run: RecordedRun) -> list[str]:
     questions = {q.id: q for q in run.summary.planned}
     found = []
     for qid, evaluation in run.summary.evaluations.items():
+        if evaluation.certain and is_full(evaluation.score):
+            continue  # graded right: an old value named beside it is history, not misapplied (issue 62)
         question = questions.get(qid)
         allowed = vocabulary.marks(f"{question.text}\n{question.expected}") if question else set()
         if (vocabulary.marks(evaluation.answer) & replaced) - allowed:

@@ -56,3 +56,12 @@ async def test_right_answers_and_a_name_the_update_kept_are_not_stale(
 ) -> None:
     right = {"cat called": "Your cat is Miso.", "How old": "Miso is 5 now.", "dog": "You never told me."}
     assert await run_against(right, make_benchmark(), tmp_path) == []
+
+
+async def test_a_right_answer_that_names_the_history_is_not_misapplied(
+    make_benchmark: BenchFactory, tmp_path: Path
+) -> None:
+    """Issue 62: "Misapplied old facts" flagged answers graded right — one that names the old
+    value as history ("5 now — she was 4 before") applies the update, it doesn't misapply it."""
+    right = {"cat called": "Miso.", "How old": "Miso is 5 now — she was 4 years old before."}
+    assert await run_against(right, make_benchmark(), tmp_path) == []
