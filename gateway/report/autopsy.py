@@ -40,7 +40,7 @@ from gateway.log.events import (
 )
 from gateway.log.vocabulary import TerminationReason
 from gateway.report.deletion_checks import deleted_before
-from gateway.report.fact_tie import FactTie, tie_of
+from gateway.report.fact_tie import FactTie, some_item, tie_of
 from gateway.report.fact_trail import Mark, Trail, Write
 from gateway.report.memory_state import MemoryState, all_items, any_text, figures_remembered
 from gateway.report.operation_figures import Links
@@ -272,16 +272,16 @@ def _question(index: _Indexes, q: Question, ev: Evaluation, rule: str) -> Questi
     before = asked.order if asked else 1 << 60
     said = [(at, text) for at, text in trail.said if at.order < before]
     told = all_items(value, [text for _, text in said])
-    telling = [(at, text) for at, text in said if _some_item(value, text)]
+    telling = [(at, text) for at, text in said if some_item(value, text)]
     # what the fact is about (the question's words, its fact's text): a note holding the value
     # counts only when it is about that ("Marcus" in his birthday's note is not the note that he
     # is the partner) — and when other facts hold the value too, only when tied to this one
-    first = next((line for _, text in telling for line in text.splitlines() if _some_item(value, line)), "")
+    first = next((line for _, text in telling for line in text.splitlines() if some_item(value, line)), "")
     tie = tie.told(first)
     topic = tie.topic
 
     def mine(text: str) -> bool:  # shown in the timeline: a line that holds it and may be this fact's
-        return any(any_text(item, [text], topic) is not False for item in split_items(value)) and _some_item(
+        return any(any_text(item, [text], topic) is not False for item in split_items(value)) and some_item(
             value, text
         )
 
@@ -292,7 +292,7 @@ def _question(index: _Indexes, q: Question, ev: Evaluation, rule: str) -> Questi
     # an update: the fact's text before the edit that brought the asked value in
     changed = [
         (at, e) for at, e in trail.edits
-        if e.old and at.order < before and _some_item(value, e.new) and not _some_item(value, e.old)
+        if e.old and at.order < before and some_item(value, e.new) and not some_item(value, e.old)
     ]  # fmt: skip
     # every earlier text of the updated facts (an update of an update: the first value may be
     # the one memory kept), each as the words and figures the new text doesn't have
@@ -310,7 +310,7 @@ def _question(index: _Indexes, q: Question, ev: Evaluation, rule: str) -> Questi
     steps += [Step(w.at, _WRITE_STEP[outcome], _write_detail(trail, w)) for w, outcome in writes]
     old_written = [
         w for w in earlier
-        if w.accepted and any(o and all_items(o, [w.text], topic) and not _some_item(value, w.text) for o in olds)
+        if w.accepted and any(o and all_items(o, [w.text], topic) and not some_item(value, w.text) for o in olds)
         and _outcome(trail, w) is WriteOutcome.ACKNOWLEDGED
     ]  # fmt: skip
     steps += [Step(w.at, StepKind.OLD_WRITTEN, _write_detail(trail, w)) for w in old_written]
@@ -469,11 +469,6 @@ def _in_context(trail: Trail, q: Question, tie: FactTie) -> bool | None:
         return found
     context = trail.context_before(q.id, trail.asked_text.get(q.id, q.text))
     return None if context is None else all_items(q.expected, [context], tie.topic)
-
-
-def _some_item(value: str, text: str) -> bool:
-    """Does `text` surely hold an item of `value` (a list answer's items apart)? For the steps."""
-    return any(any_text(item, [text]) for item in split_items(value))
 
 
 def old_value(old: str, new: str) -> str:

@@ -103,9 +103,8 @@ class Trail:
     checkpoints: list[tuple[Mark, str, Path]] = field(default_factory=list)
     unseen: str = ""  # why the inherited part is missing ("" when there is none or it was read)
     segments: list[_Segment] = field(default_factory=list)
-    checked: dict[str, tuple[int, int]] = field(
-        default_factory=dict
-    )  # question → (segment, exchange) of its evidence check
+    # question → (segment, exchange) of the call its evidence check read
+    checked: dict[str, tuple[int, int]] = field(default_factory=dict)
     _results: dict[tuple[int, int, str, int], str | None] = field(default_factory=dict)
 
     @classmethod
@@ -168,7 +167,7 @@ class Trail:
                             Write(at, "\n".join(strings(args)), accepted, segment, event.exchange, tool, n)
                         )
                 case LLMExchange() if event.question_id:
-                    self._turn(event, blobs)
+                    self._turn(event, self.segments[segment])
         return order
 
     def result_of(self, write: Write) -> str | None:
@@ -212,23 +211,13 @@ class Trail:
             return None
         return conversation_before(segment.messages(exchange, whole=True), question)
 
-    def _turn(self, exchange: LLMExchange, blobs: dict[str, Blob]) -> None:
+    def _turn(self, exchange: LLMExchange, segment: _Segment) -> None:
         """What one model call of a question's turn was given: tool results and the system prompt."""
         qid = str(exchange.question_id)
-
-        def text(ref: str) -> str:
-            blob = blobs.get(ref)
-            return _text(blob.data) if blob is not None else ""
-
         if exchange.system_ref:
-            self.system.setdefault(qid, []).append(text(exchange.system_ref))
-        for ref in exchange.message_refs:
-            try:
-                message: Any = json.loads(text(ref))
-            except ValueError:
-                continue
-            if not isinstance(message, dict):
-                continue
+            blob = segment.blobs.get(exchange.system_ref)
+            self.system.setdefault(qid, []).append(_text(blob.data) if blob is not None else "")
+        for message in segment.messages(exchange, whole=False):
             content = message.get("content")
             blocks = content if isinstance(content, list) else []
             if message.get("role") == "tool":

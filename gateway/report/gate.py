@@ -149,8 +149,8 @@ def gate(baseline: list[RunLine], candidate: list[RunLine], tolerance: int = 0) 
     lines, unmatched = as_pairs(baseline, candidate)
     comparison = compare(lines)
     unresolved: list[str] = []
-    graders: list[str] = []
-    items, incomplete = paired_items(lines, unresolved, graders)
+    graders = comparison.graders  # pairs two graders graded: left out of the items too
+    items, incomplete = paired_items(lines, unresolved)
     groups: dict[str, GroupGate] = defaultdict(GroupGate)
     for item in items:
         where = f"{item.pair.removeprefix('gate.')}:{item.question}"

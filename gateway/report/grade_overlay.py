@@ -26,9 +26,9 @@ from gateway.log.runlog import EVENTS_FILE, RunLog
 REGRADED_FILE = "rescore-exact.json"
 
 
-def apply_regrading(run_dir: Path, log: RunLog, digest: tuple[int, str] | None = None) -> str:
+def apply_regrading(run_dir: Path, log: RunLog) -> str:
     """Put the run's stored exact re-grading in place in `log`; returns why one that exists could
-    not be used ("" otherwise). `digest`: the log's (bytes, sha256), when the caller has it."""
+    not be used ("" otherwise)."""
     path = run_dir / REGRADED_FILE
     if not path.is_file():
         return ""
@@ -42,9 +42,7 @@ def apply_regrading(run_dir: Path, log: RunLog, digest: tuple[int, str] | None =
     made_from = stored.get("log") if isinstance(stored, dict) else None
     if not isinstance(grader, dict) or not isinstance(made_from, dict):
         return ""  # written before rescores recorded what graded them: a side file, as it was
-    if digest is None:
-        digest = log_digest(run_dir / EVENTS_FILE)
-    if [made_from.get("bytes"), made_from.get("sha256")] != list(digest):
+    if [made_from.get("bytes"), made_from.get("sha256")] != list(log_digest(run_dir / EVENTS_FILE)):
         problem = (
             f"{REGRADED_FILE} was graded from another state of the log (it grew or changed since): the grades are "
             "the recorded ones — run `marathon rescore RUN --grader exact` again"
